@@ -1,0 +1,219 @@
+"""The flat action space and its codec: the only module that knows the layout.
+
+Actions are indexed by **card kind**, never by hand slot, so an id always means the same move. Targets are
+**seat-relative** (offset 0 = the acting seat, 1 = the next seat clockwise, ...). With ``HW = rows * cols``
+playable cells (cell index ``(row + margin) * cols + col + margin``), ``O = 26`` placeable orientations
+(``cards.PLACEABLE``: the 16 path kinds at 0°, plus 180° for the 10 asymmetric ones) and ``P`` players:
+
+=================  ==========================  ===========================================================
+segment            size                        index within the segment
+=================  ==========================  ===========================================================
+``place``          ``HW * O``                  ``cell * O + orientation``
+``break``          ``3 * P``                   ``tool * P + target`` (broken pickaxe / lantern / cart)
+``repair``         ``3 * P``                   ``tool * P + target`` (single-tool repair cards)
+``double_repair``  ``3 * 2 * P``               ``(card * 2 + choice) * P + target``; card 0 = pickaxe-or-lantern,
+                                               1 = pickaxe-or-cart, 2 = lantern-or-cart; choice picks the tool
+``rockfall``       ``HW``                      ``cell``
+``map``            ``3``                       goal slot (0 = top (0,8), 1 = middle (2,8), 2 = bottom (4,8))
+``discard``        ``27``                      card kind (pass: discard one card face down)
+=================  ==========================  ===========================================================
+
+Base game, 5x9 frame, margin 0: ``1170 + 12 P + 45 + 3 + 27`` actions (1293 for 4 players, 1365 for 10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import lru_cache
+
+import numpy as np
+
+from saboteur_env.cards import (
+    DOUBLE_REPAIR_TOOLS,
+    KIND_BROKEN,
+    KIND_DOUBLE_REPAIR,
+    KIND_MAP,
+    KIND_NAMES,
+    KIND_REPAIR,
+    KIND_ROCKFALL,
+    NUM_DECK_KINDS,
+    PLACEABLE,
+    TOOL_NAMES,
+)
+from saboteur_env.config import GameConfig
+
+
+class ActionType(IntEnum):
+    PLACE = 0
+    BREAK = 1
+    REPAIR = 2
+    DOUBLE_REPAIR = 3
+    ROCKFALL = 4
+    MAP = 5
+    DISCARD = 6
+
+
+class ActionError(ValueError):
+    """An action id or action description is not part of the action space."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """A decoded action. Unused fields are -1. ``row``/``col`` are frame coordinates."""
+
+    type: ActionType
+    kind: int  # card kind played or discarded
+    cell: int = -1  # flat storage cell (place, rockfall)
+    row: int = -1
+    col: int = -1
+    rotation: int = -1  # 0 or 1 (= 180°) for place
+    target: int = -1  # seat offset (0 = me) for break / repair
+    tool: int = -1  # tool broken or repaired
+    goal: int = -1  # goal slot for map
+
+
+class ActionLayout:
+    """Offsets of each segment and vectorised decode tables for one configuration."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.num_players = p = config.num_players
+        self.num_cells = hw = config.num_cells
+        self.num_orientations = o = len(PLACEABLE)
+        sizes = {
+            "place": hw * o,
+            "break": 3 * p,
+            "repair": 3 * p,
+            "double_repair": 6 * p,
+            "rockfall": hw,
+            "map": 3,
+            "discard": NUM_DECK_KINDS,
+        }
+        self.offsets: dict[str, int] = {}
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, size in sizes.items():
+            self.offsets[name] = start
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.num_actions = start
+        # Decode tables as Python lists (fast scalar access on the hot path).
+        types, kinds, args, targets, tools = [], [], [], [], []
+        for a in range(self.num_actions):
+            act = self._decode_slow(a)
+            types.append(int(act.type))
+            kinds.append(act.kind)
+            args.append(act.cell if act.cell >= 0 else act.goal)
+            targets.append(act.target)
+            tools.append(act.tool if act.tool >= 0 else act.rotation)
+        self.type_of, self.kind_of, self.arg_of, self.target_of, self.tool_of = types, kinds, args, targets, tools
+        self._strings = [self._to_string_slow(a) for a in range(self.num_actions)]
+
+    # ---- decoding -----------------------------------------------------------------------------------------------
+    def _decode_slow(self, a: int) -> Action:
+        p, o, cfg = self.num_players, self.num_orientations, self.config
+        if a < self.offsets["break"]:
+            cell, orient = divmod(a, o)
+            kind, rot = PLACEABLE[orient]
+            r, c = cfg.cell_coords(cell)
+            return Action(ActionType.PLACE, kind, cell=cell, row=r, col=c, rotation=rot)
+        if a < self.offsets["repair"]:
+            tool, target = divmod(a - self.offsets["break"], p)
+            return Action(ActionType.BREAK, KIND_BROKEN[tool], target=target, tool=tool)
+        if a < self.offsets["double_repair"]:
+            tool, target = divmod(a - self.offsets["repair"], p)
+            return Action(ActionType.REPAIR, KIND_REPAIR[tool], target=target, tool=tool)
+        if a < self.offsets["rockfall"]:
+            cc, target = divmod(a - self.offsets["double_repair"], p)
+            card, choice = divmod(cc, 2)
+            tool = int(DOUBLE_REPAIR_TOOLS[card][choice])
+            return Action(ActionType.DOUBLE_REPAIR, KIND_DOUBLE_REPAIR[card], target=target, tool=tool)
+        if a < self.offsets["map"]:
+            cell = a - self.offsets["rockfall"]
+            r, c = cfg.cell_coords(cell)
+            return Action(ActionType.ROCKFALL, KIND_ROCKFALL, cell=cell, row=r, col=c)
+        if a < self.offsets["discard"]:
+            return Action(ActionType.MAP, KIND_MAP, goal=a - self.offsets["map"])
+        return Action(ActionType.DISCARD, a - self.offsets["discard"])
+
+    def check(self, action: object) -> int:
+        """Validate an action id (an int or numpy integer in range) and return it as ``int``."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ActionError(f"action {action!r} must be an int in 0..{self.num_actions - 1}")
+        a = int(action)
+        if not 0 <= a < self.num_actions:
+            raise ActionError(f"action {a} is out of range; valid: 0..{self.num_actions - 1}")
+        return a
+
+    def decode(self, action: int) -> Action:
+        return self._decode_slow(self.check(action))
+
+    def encode(self, act: Action) -> int:
+        """Inverse of :meth:`decode` (uses ``cell``, or ``row``/``col`` when ``cell`` is -1)."""
+        p, o = self.num_players, self.num_orientations
+        cell = act.cell
+        if cell < 0 and act.type in (ActionType.PLACE, ActionType.ROCKFALL):
+            cell = self.config.cell_index(act.row, act.col)
+        if act.type in (ActionType.BREAK, ActionType.REPAIR, ActionType.DOUBLE_REPAIR) and not 0 <= act.target < p:
+            raise ActionError(f"target offset {act.target} out of range; valid: 0..{p - 1}")
+        if act.type == ActionType.PLACE:
+            if (act.kind, act.rotation) not in PLACEABLE:
+                if (act.kind, 0) in PLACEABLE and act.rotation == 1:
+                    raise ActionError(f"{KIND_NAMES[act.kind]} is symmetric: use rotation 0")
+                raise ActionError(f"kind {act.kind} rotation {act.rotation} is not a placeable path card")
+            return self.offsets["place"] + cell * o + PLACEABLE.index((act.kind, act.rotation))
+        if act.type == ActionType.BREAK:
+            return self.offsets["break"] + act.tool * p + act.target
+        if act.type == ActionType.REPAIR:
+            return self.offsets["repair"] + act.tool * p + act.target
+        if act.type == ActionType.DOUBLE_REPAIR:
+            card = KIND_DOUBLE_REPAIR.index(act.kind)
+            choice = list(DOUBLE_REPAIR_TOOLS[card]).index(act.tool)
+            return self.offsets["double_repair"] + (card * 2 + choice) * p + act.target
+        if act.type == ActionType.ROCKFALL:
+            return self.offsets["rockfall"] + cell
+        if act.type == ActionType.MAP:
+            return self.offsets["map"] + act.goal
+        return self.offsets["discard"] + act.kind
+
+    # ---- strings ----------------------------------------------------------------------------------------------
+    def _to_string_slow(self, a: int) -> str:
+        act = self._decode_slow(a)
+        name = KIND_NAMES[act.kind]
+        if act.type == ActionType.PLACE:
+            return f"place {name}{' 180' if act.rotation else ''} at ({act.row},{act.col})"
+        if act.type == ActionType.BREAK:
+            return f"play {name} on seat+{act.target}"
+        if act.type in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
+            return f"play {name} on seat+{act.target} fixing {TOOL_NAMES[act.tool]}"
+        if act.type == ActionType.ROCKFALL:
+            return f"rockfall at ({act.row},{act.col})"
+        if act.type == ActionType.MAP:
+            return f"map on goal {act.goal}"
+        return f"discard {name}"
+
+    def to_string(self, action: int) -> str:
+        return self._strings[self.check(action)]
+
+
+@lru_cache(maxsize=64)
+def action_layout(config: GameConfig) -> ActionLayout:
+    """The (cached) layout of a configuration."""
+    return ActionLayout(config)
+
+
+def num_actions(config: GameConfig) -> int:
+    return action_layout(config).num_actions
+
+
+def decode_action(config: GameConfig, action: int) -> Action:
+    return action_layout(config).decode(action)
+
+
+def encode_action(config: GameConfig, act: Action) -> int:
+    return action_layout(config).encode(act)
+
+
+def action_to_string(config: GameConfig, action: int) -> str:
+    return action_layout(config).to_string(action)

@@ -1,0 +1,275 @@
+"""Board geometry, tunnel connectivity (RULES.md §0.4-§0.5) and goal reveals (§1.10).
+
+Connectivity is kept per **arm** (open edge of a maze card): ``cell_reach`` holds, per cell, the bits of the arms
+whose tunnel is connected to the start. A placement can only add links, so it extends the reachable set with a
+small flood fill from the new card; a rockfall removes links, so it recomputes from the start.
+
+The placement legality predicate is one lookup table over a 12-bit *cell code* built from the four neighbours:
+
+* ``cons`` (bits 0-3): the neighbour in direction d is a maze card (face-down goals and empty cells: 0);
+* ``req`` (bits 4-7): that neighbour's facing edge ``opp(d)`` is open;
+* ``conn`` (bits 8-11): that neighbour's facing arm is connected to the start.
+
+An oriented card with open bits ``o`` is legal at a cell when ``(o & cons) == req`` (edge matching, §0.4) and
+``o & conn != 0`` (connection, §1.9.1 rule 4). Codes for all cells are computed in numpy and the table gives the
+``(cells, orientations)`` legality in one gather; mask and transition both read it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.cards import (
+    GOAL_KINDS,
+    KIND_GOAL_GOLD,
+    KIND_START,
+    NUM_PATH_KINDS,
+    PLACEABLE_OPEN,
+    SHAPE_ID,
+    SHAPE_KIND,
+    SHAPE_OPEN,
+    SHAPES,
+)
+from saboteur_env.config import GOAL_CELLS, START_CELL, GameConfig
+from saboteur_env.state import GameState
+
+NOT_PLACEABLE_CODE = 4096
+START_SHAPE = SHAPE_ID[(KIND_START, 0)]
+
+# Python-side shape tables for the flood fill (list indexing is faster than numpy scalars).
+_GROUPS = [s.groups for s in SHAPES]
+_GROUP_OF_EDGE = [s.group_of_edge for s in SHAPES]
+_GROUP_BITS = [[sum(1 << e for e in g) for g in s.groups] for s in SHAPES]
+_SHAPE_IS_PATH = SHAPE_KIND < NUM_PATH_KINDS
+
+
+def _build_legal_table() -> NDArray[np.bool_]:
+    codes = np.arange(4096)
+    cons, req, conn = codes & 15, (codes >> 4) & 15, (codes >> 8) & 15
+    o = PLACEABLE_OPEN.astype(np.int64)[None, :]
+    table = ((o & cons[:, None]) == req[:, None]) & ((o & conn[:, None]) != 0)
+    return np.vstack([table, np.zeros((1, len(PLACEABLE_OPEN)), dtype=bool)])
+
+
+LEGAL_TABLE = _build_legal_table()  # (4097, orientations)
+
+
+def _build_contrib() -> NDArray[np.int64]:
+    """CONTRIB[d, nstate]: code bits contributed by the neighbour in direction d with state ``nstate``.
+
+    ``nstate = maze | open << 1 | reach << 5``.
+    """
+    nstate = np.arange(512)
+    maze, open_, reach = nstate & 1, (nstate >> 1) & 15, (nstate >> 5) & 15
+    out = np.zeros((4, 512), dtype=np.int64)
+    for d in range(4):
+        od = (d + 2) % 4
+        out[d] = (maze << d) | (((open_ >> od) & 1 & maze) << (4 + d)) | (((reach >> od) & 1 & maze) << (8 + d))
+    return out
+
+
+_CONTRIB = _build_contrib()
+_D4 = np.arange(4)[:, None]
+
+
+class Geometry:
+    """Static geometry of a configuration: neighbour tables, start and goal cells."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.rows, self.cols, self.num_cells = config.rows, config.cols, config.num_cells
+        hw = self.num_cells
+        nbr = np.full((hw, 4), -1, dtype=np.int64)
+        for i in range(hw):
+            r, c = divmod(i, self.cols)
+            for d, (dr, dc) in enumerate(((-1, 0), (0, 1), (1, 0), (0, -1))):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < self.rows and 0 <= cc < self.cols:
+                    nbr[i, d] = rr * self.cols + cc
+        self.nbr = nbr
+        self.nbr_list: list[tuple[int, ...]] = [tuple(int(x) for x in row) for row in nbr]
+        self.nbr_pad = np.where(nbr < 0, hw, nbr).T.copy()  # (4, HW) with sentinel HW for off-area
+        self.start_cell = config.cell_index(*START_CELL)
+        self.goal_cells = tuple(config.cell_index(*g) for g in GOAL_CELLS)
+        self.is_goal_cell = np.zeros(hw, dtype=bool)
+        self.is_goal_cell[list(self.goal_cells)] = True
+        self.row_of = np.arange(hw) // self.cols
+        self.col_of = np.arange(hw) % self.cols
+
+
+@lru_cache(maxsize=64)
+def geometry(config: GameConfig) -> Geometry:
+    return Geometry(config)
+
+
+# ---- connectivity -----------------------------------------------------------------------------------------------
+def _flood(state: GameState, geo: Geometry, stack: list[tuple[int, int]]) -> None:
+    """Spread reachability from the (cell, group) pairs on ``stack`` (their arms already marked)."""
+    shape_of = state.cell_shape
+    reach = state.cell_reach
+    nbr = geo.nbr_list
+    while stack:
+        cell, g = stack.pop()
+        for e in _GROUPS[shape_of[cell]][g]:
+            j = nbr[cell][e]
+            if j < 0:
+                continue
+            sj = shape_of[j]
+            if sj < 0:
+                continue
+            oe = (e + 2) & 3
+            gj = _GROUP_OF_EDGE[sj][oe]
+            if gj < 0 or (reach[j] >> oe) & 1:
+                continue
+            reach[j] |= _GROUP_BITS[sj][gj]
+            stack.append((j, gj))
+
+
+def recompute_reach(state: GameState) -> None:
+    """Full recomputation from the start card (after a rockfall or when building a position)."""
+    geo = geometry(state.config)
+    state.cell_reach[:] = 0
+    start = geo.start_cell
+    state.cell_reach[start] = _GROUP_BITS[state.cell_shape[start]][0]
+    _flood(state, geo, [(start, 0)])
+
+
+def _connect_new_card(state: GameState, geo: Geometry, cell: int) -> None:
+    """Mark the groups of the card at ``cell`` that touch a connected facing arm, then flood from them."""
+    shape = state.cell_shape[cell]
+    stack = []
+    for gi, group in enumerate(_GROUPS[shape]):
+        for e in group:
+            j = geo.nbr_list[cell][e]
+            if j >= 0 and state.cell_shape[j] >= 0 and (state.cell_reach[j] >> ((e + 2) & 3)) & 1:
+                state.cell_reach[cell] |= _GROUP_BITS[shape][gi]
+                stack.append((cell, gi))
+                break
+    _flood(state, geo, stack)
+
+
+def put_card(state: GameState, cell: int, shape: int) -> None:
+    """Put a face-up card on ``cell`` and extend connectivity (no legality check)."""
+    geo = geometry(state.config)
+    state.cell_shape[cell] = shape
+    state.cell_open[cell] = SHAPE_OPEN[shape]
+    state.cell_reach[cell] = 0
+    _connect_new_card(state, geo, cell)
+    state.board_changed()
+
+
+def remove_card(state: GameState, cell: int) -> int:
+    """Remove the card on ``cell`` (rockfall) and recompute connectivity; returns the removed kind."""
+    kind = int(SHAPE_KIND[state.cell_shape[cell]])
+    state.cell_shape[cell] = -1
+    state.cell_open[cell] = 0
+    recompute_reach(state)
+    state.board_changed()
+    return kind
+
+
+# ---- placement legality -------------------------------------------------------------------------------------------
+def cell_codes(state: GameState) -> NDArray[np.int64]:
+    """The 12-bit neighbour code of every cell (NOT_PLACEABLE_CODE where the cell is not empty)."""
+    geo = geometry(state.config)
+    maze = state.cell_shape >= 0
+    nstate = np.zeros(geo.num_cells + 1, dtype=np.int64)
+    nstate[:-1] = maze | (state.cell_open.astype(np.int64) << 1) | (state.cell_reach.astype(np.int64) << 5)
+    code = _CONTRIB[_D4, nstate[geo.nbr_pad]].sum(axis=0)
+    code[maze | geo.is_goal_cell] = NOT_PLACEABLE_CODE
+    return code
+
+
+def placement_table(state: GameState) -> NDArray[np.bool_]:
+    """``(cells, orientations)`` bool: where each placeable orientation may go (ignoring hands and tools)."""
+    cached = state._cache.get("place")
+    if cached is not None and cached[0] == state.board_version:
+        return cached[1]
+    table = LEGAL_TABLE[cell_codes(state)]
+    state._cache["place"] = (state.board_version, table)
+    return table
+
+
+def removable_cells(state: GameState) -> NDArray[np.bool_]:
+    """Cells holding a placed path card (rockfall targets; never the start or a goal)."""
+    cached = state._cache.get("removable")
+    if cached is not None and cached[0] == state.board_version:
+        return cached[1]
+    shape = state.cell_shape
+    out = (shape >= 0) & _SHAPE_IS_PATH[np.maximum(shape, 0)]
+    state._cache["removable"] = (state.board_version, out)
+    return out
+
+
+# ---- goals ---------------------------------------------------------------------------------------------------------
+def reaching_directions(state: GameState, cell: int) -> list[int]:
+    """Directions d from ``cell`` whose neighbour is a maze card with a connected arm facing ``cell``."""
+    geo = geometry(state.config)
+    out = []
+    for d, j in enumerate(geo.nbr_list[cell]):
+        if j >= 0 and state.cell_shape[j] >= 0 and (state.cell_reach[j] >> ((d + 2) & 3)) & 1:
+            out.append(d)
+    return out
+
+
+def goal_rotation(state: GameState, cell: int, kind: int, placed_cell: int) -> int:
+    """Rotation of a goal being revealed on ``cell`` by the tie-breaks of RULES.md §1.10."""
+    geo = geometry(state.config)
+    reaching = reaching_directions(state, cell)
+    best_key, best_rot = None, 0
+    for rot in (0, 1):
+        ob = int(SHAPE_OPEN[SHAPE_ID[(kind, rot)]])
+        toward_reaching = sum((ob >> d) & 1 for d in reaching)
+        toward_placed = 0
+        mismatches = 0
+        for d, j in enumerate(geo.nbr_list[cell]):
+            if j < 0 or state.cell_shape[j] < 0:
+                continue
+            if j == placed_cell and (ob >> d) & 1:
+                toward_placed = 1
+            if d not in reaching and ((ob >> d) & 1) != ((state.cell_open[j] >> ((d + 2) & 3)) & 1):
+                mismatches += 1
+        key = (-toward_reaching, -toward_placed, mismatches, rot)
+        if best_key is None or key < best_key:
+            best_key, best_rot = key, rot
+    return best_rot
+
+
+def reveal_reached_goals(state: GameState, placed_cell: int) -> list[int]:
+    """Turn up every face-down goal that is reached, repeating until nothing changes; returns the goal slots."""
+    geo = geometry(state.config)
+    revealed: list[int] = []
+    while True:
+        newly = [
+            slot
+            for slot, cell in enumerate(geo.goal_cells)
+            if not state.goal_revealed[slot] and reaching_directions(state, cell)
+        ]
+        if not newly:
+            return revealed
+        for slot in newly:
+            cell = geo.goal_cells[slot]
+            kind = int(state.goal_kind[slot])
+            rot = 0 if kind == KIND_GOAL_GOLD else goal_rotation(state, cell, kind, placed_cell)
+            state.goal_revealed[slot] = True
+            put_card(state, cell, SHAPE_ID[(kind, rot)])
+            revealed.append(slot)
+
+
+def init_board(state: GameState) -> None:
+    """Empty board with the start card and three face-down goals (goal kinds already in ``state.goal_kind``)."""
+    geo = geometry(state.config)
+    state.cell_shape[:] = -1
+    state.cell_open[:] = 0
+    state.cell_reach[:] = 0
+    state.goal_revealed[:] = False
+    state.cell_shape[geo.start_cell] = START_SHAPE
+    state.cell_open[geo.start_cell] = SHAPE_OPEN[START_SHAPE]
+    recompute_reach(state)
+    state.board_changed()
+
+
+def is_goal_kind(kind: int) -> bool:
+    return kind in GOAL_KINDS

@@ -1,0 +1,119 @@
+"""Game configuration (RULES.md §0.6) with early validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from saboteur_env.cards import DECK_SIZE, HAND_SIZE_BY_PLAYERS
+
+FRAME_ROWS = 5
+FRAME_COLS = 9
+START_CELL = (2, 0)
+GOAL_CELLS = ((0, 8), (2, 8), (4, 8))
+MAX_MARGIN = 10
+MAX_HISTORY = 256
+GAMES = ("base",)
+REWARDS = ("gold", "win")
+
+
+class ConfigError(ValueError):
+    """A configuration value is out of range; the message names the field, the value and the valid range."""
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Rules and encoding options of one game.
+
+    Attributes:
+        num_players: 3-10 (base game).
+        margin: extra playable rows/cols on every side of the 5x9 frame (RULES.md §0.2), 0-10.
+        rounds: rounds in a game, 1-3 (the rulebook plays 3).
+        broken_tool_penalty: optional rule of RULES.md §1.11 (diggers with a broken tool get no gold).
+        reward: ``"gold"`` - nuggets won at each round end; ``"win"`` - +1/-1 per round for the winning/losing team.
+        history_length: public events kept in the observation, 0-256.
+        game: rule set; only ``"base"`` is implemented so far (``"sab2"`` and ``"duel"`` are planned).
+    """
+
+    num_players: int = 4
+    margin: int = 0
+    rounds: int = 3
+    broken_tool_penalty: bool = False
+    reward: str = "gold"
+    history_length: int = 16
+    game: str = "base"
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def __hash__(self) -> int:
+        # Cached: configs key the layout caches on every decision, and the generated hash rebuilds a tuple.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            # Only ints: string hashes differ between processes and this value travels with pickles.
+            h = hash((self.num_players, self.margin, self.rounds, self.broken_tool_penalty,
+                      REWARDS.index(self.reward), self.history_length, GAMES.index(self.game)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` for the first bad field."""
+        for name in ("num_players", "margin", "rounds", "history_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name}={value!r} must be an int")
+        if not isinstance(self.broken_tool_penalty, bool):
+            raise ConfigError(f"broken_tool_penalty={self.broken_tool_penalty!r} must be a bool (True or False)")
+        if self.game not in GAMES:
+            raise ConfigError(f"game={self.game!r} is not supported; valid: {', '.join(map(repr, GAMES))}")
+        _check_range("num_players", self.num_players, 3, 10)
+        _check_range("margin", self.margin, 0, MAX_MARGIN)
+        _check_range("rounds", self.rounds, 1, 3)
+        _check_range("history_length", self.history_length, 0, MAX_HISTORY)
+        if self.reward not in REWARDS:
+            raise ConfigError(f"reward={self.reward!r} is not valid; valid: {', '.join(map(repr, REWARDS))}")
+
+    # ---- derived geometry (storage coordinates = frame coordinates + margin) ----
+    @property
+    def rows(self) -> int:
+        return FRAME_ROWS + 2 * self.margin
+
+    @property
+    def cols(self) -> int:
+        return FRAME_COLS + 2 * self.margin
+
+    @property
+    def num_cells(self) -> int:
+        return self.rows * self.cols
+
+    def cell_index(self, row: int, col: int) -> int:
+        """Flat storage index of frame cell ``(row, col)`` (frame coordinates may be negative with a margin)."""
+        r, c = row + self.margin, col + self.margin
+        if not (0 <= r < self.rows and 0 <= c < self.cols):
+            raise ConfigError(
+                f"cell ({row}, {col}) is outside the playable area rows "
+                f"{-self.margin}..{FRAME_ROWS - 1 + self.margin}, cols {-self.margin}..{FRAME_COLS - 1 + self.margin}"
+            )
+        return r * self.cols + c
+
+    def cell_coords(self, index: int) -> tuple[int, int]:
+        """Frame coordinates ``(row, col)`` of a flat storage index."""
+        r, c = divmod(index, self.cols)
+        return r - self.margin, c - self.margin
+
+    @property
+    def hand_size(self) -> int:
+        return HAND_SIZE_BY_PLAYERS[self.num_players]
+
+    @property
+    def max_decisions_per_round(self) -> int:
+        """Every decision removes one card from a hand, so a round has at most as many decisions as cards."""
+        return DECK_SIZE
+
+    @property
+    def max_game_length(self) -> int:
+        return self.rounds * self.max_decisions_per_round
+
+
+def _check_range(name: str, value: int, lo: int, hi: int) -> None:
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name}={value!r} is out of range; valid: {lo}..{hi}")

@@ -1,0 +1,267 @@
+"""Saboteur (base game) as a PettingZoo AEC environment.
+
+Environment card
+================
+
+===================  =======================================================================================
+Import               ``from saboteur_env import env, raw_env`` (or ``pettingzoo.make("aec", "saboteur/saboteur-v0")``)
+Actions              Discrete, ``num_actions(config)`` (1293 for 4 players, margin 0); identical for every seat
+Parallel API         no (turn-based; ``turn_based_aec_to_parallel`` works)
+Agents               ``player_0`` ... ``player_{N-1}``, N = 3..10
+Observation          ``Dict(observation=Box(float32, (D,)), action_mask=Box(int8, (A,)))``
+Observation values   non-negative counts, one-hots and 0..1 coordinates (bounds in the space)
+Rewards              nuggets won at each round end (``reward="gold"``) or +1/-1 per round (``reward="win"``)
+Episode              one game: ``rounds`` rounds (default 3); at most ``67 * rounds`` decisions
+===================  =======================================================================================
+
+Rules: ``RULES.md`` §0, §1, §4 (base game, 3-10 players). One decision = one card played or discarded by the seat
+to act; a seat with an empty hand is skipped automatically. Rounds follow each other inside one episode.
+
+Observation
+-----------
+Seat-relative (offset 0 = the observing seat). The layout (``saboteur_env.observation``) has named slices:
+``board`` (26 planes over the playable cells: open edges, arms connected to the start, tunnel pairs, dead-end
+stubs, start, placed path cards, face-down/revealed goals, empty cells, and the goals *I* peeked with their
+content), ``role``, ``hand`` (counts per card kind), ``seats`` (per seat offset: broken tools, hand size, gold
+cards won, maps used on each goal, role revealed last round), ``deck_size``, ``gold_deck_size``, ``round``,
+``to_act``, ``my_nuggets`` and ``history`` (the last ``history_length`` public events: actor, card kind, target,
+cell, argument). ``ObservationLayout.split(obs)`` gives named views; ``PlayerView.from_observation(obs, config)``
+gives a structured view (what heuristic agents read).
+
+Private information appears only in the owner's observation: own role, own hand, own map results, own face-down
+discards, own nuggets. Hidden from everyone: the draw pile, unpeeked goals, the left-over role card.
+
+Action Mask
+-----------
+``obs["action_mask"]`` is an int8 vector over all actions; it is all zeros for every agent but the one to act.
+The engine's mask and its transition share one legality predicate.
+
+Action Space
+------------
+Indexed by **card kind** (never by hand slot) with seat-relative targets; see ``saboteur_env.actions``:
+
+=================  ===============  ============================================================================
+segment            size             meaning
+=================  ===============  ============================================================================
+``place``          ``HW * 26``      place path kind/rotation at a cell: ``cell * 26 + orientation``
+``break``          ``3 P``          broken pickaxe / lantern / cart on a seat offset (yourself included)
+``repair``         ``3 P``          repair pickaxe / lantern / cart on a seat offset
+``double_repair``  ``6 P``          double repair card (3) x tool chosen (2) x seat offset
+``rockfall``       ``HW``           remove the path card at a cell
+``map``            ``3``            peek at goal slot 0/1/2 (top, middle, bottom)
+``discard``        ``27``           pass, discarding one card of a kind face down
+=================  ===============  ============================================================================
+
+``action_to_string``, ``decode_action`` and ``encode_action`` (``saboteur_env``) convert ids.
+``raw_env.step`` raises ``IllegalActionError`` (a ``ValueError``) for an illegal id, naming the move and the
+reason, and leaves the game unchanged. ``env()`` wraps it in PettingZoo's ``TerminateIllegalWrapper`` (an illegal
+move ends the game with -1 for the offender), ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``.
+
+Rewards
+-------
+``reward="gold"`` (default): at each round end every seat receives the nuggets it won that round (gold-digger
+picks when the gold is found, saboteur payouts otherwise); the sum over the game is the seat's final score.
+``reward="win"``: +1 to every seat of the winning team and -1 to the others at each round end. All other steps
+give 0. Rewards are delivered to every seat at the step that ends the round.
+
+Termination
+-----------
+All agents terminate after the last round (the ``infos`` then hold ``final_ranking`` and ``nuggets``).
+There is no truncation: every decision removes a card from a hand, so a round has at most 67 decisions.
+After termination each agent must be stepped with ``None`` (PettingZoo dead steps); any other action raises.
+
+State
+-----
+``state()`` returns the full state vector (hidden roles, hands, goals, deck contents) for centralised critics.
+It is **not** for agents. ``clone_game()`` gives an independent copy of the engine state; ``copy.deepcopy`` and
+``pickle`` keep the mid-game state (no ``EzPickle``).
+
+Version History
+---------------
+* v0: initial release - base game, 3-10 players, 3 rounds, gold or win rewards (saboteur-env 0.1.0).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from saboteur_env import rules
+from saboteur_env.actions import action_layout
+from saboteur_env.config import ConfigError, GameConfig
+from saboteur_env.observation import encode_observation, encode_state, observation_layout, state_size
+from saboteur_env.render import render_text
+from saboteur_env.state import GameState
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment wrapped in PettingZoo's standard wrappers (illegal move: -1 and the game ends)."""
+    e: AECEnv = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
+    """Saboteur AEC environment; keyword arguments are the fields of :class:`GameConfig` plus rendering options.
+
+    Args:
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"`` (prints it).
+        render_viewer: whose perspective ``render()`` draws: a seat index, ``None`` (public information only)
+            or ``"omniscient"`` (everything, for debugging).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "saboteur_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, render_mode: str | None = None, render_viewer: int | str | None = None, **config: Any) -> None:
+        super().__init__()
+        self.config = GameConfig(**config)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode={render_mode!r} is not valid; valid: None, 'ansi', 'human'")
+        if render_viewer is not None and render_viewer != "omniscient" and not (
+            isinstance(render_viewer, int) and 0 <= render_viewer < self.config.num_players
+        ):
+            raise ConfigError(
+                f"render_viewer={render_viewer!r} is not valid; valid: None, 'omniscient' or a seat "
+                f"0..{self.config.num_players - 1}"
+            )
+        self.render_mode = render_mode
+        self.render_viewer = render_viewer
+        n = self.config.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self._layout = action_layout(self.config)
+        obs_layout = observation_layout(self.config)
+        num_actions = self._layout.num_actions
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, obs_layout.high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
+            }
+        )
+        # Built once: PettingZoo requires the identical space object on every call.
+        self._observation_spaces = {a: obs_space for a in self.possible_agents}
+        self._action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.state_space = spaces.Box(0.0, np.inf, (state_size(self.config),), dtype=np.float32)
+        self._zero_mask = np.zeros(num_actions, dtype=np.int8)
+        self.np_random, self.np_random_seed = seeding.np_random(None)
+        self.game: GameState | None = None
+
+    # ---- spaces ----
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    # ---- episode ----
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game. ``options={"game": state}`` starts from a copy of a given (e.g. hand-built) state."""
+        if seed is not None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+        options = dict(options or {})
+        start: GameState | None = options.pop("game", None)
+        if options:
+            # PettingZoo's api_test passes arbitrary options; unknown keys are reported, not fatal.
+            warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
+        if start is not None:
+            if not isinstance(start, GameState) or start.config != self.config or start.game_over:
+                raise ConfigError("options['game'] must be an unfinished GameState with this environment's config")
+            self.game = start.clone()
+        else:
+            self.game = rules.new_game(self.config, self.np_random)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._infos_set = False
+        self.agent_selection = self.possible_agents[self.game.current]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._require_game()
+        seat = self._seat[agent]
+        obs = encode_observation(game, seat)
+        if agent == self.agent_selection and not (self.terminations.get(agent) or self.truncations.get(agent)):
+            mask = rules.legal_action_mask(game).astype(np.int8)
+        else:
+            mask = self._zero_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not self.agents:
+            raise rules.GameOverError("the game is over and every agent has been removed; call reset()")
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is alive: step() needs an action id, not None")
+        game = self._require_game()
+        rules.apply_action(game, action, inplace=True)  # raises before any change on bad input
+        self._cumulative_rewards[agent] = 0.0
+        rewards = game.last_rewards
+        for a, seat in self._seat.items():
+            self.rewards[a] = float(rewards[seat])
+        if game.round_just_ended:
+            result = game.round_results[-1]
+            self.infos = {a: {"round_result": result} for a in self.agents}
+            self._infos_set = True
+        elif self._infos_set:
+            self.infos = {a: {} for a in self.agents}
+            self._infos_set = False
+        if game.game_over:
+            ranking = rules.final_ranking(game)
+            for a, seat in self._seat.items():
+                self.terminations[a] = True
+                self.infos[a] = dict(self.infos[a], final_ranking=ranking[seat], nuggets=int(game.gold_nuggets[seat]))
+            self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % self.config.num_players]
+        else:
+            self.agent_selection = self.possible_agents[game.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def state(self) -> np.ndarray:
+        """Full state for centralised critics. NOT for agents: it contains every hidden element."""
+        return encode_state(self._require_game())
+
+    def clone_game(self) -> GameState:
+        """An independent copy of the engine state."""
+        return self._require_game().clone()
+
+    def action_to_string(self, action: int) -> str:
+        return self._layout.to_string(action)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = render_text(self._require_game(), self.render_viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def _require_game(self) -> GameState:
+        if self.game is None:
+            raise rules.GameOverError("reset() must be called before using the environment")
+        return self.game

@@ -1,0 +1,416 @@
+"""The one gate for hidden information: per-seat observations, and their decoding into a :class:`PlayerView`.
+
+``encode_observation(state, seat)`` is the only function that reads the full state on behalf of a seat. Text
+rendering from a seat's perspective and the heuristic agents decode that observation with
+:meth:`PlayerView.from_observation`, so nothing a seat may not see can reach them.
+
+Observation layout (float32 vector; ``P`` players, ``R x C`` playable cells, ``L`` = ``history_length``).
+Seat-relative: offset 0 = the observing seat, offset k = the k-th seat clockwise from it.
+
+====================  ==================  ======================================================================
+name                  shape               content
+====================  ==================  ======================================================================
+``board``             ``(26, R, C)``      planes, see ``PLANES``: open edges N/E/S/W; arm connected to the start
+                                          N/E/S/W; joined edge pairs NE/NS/NW/ES/EW/SW (the card's tunnels);
+                                          dead-end stubs N/E/S/W; start; placed path card; face-down goal;
+                                          revealed gold goal; revealed stone goal; empty cell; goal I peeked
+                                          = gold; goal I peeked = stone
+``role``              ``(2,)``            my role one-hot: gold-digger, saboteur
+``hand``              ``(27,)``           my hand as counts per card kind (``cards`` kinds 0-26)
+``seats``             ``(P, 10)``         per seat offset (row 0 = me), columns ``SEAT_COLUMNS``: broken pickaxe,
+                                          lantern, cart; hand size; gold cards won (public count); used a map on
+                                          goal slot 0/1/2 this round; role revealed at the end of the previous
+                                          round (gold-digger, saboteur; zeros before the first round end)
+``deck_size``         ``(1,)``            cards left in the draw pile
+``gold_deck_size``    ``(1,)``            gold cards left in the gold deck
+``round``             ``(3,)``            round one-hot
+``to_act``            ``(P,)``            seat offset to act, one-hot
+``my_nuggets``        ``(1,)``            my gold so far (private)
+``history``           ``(L, F)``          last public events, oldest first (row L-1 = newest); ``F = 73 + 2 P``
+====================  ==================  ======================================================================
+
+History row (``EVENT_LAYOUT``): ``valid`` (1), ``type`` one-hot (8, ``state.EventType``), ``actor`` offset
+one-hot (P), ``kind`` one-hot (31, card kind; zero for another seat's face-down discard), ``target`` offset
+one-hot (P), ``row``/``col`` (2, storage coordinates scaled to 0..1; zero without a cell), ``arg`` one-hot (31):
+rotation for PLACE/REVEAL, tool for BREAK/REPAIR, goal slot for MAP, removed card kind for ROCKFALL, 0 = diggers
+won / 1 = saboteurs won for ROUND_END.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env import board
+from saboteur_env.cards import (
+    GOAL_KINDS,
+    KIND_GOAL_GOLD,
+    NUM_DECK_KINDS,
+    NUM_KINDS,
+    SHAPE_JOIN,
+    SHAPE_KIND,
+    SHAPE_STUB,
+)
+from saboteur_env.config import GameConfig
+from saboteur_env.state import EventType, GameState
+
+PLANES = (
+    "open_n", "open_e", "open_s", "open_w",
+    "conn_n", "conn_e", "conn_s", "conn_w",
+    "join_ne", "join_ns", "join_nw", "join_es", "join_ew", "join_sw",
+    "stub_n", "stub_e", "stub_s", "stub_w",
+    "start", "path", "goal_facedown", "goal_gold", "goal_stone", "empty",
+    "peeked_gold", "peeked_stone",
+)  # fmt: skip
+NUM_PUBLIC_PLANES = 24
+SEAT_COLUMNS = (
+    "broken_pickaxe", "broken_lantern", "broken_cart", "hand_size", "gold_cards",
+    "peeked_0", "peeked_1", "peeked_2", "last_role_digger", "last_role_saboteur",
+)  # fmt: skip
+NUM_EVENT_TYPES = len(EventType)
+
+_BITS4 = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(np.float32)
+_BITS6 = ((np.arange(64)[:, None] >> np.arange(6)) & 1).astype(np.float32)
+_IS_STONE = np.isin(SHAPE_KIND, GOAL_KINDS[1:])
+_IS_GOLD = SHAPE_KIND == KIND_GOAL_GOLD
+
+
+class ObservationLayout:
+    """Named slices of the flat observation for one configuration."""
+
+    def __init__(self, config: GameConfig) -> None:
+        p, hw, L = config.num_players, config.num_cells, config.history_length
+        self.config = config
+        self.event_size = 1 + NUM_EVENT_TYPES + p + NUM_KINDS + p + 2 + NUM_KINDS
+        ev = {}
+        pos = 0
+        for name, size in (("valid", 1), ("type", NUM_EVENT_TYPES), ("actor", p), ("kind", NUM_KINDS),
+                           ("target", p), ("row", 1), ("col", 1), ("arg", NUM_KINDS)):  # fmt: skip
+            ev[name] = pos
+            pos += size
+        self.event_offsets = ev
+        self.shapes: dict[str, tuple[int, ...]] = {
+            "board": (len(PLANES), config.rows, config.cols),
+            "role": (2,),
+            "hand": (NUM_DECK_KINDS,),
+            "seats": (p, len(SEAT_COLUMNS)),
+            "deck_size": (1,),
+            "gold_deck_size": (1,),
+            "round": (3,),
+            "to_act": (p,),
+            "my_nuggets": (1,),
+            "history": (L, self.event_size),
+        }
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, shape in self.shapes.items():
+            size = int(np.prod(shape))
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+        self.off = {name: s.start for name, s in self.slices.items()}
+        self.hw = hw
+        # Upper bounds per element (observations are non-negative).
+        high = np.ones(self.size, dtype=np.float32)
+        high[self.slices["hand"]] = 67
+        seats = high[self.slices["seats"]].reshape(p, len(SEAT_COLUMNS))
+        seats[:, SEAT_COLUMNS.index("hand_size")] = 67
+        seats[:, SEAT_COLUMNS.index("gold_cards")] = 28
+        high[self.slices["deck_size"]] = 67
+        high[self.slices["gold_deck_size"]] = 28
+        high[self.slices["my_nuggets"]] = 1000
+        self.high = high
+        # Event rows for every viewer: actor/target one-hots by absolute seat x for viewer v at (x - v) % P.
+        self.seat_onehots = np.zeros((p, p, p), dtype=np.float32)
+        for x in range(p):
+            for v in range(p):
+                self.seat_onehots[x, v, (x - v) % p] = 1
+
+    def split(self, obs: NDArray[np.float32]) -> dict[str, NDArray[np.float32]]:
+        """Named, reshaped views of a flat observation."""
+        return {name: obs[s].reshape(self.shapes[name]) for name, s in self.slices.items()}
+
+
+@lru_cache(maxsize=64)
+def observation_layout(config: GameConfig) -> ObservationLayout:
+    return ObservationLayout(config)
+
+
+def public_board_planes(state: GameState) -> NDArray[np.float32]:
+    """The 24 public planes, flat ``(24 * HW,)``; cached until the board changes."""
+    cached = state._cache.get("planes")
+    if cached is not None and cached[0] == state.board_version:
+        return cached[1]
+    geo = board.geometry(state.config)
+    shape = state.cell_shape
+    valid = shape >= 0
+    sh = np.where(valid, shape, 0)
+    planes = np.empty((NUM_PUBLIC_PLANES, geo.num_cells), dtype=np.float32)
+    planes[0:4] = _BITS4[state.cell_open].T
+    planes[4:8] = _BITS4[state.cell_reach].T
+    planes[8:14] = _BITS6[np.where(valid, SHAPE_JOIN[sh], 0)].T
+    planes[14:18] = _BITS4[np.where(valid, SHAPE_STUB[sh], 0)].T
+    planes[18] = shape == board.START_SHAPE
+    planes[19] = board.removable_cells(state)
+    planes[20] = geo.is_goal_cell & ~valid
+    planes[21] = valid & _IS_GOLD[sh]
+    planes[22] = valid & _IS_STONE[sh]
+    planes[23] = ~valid & ~geo.is_goal_cell
+    flat = planes.ravel()
+    state._cache["planes"] = (state.board_version, flat)
+    return flat
+
+
+def encode_event(state: GameState, etype: int, actor: int, kind: int, target: int, cell: int, arg: int) -> None:
+    """Append one public event to the per-viewer history ring (called by the rules for every event).
+
+    Each event is encoded once for all viewers, so building an observation only copies rows. Another seat's
+    face-down discard shows no card kind.
+    """
+    L = state.config.history_length
+    if L == 0:
+        return
+    lay = observation_layout(state.config)
+    eo = lay.event_offsets
+    p = state.config.num_players
+    rows = np.zeros((p, lay.event_size), dtype=np.float32)
+    rows[:, eo["valid"]] = 1.0
+    rows[:, eo["type"] + etype] = 1.0
+    rows[:, eo["actor"] : eo["actor"] + p] = lay.seat_onehots[actor]
+    if kind >= 0:
+        if etype == EventType.DISCARD:
+            rows[actor, eo["kind"] + kind] = 1.0
+        else:
+            rows[:, eo["kind"] + kind] = 1.0
+    if target >= 0:
+        rows[:, eo["target"] : eo["target"] + p] = lay.seat_onehots[target]
+    if cell >= 0:
+        geo = board.geometry(state.config)
+        rows[:, eo["row"]] = geo.row_of[cell] / max(1, geo.rows - 1)
+        rows[:, eo["col"]] = geo.col_of[cell] / max(1, geo.cols - 1)
+    if arg >= 0:
+        rows[:, eo["arg"] + arg] = 1.0
+    pos = state.hist_pos
+    state.hist_ring[:, pos] = rows
+    state.hist_ring[:, pos + L] = rows
+    state.hist_pos = (pos + 1) % L
+
+
+def refresh_seat_table(state: GameState) -> None:
+    """Recompute the public per-seat table after an action (absolute seats; rows P..2P-1 repeat 0..P-1)."""
+    p = state.config.num_players
+    t = state.seat_table[:p]
+    t[:, 0:3] = state.broken
+    t[:, 3] = state.hands.sum(axis=1)
+    t[:, 4] = state.gold_cards
+    t[:, 5:8] = state.peeked
+    t[:, 8] = state.last_round_roles == 0
+    t[:, 9] = state.last_round_roles == 1
+    state.seat_table[p:] = t
+
+
+def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
+    """The observation of ``seat``: public information plus that seat's private information only."""
+    lay = observation_layout(state.config)
+    p, hw, off = state.config.num_players, lay.hw, lay.off
+    out = np.zeros(lay.size, dtype=np.float32)
+    out[: NUM_PUBLIC_PLANES * hw] = public_board_planes(state)
+    peeked = state.peeked[seat]
+    if peeked.any():
+        geo = board.geometry(state.config)
+        for slot in range(3):
+            if peeked[slot]:
+                plane = 24 if state.goal_kind[slot] == KIND_GOAL_GOLD else 25
+                out[plane * hw + geo.goal_cells[slot]] = 1.0
+    out[off["role"] + int(state.roles[seat])] = 1.0
+    out[off["hand"] : off["seats"]] = state.hands[seat]
+    # seat_table holds the P seat rows twice, so the seat-relative order is one contiguous slice.
+    out[off["seats"] : off["deck_size"]] = state.seat_table[seat : seat + p].ravel()
+    out[off["deck_size"]] = state.deck_size
+    out[off["gold_deck_size"]] = np.count_nonzero(state.gold_left)
+    out[off["round"] + state.round] = 1.0
+    out[off["to_act"] + (state.current - seat) % p] = 1.0
+    out[off["my_nuggets"]] = state.gold_nuggets[seat]
+    L = state.config.history_length
+    if L:
+        # The ring holds every row twice (at i and i + L): the last L events in order are one slice.
+        pos = state.hist_pos
+        out[off["history"] :] = state.hist_ring[seat, pos : pos + L].ravel()
+    return out
+
+
+_ARANGE = np.arange(64)
+
+
+def encode_state(state: GameState) -> NDArray[np.float32]:
+    """Full state for centralised critics (NOT for agents): public planes, goal kinds, roles, left-over role,
+    every hand, broken tools, draw pile contents, gold, round and seat to act; absolute seats."""
+    cfg = state.config
+    p = cfg.num_players
+    goals = np.zeros((3, 3), dtype=np.float32)
+    goals[np.arange(3), [GOAL_KINDS.index(int(k)) for k in state.goal_kind]] = 1
+    roles = np.zeros((p + 1, 2), dtype=np.float32)
+    roles[np.arange(p), state.roles] = 1
+    roles[p, state.leftover_role] = 1
+    pile = np.bincount(state.round_decks[state.round][state.deck_pos :], minlength=NUM_DECK_KINDS)
+    rnd = np.zeros(3, dtype=np.float32)
+    rnd[state.round] = 1
+    act = np.zeros(p, dtype=np.float32)
+    act[state.current] = 1
+    return np.concatenate(
+        [
+            public_board_planes(state),
+            goals.ravel(),
+            roles.ravel(),
+            state.hands.ravel(),
+            state.broken.ravel(),
+            pile,
+            state.gold_nuggets,
+            state.gold_cards,
+            state.peeked.ravel(),
+            rnd,
+            act,
+        ]
+    ).astype(np.float32)
+
+
+def state_size(config: GameConfig) -> int:
+    p = config.num_players
+    return (
+        NUM_PUBLIC_PLANES * config.num_cells + 9 + 2 * (p + 1) + p * NUM_DECK_KINDS + 3 * p + NUM_DECK_KINDS
+        + 2 * p + 3 * p + 3 + p
+    )
+
+
+# ---- decoding ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    """A decoded history event; offsets are relative to the observer, -1 when unused."""
+
+    type: EventType
+    actor: int
+    kind: int
+    target: int
+    row: int
+    col: int
+    arg: int
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """What one seat knows, decoded from its observation (seat-relative; offset 0 = me).
+
+    Board grids have shape ``(R, C)`` in storage coordinates (frame cell ``(r, c)`` at ``(r + margin, c + margin)``).
+    ``goal_knowledge[g]`` is ``"gold"``, ``"stone"`` or ``None`` (unknown) for goal slot g, counting what is face
+    up and what I peeked.
+    """
+
+    config: GameConfig
+    open_bits: NDArray[np.int64]
+    conn_bits: NDArray[np.int64]
+    join_bits: NDArray[np.int64]
+    stub_bits: NDArray[np.int64]
+    start: NDArray[np.bool_]
+    path: NDArray[np.bool_]
+    goal_facedown: NDArray[np.bool_]
+    goal_gold: NDArray[np.bool_]
+    goal_stone: NDArray[np.bool_]
+    empty: NDArray[np.bool_]
+    goal_knowledge: tuple[str | None, ...]
+    role: int
+    hand: NDArray[np.int64]
+    broken: NDArray[np.bool_]  # (P, 3) per seat offset
+    hand_size: NDArray[np.int64]  # (P,)
+    deck_size: int
+    gold_deck_size: int
+    round: int
+    to_act: int  # seat offset
+    my_nuggets: int
+    gold_cards: NDArray[np.int64]  # (P,)
+    peeked: NDArray[np.bool_]  # (P, 3)
+    last_round_roles: tuple[int, ...]  # per seat offset: Role, or -1 unknown
+    history: tuple[Event, ...]
+
+    @classmethod
+    def from_observation(cls, obs: NDArray[np.floating], config: GameConfig) -> PlayerView:
+        lay = observation_layout(config)
+        obs = np.asarray(obs)
+        if obs.shape != (lay.size,):
+            raise ValueError(f"observation has shape {obs.shape}; expected ({lay.size},) for {config}")
+        parts = lay.split(obs)
+        planes = parts["board"] > 0.5
+        weights4 = 1 << np.arange(4)
+        weights6 = 1 << np.arange(6)
+
+        def bits(a: int, b: int, w: NDArray[np.int64]) -> NDArray[np.int64]:
+            return np.tensordot(w, planes[a:b].astype(np.int64), axes=1)
+
+        geo = board.geometry(config)
+        knowledge: list[str | None] = []
+        for cell in geo.goal_cells:
+            r, c = divmod(cell, config.cols)
+            if planes[21, r, c] or planes[24, r, c]:
+                knowledge.append("gold")
+            elif planes[22, r, c] or planes[25, r, c]:
+                knowledge.append("stone")
+            else:
+                knowledge.append(None)
+        history = []
+        p = config.num_players
+        eo = lay.event_offsets
+        for row in parts["history"]:
+            if row[eo["valid"]] < 0.5:
+                continue  # padding before the first event
+            kind_block = row[eo["kind"] : eo["kind"] + NUM_KINDS]
+            target_block = row[eo["target"] : eo["target"] + p]
+            arg_block = row[eo["arg"] : eo["arg"] + NUM_KINDS]
+            etype = EventType(int(np.argmax(row[eo["type"] : eo["type"] + NUM_EVENT_TYPES])))
+            has_cell = etype in (EventType.PLACE, EventType.ROCKFALL, EventType.REVEAL)
+            history.append(
+                Event(
+                    type=etype,
+                    actor=int(np.argmax(row[eo["actor"] : eo["actor"] + p])),
+                    kind=int(np.argmax(kind_block)) if kind_block.any() else -1,
+                    target=int(np.argmax(target_block)) if target_block.any() else -1,
+                    row=round(float(row[eo["row"]]) * max(1, config.rows - 1)) if has_cell else -1,
+                    col=round(float(row[eo["col"]]) * max(1, config.cols - 1)) if has_cell else -1,
+                    arg=int(np.argmax(arg_block)) if arg_block.any() else -1,
+                )
+            )
+        seats = parts["seats"]
+        lrr = seats[:, 8:10]
+        return cls(
+            config=config,
+            open_bits=bits(0, 4, weights4),
+            conn_bits=bits(4, 8, weights4),
+            join_bits=bits(8, 14, weights6),
+            stub_bits=bits(14, 18, weights4),
+            start=planes[18],
+            path=planes[19],
+            goal_facedown=planes[20],
+            goal_gold=planes[21],
+            goal_stone=planes[22],
+            empty=planes[23],
+            goal_knowledge=tuple(knowledge),
+            role=int(np.argmax(parts["role"])),
+            hand=parts["hand"].astype(np.int64),
+            broken=seats[:, 0:3] > 0.5,
+            hand_size=seats[:, 3].astype(np.int64),
+            deck_size=int(parts["deck_size"][0]),
+            gold_deck_size=int(parts["gold_deck_size"][0]),
+            round=int(np.argmax(parts["round"])),
+            to_act=int(np.argmax(parts["to_act"])),
+            my_nuggets=int(parts["my_nuggets"][0]),
+            gold_cards=seats[:, 4].astype(np.int64),
+            peeked=seats[:, 5:8] > 0.5,
+            last_round_roles=tuple(int(np.argmax(r)) if r.any() else -1 for r in lrr),
+            history=tuple(history),
+        )
+
+
+def player_view(state: GameState, seat: int) -> PlayerView:
+    """The structured view of ``seat`` (built through the observation, so it cannot hold more)."""
+    return PlayerView.from_observation(encode_observation(state, seat), state.config)

@@ -1,0 +1,458 @@
+"""The rules engine: ``new_game``, ``legal_action_mask``, ``apply_action`` (RULES.md §1, §4.1, §4.2).
+
+Knows nothing of RL libraries. One legality predicate (``legal_action_mask``) serves both the mask and the
+transition: ``apply_action`` refuses any action the mask does not allow.
+
+Flow of a decision: the acting seat plays or discards one card, draws one (unless the draw pile is empty or it
+just found the gold), then the turn passes clockwise to the next seat holding cards (a seat with an empty hand
+passes automatically, RULES.md A8). The round ends when the gold goal is revealed or when the draw pile and every
+hand are empty; the next round starts at once inside the same call, so the state is always either mid-round with
+a seat to act or ``game_over``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env import board, observation
+from saboteur_env.actions import ActionType, action_layout
+from saboteur_env.cards import (
+    DECK_COUNTS,
+    DIGGERS_BY_PLAYERS,
+    GOAL_KINDS,
+    GOLD_CARD_VALUES,
+    KIND_BROKEN,
+    KIND_GOAL_GOLD,
+    KIND_MAP,
+    KIND_NAMES,
+    KIND_ROCKFALL,
+    MAX_GOLD_DRAWN,
+    NUM_DECK_KINDS,
+    NUM_PATH_KINDS,
+    PLACEABLE,
+    PLACEABLE_KIND,
+    PLACEABLE_SHAPE,
+    SABOTEUR_PAYOUT,
+    SABOTEURS_BY_PLAYERS,
+    TOOL_NAMES,
+    Role,
+)
+from saboteur_env.config import GameConfig
+from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+
+
+class IllegalActionError(ValueError):
+    """The action is in range but not legal in this state; the message names the move and the reason."""
+
+
+class GameOverError(ValueError):
+    """An action was applied to a finished game."""
+
+
+_DOUBLE_TOOL_IDX = np.array([[0, 1], [0, 2], [1, 2]])
+_REL = {}  # (P, seat) -> seat-relative index array
+
+
+def rel_seats(num_players: int, seat: int) -> NDArray[np.int64]:
+    """Absolute seats in seat-relative order: ``rel_seats(P, s)[k] == (s + k) % P``."""
+    key = (num_players, seat)
+    out = _REL.get(key)
+    if out is None:
+        out = _REL[key] = (seat + np.arange(num_players)) % num_players
+    return out
+
+
+# ---- set-up ------------------------------------------------------------------------------------------------------
+def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
+    """Draw every random element of a whole game from ``rng`` and start round 1 with seat 0."""
+    p, rounds = config.num_players, config.rounds
+    deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int16), DECK_COUNTS)
+    role_cards = np.array(
+        [Role.GOLD_DIGGER] * DIGGERS_BY_PLAYERS[p] + [Role.SABOTEUR] * SABOTEURS_BY_PLAYERS[p], dtype=np.int8
+    )
+    goals = np.array(GOAL_KINDS, dtype=np.int16)
+    round_decks = np.stack([rng.permutation(deck) for _ in range(rounds)])
+    round_roles = np.stack([rng.permutation(role_cards) for _ in range(rounds)])
+    round_goals = np.stack([rng.permutation(goals) for _ in range(rounds)])
+    gold_deck = rng.permutation(np.array(GOLD_CARD_VALUES, dtype=np.int8))
+    return _blank_state(config, round_decks, round_roles, round_goals, gold_deck)
+
+
+def _blank_state(
+    config: GameConfig,
+    round_decks: NDArray[np.int16],
+    round_roles: NDArray[np.int8],
+    round_goals: NDArray[np.int16],
+    gold_deck: NDArray[np.int8],
+) -> GameState:
+    p, hw = config.num_players, config.num_cells
+    state = GameState(
+        config=config,
+        round_decks=round_decks,
+        round_roles=round_roles,
+        round_goals=round_goals,
+        gold_deck=gold_deck,
+        gold_left=np.ones(len(gold_deck), dtype=bool),
+        hands=np.zeros((p, NUM_DECK_KINDS), dtype=np.int16),
+        roles=np.zeros(p, dtype=np.int8),
+        broken=np.zeros((p, 3), dtype=bool),
+        peeked=np.zeros((p, 3), dtype=bool),
+        discards=np.zeros(NUM_DECK_KINDS, dtype=np.int16),
+        cell_shape=np.full(hw, -1, dtype=np.int16),
+        cell_open=np.zeros(hw, dtype=np.uint8),
+        cell_reach=np.zeros(hw, dtype=np.uint8),
+        goal_kind=np.zeros(3, dtype=np.int16),
+        goal_revealed=np.zeros(3, dtype=bool),
+        gold_nuggets=np.zeros(p, dtype=np.int32),
+        gold_cards=np.zeros(p, dtype=np.int16),
+        last_rewards=np.zeros(p, dtype=np.float64),
+        last_round_roles=np.full(p, -1, dtype=np.int8),
+        events=np.full((config.rounds * MAX_EVENTS_PER_ROUND, 6), -1, dtype=np.int16),
+        seat_table=np.zeros((2 * p, len(observation.SEAT_COLUMNS)), dtype=np.float32),
+        hist_ring=np.zeros(
+            (p, 2 * config.history_length, observation.observation_layout(config).event_size), dtype=np.float32
+        ),
+    )
+    start_round(state, 0, starter=0)
+    return state
+
+
+def start_round(state: GameState, round_index: int, starter: int) -> None:
+    """Lay out round ``round_index`` from the stored set-up: board, deck, hands, roles (RULES.md §1.7)."""
+    cfg = state.config
+    p = cfg.num_players
+    state.round = round_index
+    state.goal_kind[:] = state.round_goals[round_index]
+    board.init_board(state)
+    deck = state.round_decks[round_index]
+    h = cfg.hand_size
+    state.hands[:] = 0
+    for seat in range(p):
+        np.add.at(state.hands[seat], deck[seat * h : (seat + 1) * h], 1)
+    state.deck_pos = p * h
+    state.roles[:] = state.round_roles[round_index, :p]
+    state.leftover_role = int(state.round_roles[round_index, p])
+    state.broken[:] = False
+    state.peeked[:] = False
+    state.discards[:] = 0
+    state.current = starter
+    state.last_player = starter
+    state._cache.pop("mask", None)
+    observation.refresh_seat_table(state)
+
+
+# ---- legality ------------------------------------------------------------------------------------------------------
+def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
+    """Bool mask over the action space for the seat to act (read-only; all False once the game is over)."""
+    cached = state._cache.get("mask")
+    if cached is not None:
+        return cached
+    layout = action_layout(state.config)
+    mask = np.zeros(layout.num_actions, dtype=bool)
+    if not state.game_over:
+        seat = state.current
+        p = state.config.num_players
+        hand = state.hands[seat]
+        has = hand > 0
+        counts = hand.tolist()
+        sl = layout.slices
+        if any(counts[:NUM_PATH_KINDS]) and not state.broken[seat].any():
+            mask[sl["place"]] = (board.placement_table(state) & has[PLACEABLE_KIND]).ravel()
+        if any(counts[16:25]):
+            broken_rel = state.broken[rel_seats(p, seat)].T  # (3, P): tool x seat offset
+            if any(counts[16:19]):
+                mask[sl["break"]] = (has[16:19, None] & ~broken_rel).ravel()
+            if any(counts[19:22]):
+                mask[sl["repair"]] = (has[19:22, None] & broken_rel).ravel()
+            if any(counts[22:25]):
+                mask[sl["double_repair"]] = (has[22:25, None, None] & broken_rel[_DOUBLE_TOOL_IDX]).ravel()
+        if counts[KIND_ROCKFALL]:
+            mask[sl["rockfall"]] = board.removable_cells(state)
+        if counts[KIND_MAP]:
+            mask[sl["map"]] = ~state.goal_revealed
+        mask[sl["discard"]] = has
+    mask.flags.writeable = False
+    state._cache["mask"] = mask
+    return mask
+
+
+def explain_illegal(state: GameState, action: int) -> str:
+    """Why ``action`` is not legal now (for error messages; not on the hot path)."""
+    layout = action_layout(state.config)
+    act = layout.decode(action)
+    seat = state.current
+    if state.game_over:
+        return "the game is over"
+    if state.hands[seat, act.kind] == 0:
+        return f"seat {seat} holds no {KIND_NAMES[act.kind]}"
+    target = (seat + act.target) % state.config.num_players if act.target >= 0 else -1
+    if act.type == ActionType.PLACE:
+        if state.broken[seat].any():
+            return f"seat {seat} has a broken tool"
+        if state.cell_shape[act.cell] >= 0 or board.geometry(state.config).is_goal_cell[act.cell]:
+            return "the cell is not empty"
+        code = int(board.cell_codes(state)[act.cell])
+        o = PLACEABLE.index((act.kind, act.rotation))
+        open_bits = int(board.PLACEABLE_OPEN[o])
+        if (open_bits & code & 15) != (code >> 4) & 15:
+            return "the card's edges do not match a neighbouring maze card"
+        return "no open edge of the card meets a tunnel connected to the start"
+    if act.type == ActionType.BREAK:
+        return f"seat {target}'s {TOOL_NAMES[act.tool]} is already broken"
+    if act.type in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
+        return f"seat {target}'s {TOOL_NAMES[act.tool]} is not broken"
+    if act.type == ActionType.ROCKFALL:
+        return "the cell holds no removable path card (start and goals are never removed)"
+    if act.type == ActionType.MAP:
+        return f"goal {act.goal} is already face up"
+    return "not legal"
+
+
+# ---- transition ------------------------------------------------------------------------------------------------------
+def apply_action(state: GameState, action: int, *, inplace: bool = False) -> GameState:
+    """Apply ``action`` for the seat to act and return the resulting state.
+
+    By default the input is left unchanged and a new state is returned; ``inplace=True`` mutates ``state``
+    (what the environment does). Rewards of this action (round ends) are in ``result.last_rewards``.
+
+    Raises:
+        GameOverError: the game is over.
+        ActionError: ``action`` is not an int in range.
+        IllegalActionError: the action is not legal now (the state is left unchanged).
+    """
+    if state.game_over:
+        raise GameOverError("the game is over; start a new game")
+    layout = action_layout(state.config)
+    a = layout.check(action)
+    if not legal_action_mask(state)[a]:
+        raise IllegalActionError(
+            f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(state, a)}"
+        )
+    s = state if inplace else state.clone()
+    s._cache.pop("mask", None)
+    s.last_rewards[:] = 0.0
+    s.round_just_ended = False
+    _apply_legal(s, a)
+    s.num_decisions += 1
+    observation.refresh_seat_table(s)
+    return s
+
+
+def _log(state: GameState, etype: int, actor: int, kind: int = -1, target: int = -1, cell: int = -1, arg: int = -1):
+    state.events[state.num_events] = (etype, actor, kind, target, cell, arg)
+    state.num_events += 1
+    observation.encode_event(state, etype, actor, kind, target, cell, arg)
+
+
+def _apply_legal(s: GameState, a: int) -> None:
+    layout = action_layout(s.config)
+    seat = s.current
+    p = s.config.num_players
+    atype = layout.type_of[a]
+    kind = layout.kind_of[a]
+    s.hands[seat, kind] -= 1
+    if atype == ActionType.PLACE:
+        cell = layout.arg_of[a]
+        rot = layout.tool_of[a]
+        board.put_card(s, cell, int(PLACEABLE_SHAPE[PLACEABLE.index((kind, rot))]))
+        _log(s, EventType.PLACE, seat, kind, -1, cell, rot)
+        geo = board.geometry(s.config)
+        for slot in board.reveal_reached_goals(s, cell):
+            gcell = geo.goal_cells[slot]
+            rotation = int(board.SHAPES[s.cell_shape[gcell]].rotation)
+            _log(s, EventType.REVEAL, seat, int(s.goal_kind[slot]), -1, gcell, rotation)
+        if any(s.goal_revealed[i] and s.goal_kind[i] == KIND_GOAL_GOLD for i in range(3)):
+            s.last_player = seat  # the finder does not draw
+            _end_round(s, diggers_win=True, finder=seat)
+            return
+    elif atype == ActionType.BREAK:
+        target = (seat + layout.target_of[a]) % p
+        s.broken[target, layout.tool_of[a]] = True
+        _log(s, EventType.BREAK, seat, kind, target, -1, layout.tool_of[a])
+    elif atype in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
+        target = (seat + layout.target_of[a]) % p
+        tool = layout.tool_of[a]
+        s.broken[target, tool] = False
+        s.discards[kind] += 1
+        s.discards[KIND_BROKEN[tool]] += 1
+        _log(s, EventType.REPAIR, seat, kind, target, -1, tool)
+    elif atype == ActionType.ROCKFALL:
+        cell = layout.arg_of[a]
+        removed = board.remove_card(s, cell)
+        s.discards[kind] += 1
+        s.discards[removed] += 1
+        _log(s, EventType.ROCKFALL, seat, kind, -1, cell, removed)
+    elif atype == ActionType.MAP:
+        s.peeked[seat, layout.arg_of[a]] = True
+        s.discards[kind] += 1
+        _log(s, EventType.MAP, seat, kind, -1, -1, layout.arg_of[a])
+    else:
+        s.discards[kind] += 1
+        _log(s, EventType.DISCARD, seat, kind)
+    deck = s.round_decks[s.round]
+    if s.deck_pos < len(deck):
+        s.hands[seat, deck[s.deck_pos]] += 1
+        s.deck_pos += 1
+    s.last_player = seat
+    if s.deck_pos < len(deck):  # while cards are left to draw, every hand holds cards
+        s.current = (seat + 1) % p
+        return
+    # Next seat clockwise that holds cards; none left means the round is exhausted (RULES.md §1.11 (b)).
+    sizes = s.hands.sum(axis=1)
+    for k in range(1, p + 1):
+        nxt = (seat + k) % p
+        if sizes[nxt] > 0:
+            s.current = nxt
+            return
+    _end_round(s, diggers_win=False, finder=-1)
+
+
+# ---- round end and gold (RULES.md §1.11-§1.12) ------------------------------------------------------------
+def _take_gold(s: GameState, values: list[int]) -> None:
+    """Remove cards of the given values from the gold deck (topmost matching cards first)."""
+    for v in values:
+        idx = np.flatnonzero(s.gold_left & (s.gold_deck == v))[0]
+        s.gold_left[idx] = False
+
+
+def digger_gold(s: GameState, finder: int) -> list[list[int]]:
+    """Gold cards each seat receives when the diggers win: the picking order of RULES.md §1.11 and B1-B3, B5."""
+    p = s.config.num_players
+    order = [(finder - k) % p for k in range(p)]  # counter-clockwise, starting with the finder
+    eligible = [
+        seat
+        for seat in order
+        if s.roles[seat] == Role.GOLD_DIGGER and not (s.config.broken_tool_penalty and s.broken[seat].any())
+    ]
+    got: list[list[int]] = [[] for _ in range(p)]
+    if not eligible:
+        return got
+    top = np.flatnonzero(s.gold_left)[: min(p, MAX_GOLD_DRAWN)]
+    drawn = sorted((int(v) for v in s.gold_deck[top]), reverse=True)
+    s.gold_left[top] = False
+    for i, value in enumerate(drawn):
+        got[eligible[i % len(eligible)]].append(value)
+    return got
+
+
+def saboteur_combination(counts: tuple[int, int, int], value: int) -> tuple[int, int, int]:
+    """(ones, twos, threes) for a saboteur payout of ``value`` from the remaining gold cards (RULES.md B4).
+
+    Exact value with the fewest cards, higher cards first on ties; else the largest total below the value.
+    """
+    best = None
+    for c in range(min(counts[2], value // 3) + 1):
+        for b in range(min(counts[1], (value - 3 * c) // 2) + 1):
+            a = min(counts[0], value - 3 * c - 2 * b)
+            total = a + 2 * b + 3 * c
+            key = (-total, a + b + c, -c, -b)
+            if best is None or key < best[0]:
+                best = (key, (a, b, c))
+    assert best is not None
+    return best[1]
+
+
+def saboteur_gold(s: GameState) -> tuple[list[list[int]], list[int]]:
+    """Gold cards and loose bank nuggets of each seat when the saboteurs win."""
+    p = s.config.num_players
+    sabs = [seat for seat in range(p) if s.roles[seat] == Role.SABOTEUR]
+    value = SABOTEUR_PAYOUT[len(sabs)]
+    cards: list[list[int]] = [[] for _ in range(p)]
+    bank = [0] * p
+    for seat in sabs:  # increasing seat order (B6)
+        left = s.gold_deck[s.gold_left]
+        counts = (int((left == 1).sum()), int((left == 2).sum()), int((left == 3).sum()))
+        a, b, c = saboteur_combination(counts, value)
+        taken = [3] * c + [2] * b + [1] * a
+        _take_gold(s, taken)
+        cards[seat] = taken
+        bank[seat] = value - sum(taken)
+    return cards, bank
+
+
+def _end_round(s: GameState, diggers_win: bool, finder: int) -> None:
+    p = s.config.num_players
+    if diggers_win:
+        cards = digger_gold(s, finder)
+        bank = [0] * p
+    else:
+        cards, bank = saboteur_gold(s)
+    nuggets = np.array([sum(c) + b for c, b in zip(cards, bank, strict=True)], dtype=np.int32)
+    s.gold_nuggets += nuggets
+    s.gold_cards += np.array([len(c) for c in cards], dtype=np.int16)
+    winners = Role.GOLD_DIGGER if diggers_win else Role.SABOTEUR
+    if s.config.reward == "gold":
+        s.last_rewards[:] = nuggets
+    else:
+        s.last_rewards[:] = np.where(s.roles == winners, 1.0, -1.0)
+    s.last_round_roles[:] = s.roles
+    s.round_just_ended = True
+    _log(s, EventType.ROUND_END, s.last_player, -1, -1, -1, 0 if diggers_win else 1)
+    s.round_results.append(
+        {
+            "round": s.round,
+            "winner": "gold-diggers" if diggers_win else "saboteurs",
+            "finder": finder,
+            "last_player": s.last_player,
+            "roles": [int(r) for r in s.roles],
+            "gold_cards": [len(c) for c in cards],
+            "nuggets": [int(n) for n in nuggets],
+            "decisions": s.num_decisions + 1,
+        }
+    )
+    if s.round + 1 < s.config.rounds:
+        start_round(s, s.round + 1, starter=(s.last_player + 1) % p)
+    else:
+        s.game_over = True
+
+
+# ---- queries ---------------------------------------------------------------------------------------------------------
+def is_terminal(state: GameState) -> bool:
+    return state.game_over
+
+
+def current_player(state: GameState) -> int:
+    """Seat to act (meaningless once the game is over)."""
+    return state.current
+
+
+def returns(state: GameState) -> NDArray[np.float64]:
+    """Nuggets per seat so far (the final score once the game is over)."""
+    return state.gold_nuggets.astype(np.float64)
+
+
+def final_ranking(state: GameState) -> list[int]:
+    """Rank per seat by nuggets (1 = best; tied players share a rank)."""
+    g = state.gold_nuggets
+    return [1 + int((g > g[i]).sum()) for i in range(state.config.num_players)]
+
+
+def card_conservation(state: GameState) -> NDArray[np.int64]:
+    """Count of every deck kind over draw pile, hands, maze, tools in front of players and discards."""
+    counts = np.zeros(NUM_DECK_KINDS, dtype=np.int64)
+    deck = state.round_decks[state.round][state.deck_pos :]
+    np.add.at(counts, deck.astype(np.int64), 1)
+    counts += state.hands.sum(axis=0)
+    counts += state.discards
+    shapes = state.cell_shape[board.removable_cells(state)]
+    np.add.at(counts, board.SHAPE_KIND[shapes].astype(np.int64), 1)
+    for t in range(3):
+        counts[KIND_BROKEN[t]] += int(state.broken[:, t].sum())
+    return counts
+
+
+__all__ = [
+    "GameOverError",
+    "IllegalActionError",
+    "apply_action",
+    "card_conservation",
+    "current_player",
+    "explain_illegal",
+    "final_ranking",
+    "is_terminal",
+    "legal_action_mask",
+    "new_game",
+    "returns",
+    "start_round",
+]

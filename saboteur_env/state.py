@@ -1,0 +1,148 @@
+"""The full game state: numpy arrays plus a few scalars. Mutable, with an explicit cheap :meth:`GameState.clone`.
+
+All randomness of a whole game (every round's deck order, roles, goal layout, and the gold deck) is drawn by
+``rules.new_game`` and stored here, so the rules themselves never need a random generator.
+
+The full state holds hidden information (roles, hands, deck order, goals). Agents must only ever see
+``observation.encode_observation(state, seat)``; the environment exposes the state only through ``state()``
+for centralised critics.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.config import GameConfig
+
+
+class EventType(IntEnum):
+    """Public events. Fields of an event row: ``(type, actor, kind, target, cell, arg)``, -1 when unused."""
+
+    PLACE = 0  # kind = path kind, cell, arg = rotation (0 or 1 = 180°)
+    BREAK = 1  # kind = broken-tool card, target = seat, arg = tool
+    REPAIR = 2  # kind = repair / double repair card, target = seat, arg = tool repaired
+    ROCKFALL = 3  # kind = rockfall, cell, arg = kind of the removed path card
+    MAP = 4  # kind = map, arg = goal slot (0 top, 1 middle, 2 bottom)
+    DISCARD = 5  # kind = discarded card: private to the actor, hidden from everyone else
+    REVEAL = 6  # actor = placer, kind = goal kind, cell, arg = rotation
+    ROUND_END = 7  # actor = last player, arg = 0 gold-diggers won / 1 saboteurs won
+
+
+EVENT_FIELDS = ("type", "actor", "kind", "target", "cell", "arg")
+MAX_EVENTS_PER_ROUND = 67 + 3 + 1  # decisions + goal reveals + round end
+
+
+@dataclass
+class GameState:
+    """State of one game. Array shapes use P = players, HW = rows * cols of the playable area."""
+
+    config: GameConfig
+    # ---- set-up of every round, drawn once by new_game (hidden) ----
+    round_decks: NDArray[np.int16]  # (rounds, 67) card kinds in draw order
+    round_roles: NDArray[np.int8]  # (rounds, P+1) roles dealt by seat; the last one is the left-over card
+    round_goals: NDArray[np.int16]  # (rounds, 3) goal kind per goal slot (top, middle, bottom)
+    gold_deck: NDArray[np.int8]  # (28,) gold card values in deck order
+    gold_left: NDArray[np.bool_]  # (28,) card still in the gold deck
+    # ---- the current round ----
+    round: int = 0
+    deck_pos: int = 0  # next card to draw from round_decks[round]
+    hands: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P, 27) card counts
+    roles: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P,) Role
+    leftover_role: int = 0
+    broken: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) [pickaxe, lantern, cart]
+    peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) seat used a map on goal slot
+    discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (27,) discard pile counts
+    # board, flat over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin)
+    cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) cards.SHAPES id, -1 none
+    cell_open: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) open-edge bits
+    cell_reach: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) arms connected to start
+    goal_kind: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (3,) hidden until revealed
+    goal_revealed: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (3,)
+    current: int = 0  # seat to act
+    last_player: int = 0  # last seat whose turn removed a card from its hand (RULES.md A10)
+    # ---- whole game ----
+    gold_nuggets: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) nuggets (private)
+    gold_cards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) gold cards won (public)
+    last_rewards: NDArray[np.float64] = field(default=None)  # type: ignore[assignment]  # (P,) of the last action
+    last_round_roles: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P,) revealed, -1 unknown
+    events: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (capacity, 6) public event rows
+    num_events: int = 0
+    # ---- observation support, maintained by the rules (public information only) ----
+    seat_table: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (2P, 10) SEAT_COLUMNS, rows doubled
+    hist_ring: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (P, 2L, F) event rows per viewer, doubled ring
+    hist_pos: int = 0  # next ring row to write (the oldest row)
+    num_decisions: int = 0
+    game_over: bool = False
+    round_just_ended: bool = False  # the last applied action ended a round
+    round_results: list[dict] = field(default_factory=list)
+    # ---- caches derived from the arrays above (replaced, never mutated in place) ----
+    board_version: int = 0
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def num_players(self) -> int:
+        return self.config.num_players
+
+    @property
+    def deck_size(self) -> int:
+        return int(self.round_decks.shape[1]) - self.deck_pos
+
+    def clone(self) -> GameState:
+        """An independent copy (arrays copied; caches shared, as they are never mutated in place)."""
+        new = copy.copy(self)
+        for name in _ARRAY_FIELDS:
+            setattr(new, name, getattr(self, name).copy())
+        new.round_results = [dict(r) for r in self.round_results]
+        new._cache = dict(self._cache)
+        return new
+
+    def board_changed(self) -> None:
+        """Invalidate the board-derived caches (placement table, observation planes)."""
+        self.board_version += 1
+
+    def fingerprint(self) -> str:
+        """A digest of the complete state (for golden replays and determinism tests)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for name in _ARRAY_FIELDS:
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(getattr(self, name)).tobytes())
+        h.update(
+            repr(
+                (self.round, self.deck_pos, self.leftover_role, self.current, self.last_player, self.num_events,
+                 self.num_decisions, self.game_over, self.hist_pos)
+            ).encode()
+        )
+        return h.hexdigest()[:16]
+
+
+_ARRAY_FIELDS = (
+    "round_decks",
+    "round_roles",
+    "round_goals",
+    "gold_deck",
+    "gold_left",
+    "hands",
+    "roles",
+    "broken",
+    "peeked",
+    "discards",
+    "cell_shape",
+    "cell_open",
+    "cell_reach",
+    "goal_kind",
+    "goal_revealed",
+    "gold_nuggets",
+    "gold_cards",
+    "last_rewards",
+    "last_round_roles",
+    "events",
+    "seat_table",
+    "hist_ring",
+)
