@@ -1,0 +1,43 @@
+"""Shared helpers: hand-built positions and small random-play drivers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
+from saboteur_env.actions import Action, ActionType, action_layout
+from saboteur_env.positions import kind_of, make_state
+
+__all__ = ["EMPTY_BOARD", "legal_moves", "make_state", "place", "random_states"]
+
+EMPTY_BOARD = """
+. . . . . . . . ?
+. . . . . . . . .
+S . . . . . . . ?
+. . . . . . . . .
+. . . . . . . . ?
+"""
+
+
+def place(state, card: str, row: int, col: int, rotation: int = 0) -> int:
+    """Action id placing ``card`` (e.g. "T05") at frame cell (row, col)."""
+    layout = action_layout(state.config)
+    return layout.encode(Action(ActionType.PLACE, kind_of(card), row=row, col=col, rotation=rotation))
+
+
+def legal_moves(state) -> set[str]:
+    layout = action_layout(state.config)
+    return {layout.to_string(int(a)) for a in np.flatnonzero(legal_action_mask(state))}
+
+
+def random_states(num_players: int, seed: int, every: int = 7):
+    """Yield states along one random game (every ``every`` decisions)."""
+    rng = np.random.default_rng(seed)
+    state = new_game(GameConfig(num_players=num_players), rng)
+    k = 0
+    while not state.game_over:
+        if k % every == 0:
+            yield state
+        a = int(rng.choice(np.flatnonzero(legal_action_mask(state))))
+        state = apply_action(state, a)
+        k += 1
