@@ -199,6 +199,14 @@ def encode_event(state: GameState, etype: int, actor: int, kind: int, target: in
     state.hist_pos = (pos + 1) % L
 
 
+def rebuild_history(state: GameState) -> None:
+    """Re-encode the history ring from ``state.events`` (hand-built states, consistency checks)."""
+    state.hist_ring[:] = 0.0
+    state.hist_pos = 0
+    for row in state.events[: state.num_events].tolist():
+        encode_event(state, *row)
+
+
 def refresh_seat_table(state: GameState) -> None:
     """Recompute the public per-seat table after an action (absolute seats; rows P..2P-1 repeat 0..P-1)."""
     p = state.config.num_players

@@ -123,6 +123,7 @@ def make_state(
     state._cache.clear()
     state.board_changed()
     observation.refresh_seat_table(state)
+    observation.rebuild_history(state)
     return state
 
 

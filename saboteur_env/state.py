@@ -110,13 +110,13 @@ class GameState:
         import hashlib
 
         h = hashlib.sha256()
-        for name in _ARRAY_FIELDS:
+        for name in _ARRAY_FIELDS[:-2]:  # the last two are observation encodings derived from the rest
             h.update(name.encode())
             h.update(np.ascontiguousarray(getattr(self, name)).tobytes())
         h.update(
             repr(
                 (self.round, self.deck_pos, self.leftover_role, self.current, self.last_player, self.num_events,
-                 self.num_decisions, self.game_over, self.hist_pos)
+                 self.num_decisions, self.game_over)
             ).encode()
         )
         return h.hexdigest()[:16]
