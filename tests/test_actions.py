@@ -44,5 +44,5 @@ def test_actions__frame_coordinates_with_margin():
 
 @pytest.mark.parametrize("bad", [-1, 1293, 10**9, 1.5, "3", None, True])
 def test_actions__bad_ids_raise_clear_errors(bad):
-    with pytest.raises(ActionError, match="0..1292"):
+    with pytest.raises(ActionError, match=r"0\.\.1292"):
         decode_action(GameConfig(), bad)

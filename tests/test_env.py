@@ -187,7 +187,7 @@ def test_env__game_end_dead_steps_and_final_infos():
     rng = np.random.default_rng(0)
     total = dict.fromkeys(e.possible_agents, 0.0)
     for agent in e.agent_iter():
-        obs, reward, term, trunc, info = e.last()
+        obs, reward, term, _trunc, info = e.last()
         total[agent] += reward
         if term:
             assert "final_ranking" in info and info["nuggets"] == total[agent]
