@@ -1,0 +1,62 @@
+"""The agent protocol shared by every baseline.
+
+An agent is created for one configuration, then ``reset(seat, num_players, seed)`` before each game and
+``act(observation, action_mask) -> int`` at each decision. Agents read only the observation vector (decoded with
+``saboteur_env.PlayerView``) and the mask - never the hidden state - and own their random generator.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env import GameConfig, observation_layout
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None: ...
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int: ...
+
+
+class RandomAgent:
+    """Uniform over the legal actions."""
+
+    name = "random"
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.rng = np.random.default_rng()
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("act() needs a mask with at least one legal action")
+        return int(legal[self.rng.integers(legal.size)])
+
+
+class RoleDispatch:
+    """Plays ``miner`` while dealt a gold-digger role and ``saboteur`` while dealt a saboteur (per round)."""
+
+    def __init__(self, config: GameConfig, miner: Agent, saboteur: Agent) -> None:
+        self.config = config
+        self.miner, self.saboteur = miner, saboteur
+        self.name = f"{miner.name}/{saboteur.name}"
+        self._role = observation_layout(config).slices["role"]
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        seeds = np.random.SeedSequence(seed).spawn(2)
+        self.miner.reset(seat, num_players, int(seeds[0].generate_state(1)[0]))
+        self.saboteur.reset(seat, num_players, int(seeds[1].generate_state(1)[0]))
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        is_saboteur = observation[self._role][1] > 0.5
+        return (self.saboteur if is_saboteur else self.miner).act(observation, action_mask)
