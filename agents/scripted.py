@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
 from saboteur_env.board import geometry
-from saboteur_env.cards import SHAPE_ID, SHAPES, SHAPE_SPECS, Role
+from saboteur_env.cards import SHAPE_ID, SHAPE_SPECS, SHAPES, Role
 
 _STEPS = ((-1, 0), (0, 1), (1, 0), (0, -1))
 
@@ -39,7 +39,6 @@ def _free(view: PlayerView, r: int, c: int) -> bool:
 def frontier_distance(view: PlayerView, targets: list[tuple[int, int]]) -> int:
     """Smallest distance to a target from a free cell that a connected arm points at (99 if none)."""
     best = 99
-    rows, cols = view.conn_bits.shape
     for r, c in zip(*np.nonzero(view.conn_bits), strict=True):
         bits = int(view.conn_bits[r, c])
         for d, (dr, dc) in enumerate(_STEPS):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
 
 import numpy as np
 
@@ -98,6 +97,18 @@ class ActionLayout:
             self.slices[name] = slice(start, start + size)
             start += size
         self.num_actions = start
+        self.num_place = sizes["place"]
+        # Row v: the seat offsets whose bit is set in v (builds the tool-card part of the mask).
+        self.seat_bit_rows = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
+        self.segment_shapes: dict[str, tuple[int, ...]] = {
+            "place": (hw, o),
+            "break": (3, p),
+            "repair": (3, p),
+            "double_repair": (3, 2, p),
+            "rockfall": (hw,),
+            "map": (3,),
+            "discard": (NUM_DECK_KINDS,),
+        }
         # Decode tables as Python lists (fast scalar access on the hot path).
         types, kinds, args, targets, tools = [], [], [], [], []
         for a in range(self.num_actions):
@@ -197,10 +208,9 @@ class ActionLayout:
         return self._strings[self.check(action)]
 
 
-@lru_cache(maxsize=64)
 def action_layout(config: GameConfig) -> ActionLayout:
-    """The (cached) layout of a configuration."""
-    return ActionLayout(config)
+    """The layout of a configuration (built once per config object)."""
+    return config.cached("_action_layout", ActionLayout)
 
 
 def num_actions(config: GameConfig) -> int:

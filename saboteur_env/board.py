@@ -17,8 +17,6 @@ An oriented card with open bits ``o`` is legal at a cell when ``(o & cons) == re
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -44,6 +42,43 @@ _GROUPS = [s.groups for s in SHAPES]
 _GROUP_OF_EDGE = [s.group_of_edge for s in SHAPES]
 _GROUP_BITS = [[sum(1 << e for e in g) for g in s.groups] for s in SHAPES]
 _SHAPE_IS_PATH = SHAPE_KIND < NUM_PATH_KINDS
+
+
+# Public board planes (observation planes 0-23, see observation.PLANES), kept up to date by put/remove:
+# one static column per shape, plus columns for an empty cell and a face-down goal; rows 4-7 (arms connected to
+# the start) are written from cell_reach.
+_BITS4 = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(np.float32)
+_BITS6 = ((np.arange(64)[:, None] >> np.arange(6)) & 1).astype(np.float32)
+NUM_PUBLIC_PLANES = 24
+_EMPTY_COL = len(SHAPES)
+_FACEDOWN_COL = len(SHAPES) + 1
+
+
+def _build_plane_columns() -> NDArray[np.float32]:
+    cols = np.zeros((len(SHAPES) + 2, NUM_PUBLIC_PLANES), dtype=np.float32)
+    for i, shape in enumerate(SHAPES):
+        cols[i, 0:4] = _BITS4[shape.open_bits]
+        cols[i, 8:14] = _BITS6[shape.join_bits]
+        cols[i, 14:18] = _BITS4[shape.stub_bits]
+        cols[i, 18] = shape.kind == KIND_START
+        cols[i, 19] = shape.kind < NUM_PATH_KINDS
+        cols[i, 21] = shape.kind == KIND_GOAL_GOLD
+        cols[i, 22] = shape.kind in GOAL_KINDS[1:]
+    cols[_EMPTY_COL, 23] = 1.0
+    cols[_FACEDOWN_COL, 20] = 1.0
+    return cols
+
+
+_PLANE_COLUMNS = _build_plane_columns()
+
+
+def refresh_planes(state: GameState) -> None:
+    """Recompute every public plane (after a rockfall or when a board is laid out)."""
+    geo = geometry(state.config)
+    shape = state.cell_shape
+    col = np.where(shape >= 0, shape, np.where(geo.is_goal_cell, _FACEDOWN_COL, _EMPTY_COL))
+    state.planes[:] = _PLANE_COLUMNS[col].T
+    state.planes[4:8] = _BITS4[state.cell_reach].T
 
 
 def _build_legal_table() -> NDArray[np.bool_]:
@@ -99,14 +134,18 @@ class Geometry:
         self.col_of = np.arange(hw) % self.cols
 
 
-@lru_cache(maxsize=64)
 def geometry(config: GameConfig) -> Geometry:
-    return Geometry(config)
+    """The geometry of a configuration (built once per config object)."""
+    return config.cached("_geometry", Geometry)
 
 
 # ---- connectivity -----------------------------------------------------------------------------------------------
-def _flood(state: GameState, geo: Geometry, stack: list[tuple[int, int]]) -> None:
-    """Spread reachability from the (cell, group) pairs on ``stack`` (their arms already marked)."""
+def _flood(state: GameState, geo: Geometry, stack: list[tuple[int, int]]) -> list[int]:
+    """Spread reachability from the (cell, group) pairs on ``stack`` (their arms already marked).
+
+    Returns the cells whose reach bits changed.
+    """
+    changed = []
     shape_of = state.cell_shape
     reach = state.cell_reach
     nbr = geo.nbr_list
@@ -125,6 +164,8 @@ def _flood(state: GameState, geo: Geometry, stack: list[tuple[int, int]]) -> Non
                 continue
             reach[j] |= _GROUP_BITS[sj][gj]
             stack.append((j, gj))
+            changed.append(j)
+    return changed
 
 
 def recompute_reach(state: GameState) -> None:
@@ -136,8 +177,11 @@ def recompute_reach(state: GameState) -> None:
     _flood(state, geo, [(start, 0)])
 
 
-def _connect_new_card(state: GameState, geo: Geometry, cell: int) -> None:
-    """Mark the groups of the card at ``cell`` that touch a connected facing arm, then flood from them."""
+def _connect_new_card(state: GameState, geo: Geometry, cell: int) -> list[int]:
+    """Mark the groups of the card at ``cell`` that touch a connected facing arm, then flood from them.
+
+    Returns the other cells whose reach bits changed.
+    """
     shape = state.cell_shape[cell]
     stack = []
     for gi, group in enumerate(_GROUPS[shape]):
@@ -147,16 +191,21 @@ def _connect_new_card(state: GameState, geo: Geometry, cell: int) -> None:
                 state.cell_reach[cell] |= _GROUP_BITS[shape][gi]
                 stack.append((cell, gi))
                 break
-    _flood(state, geo, stack)
+    return _flood(state, geo, stack)
 
 
 def put_card(state: GameState, cell: int, shape: int) -> None:
     """Put a face-up card on ``cell`` and extend connectivity (no legality check)."""
-    geo = geometry(state.config)
+    geo = state.geo
     state.cell_shape[cell] = shape
     state.cell_open[cell] = SHAPE_OPEN[shape]
     state.cell_reach[cell] = 0
-    _connect_new_card(state, geo, cell)
+    changed = _connect_new_card(state, geo, cell)
+    planes = state.planes
+    planes[:, cell] = _PLANE_COLUMNS[shape]
+    planes[4:8, cell] = _BITS4[state.cell_reach[cell]]
+    for j in changed:
+        planes[4:8, j] = _BITS4[state.cell_reach[j]]
     state.board_changed()
 
 
@@ -166,6 +215,7 @@ def remove_card(state: GameState, cell: int) -> int:
     state.cell_shape[cell] = -1
     state.cell_open[cell] = 0
     recompute_reach(state)
+    refresh_planes(state)
     state.board_changed()
     return kind
 
@@ -268,6 +318,7 @@ def init_board(state: GameState) -> None:
     state.cell_shape[geo.start_cell] = START_SHAPE
     state.cell_open[geo.start_cell] = SHAPE_OPEN[START_SHAPE]
     recompute_reach(state)
+    refresh_planes(state)
     state.board_changed()
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TypeVar
 
 from saboteur_env.cards import DECK_SIZE, HAND_SIZE_BY_PLAYERS
 
@@ -14,6 +16,9 @@ MAX_MARGIN = 10
 MAX_HISTORY = 256
 GAMES = ("base",)
 REWARDS = ("gold", "win")
+
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -44,6 +49,21 @@ class GameConfig:
 
     def __post_init__(self) -> None:
         self.validate()
+
+    def cached(self, key: str, factory: Callable[[GameConfig], T]) -> T:
+        """Per-config memo for derived tables (layouts, geometry); kept out of pickles and comparisons."""
+        value = self.__dict__.get(key)
+        if value is None:
+            value = factory(self)
+            object.__setattr__(self, key, value)
+        return value
+
+    def __getstate__(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     def __hash__(self) -> int:
         # Cached: configs key the layout caches on every decision, and the generated hash rebuilds a tuple.

@@ -39,20 +39,17 @@ won / 1 = saboteurs won for ROUND_END.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import board
 from saboteur_env.cards import (
+    DECK_SIZE,
     GOAL_KINDS,
     KIND_GOAL_GOLD,
     NUM_DECK_KINDS,
     NUM_KINDS,
-    SHAPE_JOIN,
-    SHAPE_KIND,
-    SHAPE_STUB,
 )
 from saboteur_env.config import GameConfig
 from saboteur_env.state import EventType, GameState
@@ -65,17 +62,14 @@ PLANES = (
     "start", "path", "goal_facedown", "goal_gold", "goal_stone", "empty",
     "peeked_gold", "peeked_stone",
 )  # fmt: skip
-NUM_PUBLIC_PLANES = 24
+NUM_PUBLIC_PLANES = board.NUM_PUBLIC_PLANES
 SEAT_COLUMNS = (
     "broken_pickaxe", "broken_lantern", "broken_cart", "hand_size", "gold_cards",
     "peeked_0", "peeked_1", "peeked_2", "last_role_digger", "last_role_saboteur",
 )  # fmt: skip
 NUM_EVENT_TYPES = len(EventType)
+_DISCARD = int(EventType.DISCARD)
 
-_BITS4 = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(np.float32)
-_BITS6 = ((np.arange(64)[:, None] >> np.arange(6)) & 1).astype(np.float32)
-_IS_STONE = np.isin(SHAPE_KIND, GOAL_KINDS[1:])
-_IS_GOLD = SHAPE_KIND == KIND_GOAL_GOLD
 
 
 class ObservationLayout:
@@ -84,6 +78,7 @@ class ObservationLayout:
     def __init__(self, config: GameConfig) -> None:
         p, hw, L = config.num_players, config.num_cells, config.history_length
         self.config = config
+        self.num_players, self.history_length = p, L
         self.event_size = 1 + NUM_EVENT_TYPES + p + NUM_KINDS + p + 2 + NUM_KINDS
         ev = {}
         pos = 0
@@ -124,6 +119,10 @@ class ObservationLayout:
         high[self.slices["my_nuggets"]] = 1000
         self.high = high
         # Event rows for every viewer: actor/target one-hots by absolute seat x for viewer v at (x - v) % P.
+        geo = board.geometry(config)
+        self.cell_rowcol = np.stack(
+            [geo.row_of / max(1, geo.rows - 1), geo.col_of / max(1, geo.cols - 1)], axis=1
+        ).astype(np.float32)
         self.seat_onehots = np.zeros((p, p, p), dtype=np.float32)
         for x in range(p):
             for v in range(p):
@@ -134,34 +133,14 @@ class ObservationLayout:
         return {name: obs[s].reshape(self.shapes[name]) for name, s in self.slices.items()}
 
 
-@lru_cache(maxsize=64)
 def observation_layout(config: GameConfig) -> ObservationLayout:
-    return ObservationLayout(config)
+    """The observation layout of a configuration (built once per config object)."""
+    return config.cached("_observation_layout", ObservationLayout)
 
 
 def public_board_planes(state: GameState) -> NDArray[np.float32]:
-    """The 24 public planes, flat ``(24 * HW,)``; cached until the board changes."""
-    cached = state._cache.get("planes")
-    if cached is not None and cached[0] == state.board_version:
-        return cached[1]
-    geo = board.geometry(state.config)
-    shape = state.cell_shape
-    valid = shape >= 0
-    sh = np.where(valid, shape, 0)
-    planes = np.empty((NUM_PUBLIC_PLANES, geo.num_cells), dtype=np.float32)
-    planes[0:4] = _BITS4[state.cell_open].T
-    planes[4:8] = _BITS4[state.cell_reach].T
-    planes[8:14] = _BITS6[np.where(valid, SHAPE_JOIN[sh], 0)].T
-    planes[14:18] = _BITS4[np.where(valid, SHAPE_STUB[sh], 0)].T
-    planes[18] = shape == board.START_SHAPE
-    planes[19] = board.removable_cells(state)
-    planes[20] = geo.is_goal_cell & ~valid
-    planes[21] = valid & _IS_GOLD[sh]
-    planes[22] = valid & _IS_STONE[sh]
-    planes[23] = ~valid & ~geo.is_goal_cell
-    flat = planes.ravel()
-    state._cache["planes"] = (state.board_version, flat)
-    return flat
+    """The 24 public planes, flat ``(24 * HW,)`` (maintained by ``board``; a read-only view)."""
+    return state.planes.ravel()
 
 
 def encode_event(state: GameState, etype: int, actor: int, kind: int, target: int, cell: int, arg: int) -> None:
@@ -170,31 +149,30 @@ def encode_event(state: GameState, etype: int, actor: int, kind: int, target: in
     Each event is encoded once for all viewers, so building an observation only copies rows. Another seat's
     face-down discard shows no card kind.
     """
-    L = state.config.history_length
+    lay = state.obs_layout
+    L = lay.history_length
     if L == 0:
         return
-    lay = observation_layout(state.config)
     eo = lay.event_offsets
-    p = state.config.num_players
-    rows = np.zeros((p, lay.event_size), dtype=np.float32)
-    rows[:, eo["valid"]] = 1.0
-    rows[:, eo["type"] + etype] = 1.0
+    p = lay.num_players
+    discard = etype == _DISCARD
+    row = np.zeros(lay.event_size, dtype=np.float32)  # what every viewer sees, before seat-relative parts
+    row[eo["valid"]] = 1.0
+    row[eo["type"] + etype] = 1.0
+    if kind >= 0 and not discard:
+        row[eo["kind"] + kind] = 1.0
+    if arg >= 0:
+        row[eo["arg"] + arg] = 1.0
+    if cell >= 0:
+        row[eo["row"] : eo["row"] + 2] = lay.cell_rowcol[cell]
+    pos = state.hist_pos
+    rows = state.hist_ring[:, pos]
+    rows[:] = row
     rows[:, eo["actor"] : eo["actor"] + p] = lay.seat_onehots[actor]
-    if kind >= 0:
-        if etype == EventType.DISCARD:
-            rows[actor, eo["kind"] + kind] = 1.0
-        else:
-            rows[:, eo["kind"] + kind] = 1.0
+    if kind >= 0 and discard:
+        rows[actor, eo["kind"] + kind] = 1.0  # a face-down discard: only the discarder sees the card
     if target >= 0:
         rows[:, eo["target"] : eo["target"] + p] = lay.seat_onehots[target]
-    if cell >= 0:
-        geo = board.geometry(state.config)
-        rows[:, eo["row"]] = geo.row_of[cell] / max(1, geo.rows - 1)
-        rows[:, eo["col"]] = geo.col_of[cell] / max(1, geo.cols - 1)
-    if arg >= 0:
-        rows[:, eo["arg"] + arg] = 1.0
-    pos = state.hist_pos
-    state.hist_ring[:, pos] = rows
     state.hist_ring[:, pos + L] = rows
     state.hist_pos = (pos + 1) % L
 
@@ -205,6 +183,12 @@ def rebuild_history(state: GameState) -> None:
     state.hist_pos = 0
     for row in state.events[: state.num_events].tolist():
         encode_event(state, *row)
+
+
+def set_seat_value(state: GameState, seat: int, column: int, value: float) -> None:
+    """Update one entry of the public per-seat table (both copies)."""
+    state.seat_table[seat, column] = value
+    state.seat_table[seat + state.config.num_players, column] = value
 
 
 def refresh_seat_table(state: GameState) -> None:
@@ -222,13 +206,13 @@ def refresh_seat_table(state: GameState) -> None:
 
 def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat``: public information plus that seat's private information only."""
-    lay = observation_layout(state.config)
-    p, hw, off = state.config.num_players, lay.hw, lay.off
+    lay = state.obs_layout
+    p, hw, off = lay.num_players, lay.hw, lay.off
     out = np.zeros(lay.size, dtype=np.float32)
-    out[: NUM_PUBLIC_PLANES * hw] = public_board_planes(state)
-    peeked = state.peeked[seat]
-    if peeked.any():
-        geo = board.geometry(state.config)
+    out[: NUM_PUBLIC_PLANES * hw] = state.planes.ravel()
+    peeked = state.peeked[seat].tolist()
+    if True in peeked:
+        geo = state.geo
         for slot in range(3):
             if peeked[slot]:
                 plane = 24 if state.goal_kind[slot] == KIND_GOAL_GOLD else 25
@@ -237,12 +221,12 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     out[off["hand"] : off["seats"]] = state.hands[seat]
     # seat_table holds the P seat rows twice, so the seat-relative order is one contiguous slice.
     out[off["seats"] : off["deck_size"]] = state.seat_table[seat : seat + p].ravel()
-    out[off["deck_size"]] = state.deck_size
-    out[off["gold_deck_size"]] = np.count_nonzero(state.gold_left)
+    out[off["deck_size"]] = DECK_SIZE - state.deck_pos
+    out[off["gold_deck_size"]] = state.gold_deck_size
     out[off["round"] + state.round] = 1.0
     out[off["to_act"] + (state.current - seat) % p] = 1.0
     out[off["my_nuggets"]] = state.gold_nuggets[seat]
-    L = state.config.history_length
+    L = lay.history_length
     if L:
         # The ring holds every row twice (at i and i + L): the last L events in order are one slice.
         pos = state.hist_pos

@@ -162,6 +162,7 @@ def _lay_board(state: GameState, text: str) -> None:
             state.cell_shape[cell] = shape
             state.cell_open[cell] = SHAPE_OPEN[shape]
     board.recompute_reach(state)
+    board.refresh_planes(state)
 
 
 __all__ = ["kind_of", "make_state"]

@@ -20,6 +20,7 @@ from saboteur_env.actions import ActionType, action_layout
 from saboteur_env.cards import (
     DECK_COUNTS,
     DIGGERS_BY_PLAYERS,
+    DOUBLE_REPAIR_TOOLS,
     GOAL_KINDS,
     GOLD_CARD_VALUES,
     KIND_BROKEN,
@@ -39,7 +40,7 @@ from saboteur_env.cards import (
     Role,
 )
 from saboteur_env.config import GameConfig
-from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
 
 
 class IllegalActionError(ValueError):
@@ -50,7 +51,8 @@ class GameOverError(ValueError):
     """An action was applied to a finished game."""
 
 
-_DOUBLE_TOOL_IDX = np.array([[0, 1], [0, 2], [1, 2]])
+HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
+PEEKED_COLUMN = observation.SEAT_COLUMNS.index("peeked_0")
 _REL = {}  # (P, seat) -> seat-relative index array
 
 
@@ -102,6 +104,7 @@ def _blank_state(
         cell_shape=np.full(hw, -1, dtype=np.int16),
         cell_open=np.zeros(hw, dtype=np.uint8),
         cell_reach=np.zeros(hw, dtype=np.uint8),
+        planes=np.zeros((board.NUM_PUBLIC_PLANES, hw), dtype=np.float32),
         goal_kind=np.zeros(3, dtype=np.int16),
         goal_revealed=np.zeros(3, dtype=bool),
         gold_nuggets=np.zeros(p, dtype=np.int32),
@@ -114,6 +117,7 @@ def _blank_state(
             (p, 2 * config.history_length, observation.observation_layout(config).event_size), dtype=np.float32
         ),
     )
+    attach_tables(state)
     start_round(state, 0, starter=0)
     return state
 
@@ -148,30 +152,34 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
     cached = state._cache.get("mask")
     if cached is not None:
         return cached
-    layout = action_layout(state.config)
+    layout = state.layout
     mask = np.zeros(layout.num_actions, dtype=bool)
     if not state.game_over:
         seat = state.current
         p = state.config.num_players
         hand = state.hands[seat]
-        has = hand > 0
         counts = hand.tolist()
-        sl = layout.slices
-        if any(counts[:NUM_PATH_KINDS]) and not state.broken[seat].any():
-            mask[sl["place"]] = (board.placement_table(state) & has[PLACEABLE_KIND]).ravel()
+        views = layout.segment_shapes
+        if any(counts[:NUM_PATH_KINDS]) and True not in state.broken[seat].tolist():
+            out = mask[: layout.num_place].reshape(views["place"])
+            np.logical_and(board.placement_table(state), hand[PLACEABLE_KIND] > 0, out=out)
         if any(counts[16:25]):
-            broken_rel = state.broken[rel_seats(p, seat)].T  # (3, P): tool x seat offset
-            if any(counts[16:19]):
-                mask[sl["break"]] = (has[16:19, None] & ~broken_rel).ravel()
-            if any(counts[19:22]):
-                mask[sl["repair"]] = (has[19:22, None] & broken_rel).ravel()
-            if any(counts[22:25]):
-                mask[sl["double_repair"]] = (has[22:25, None, None] & broken_rel[_DOUBLE_TOOL_IDX]).ravel()
+            # Tool cards: 12 rows of P seat offsets (break x3, repair x3, double repair x3x2), built as bit sets
+            # in Python and expanded by one table lookup.
+            rows_by_seat = state.broken.tolist()
+            rel = rows_by_seat[seat:] + rows_by_seat[:seat]
+            bits = [sum(1 << k for k, row in enumerate(rel) if row[t]) for t in range(3)]
+            full = (1 << p) - 1
+            rows = [full & ~bits[t] if counts[16 + t] else 0 for t in range(3)]
+            rows += [bits[t] if counts[19 + t] else 0 for t in range(3)]
+            for c, (x, y) in enumerate(DOUBLE_REPAIR_TOOLS):
+                rows += [bits[x], bits[y]] if counts[22 + c] else [0, 0]
+            mask[layout.offsets["break"] : layout.offsets["rockfall"]] = layout.seat_bit_rows[rows].ravel()
         if counts[KIND_ROCKFALL]:
-            mask[sl["rockfall"]] = board.removable_cells(state)
+            mask[layout.slices["rockfall"]] = board.removable_cells(state)
         if counts[KIND_MAP]:
-            mask[sl["map"]] = ~state.goal_revealed
-        mask[sl["discard"]] = has
+            mask[layout.slices["map"]] = ~state.goal_revealed
+        np.greater(hand, 0, out=mask[layout.offsets["discard"] :])
     mask.flags.writeable = False
     state._cache["mask"] = mask
     return mask
@@ -223,7 +231,7 @@ def apply_action(state: GameState, action: int, *, inplace: bool = False) -> Gam
     """
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
-    layout = action_layout(state.config)
+    layout = state.layout
     a = layout.check(action)
     if not legal_action_mask(state)[a]:
         raise IllegalActionError(
@@ -231,11 +239,11 @@ def apply_action(state: GameState, action: int, *, inplace: bool = False) -> Gam
         )
     s = state if inplace else state.clone()
     s._cache.pop("mask", None)
-    s.last_rewards[:] = 0.0
-    s.round_just_ended = False
+    if s.round_just_ended:  # rewards are only ever set at a round end
+        s.last_rewards[:] = 0.0
+        s.round_just_ended = False
     _apply_legal(s, a)
     s.num_decisions += 1
-    observation.refresh_seat_table(s)
     return s
 
 
@@ -246,12 +254,15 @@ def _log(state: GameState, etype: int, actor: int, kind: int = -1, target: int =
 
 
 def _apply_legal(s: GameState, a: int) -> None:
-    layout = action_layout(s.config)
+    layout = s.layout
     seat = s.current
     p = s.config.num_players
     atype = layout.type_of[a]
     kind = layout.kind_of[a]
     s.hands[seat, kind] -= 1
+    table = s.seat_table  # public per-seat table of the observation, updated entry by entry
+    table[seat, HAND_SIZE_COLUMN] -= 1
+    table[seat + p, HAND_SIZE_COLUMN] -= 1
     if atype == ActionType.PLACE:
         cell = layout.arg_of[a]
         rot = layout.tool_of[a]
@@ -269,11 +280,13 @@ def _apply_legal(s: GameState, a: int) -> None:
     elif atype == ActionType.BREAK:
         target = (seat + layout.target_of[a]) % p
         s.broken[target, layout.tool_of[a]] = True
+        observation.set_seat_value(s, target, layout.tool_of[a], 1.0)
         _log(s, EventType.BREAK, seat, kind, target, -1, layout.tool_of[a])
     elif atype in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
         target = (seat + layout.target_of[a]) % p
         tool = layout.tool_of[a]
         s.broken[target, tool] = False
+        observation.set_seat_value(s, target, tool, 0.0)
         s.discards[kind] += 1
         s.discards[KIND_BROKEN[tool]] += 1
         _log(s, EventType.REPAIR, seat, kind, target, -1, tool)
@@ -285,6 +298,7 @@ def _apply_legal(s: GameState, a: int) -> None:
         _log(s, EventType.ROCKFALL, seat, kind, -1, cell, removed)
     elif atype == ActionType.MAP:
         s.peeked[seat, layout.arg_of[a]] = True
+        observation.set_seat_value(s, seat, PEEKED_COLUMN + layout.arg_of[a], 1.0)
         s.discards[kind] += 1
         _log(s, EventType.MAP, seat, kind, -1, -1, layout.arg_of[a])
     else:
@@ -294,6 +308,8 @@ def _apply_legal(s: GameState, a: int) -> None:
     if s.deck_pos < len(deck):
         s.hands[seat, deck[s.deck_pos]] += 1
         s.deck_pos += 1
+        table[seat, HAND_SIZE_COLUMN] += 1
+        table[seat + p, HAND_SIZE_COLUMN] += 1
     s.last_player = seat
     if s.deck_pos < len(deck):  # while cards are left to draw, every hand holds cards
         s.current = (seat + 1) % p
@@ -379,6 +395,7 @@ def _end_round(s: GameState, diggers_win: bool, finder: int) -> None:
     else:
         cards, bank = saboteur_gold(s)
     nuggets = np.array([sum(c) + b for c, b in zip(cards, bank, strict=True)], dtype=np.int32)
+    s.gold_deck_size = int(s.gold_left.sum())
     s.gold_nuggets += nuggets
     s.gold_cards += np.array([len(c) for c in cards], dtype=np.int16)
     winners = Role.GOLD_DIGGER if diggers_win else Role.SABOTEUR
@@ -405,6 +422,7 @@ def _end_round(s: GameState, diggers_win: bool, finder: int) -> None:
         start_round(s, s.round + 1, starter=(s.last_player + 1) % p)
     else:
         s.game_over = True
+        observation.refresh_seat_table(s)
 
 
 # ---- queries ---------------------------------------------------------------------------------------------------------

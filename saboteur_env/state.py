@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,6 +62,7 @@ class GameState:
     cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) cards.SHAPES id, -1 none
     cell_open: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) open-edge bits
     cell_reach: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) arms connected to start
+    planes: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (24, HW) public board planes
     goal_kind: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (3,) hidden until revealed
     goal_revealed: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (3,)
     current: int = 0  # seat to act
@@ -80,6 +82,11 @@ class GameState:
     game_over: bool = False
     round_just_ended: bool = False  # the last applied action ended a round
     round_results: list[dict] = field(default_factory=list)
+    gold_deck_size: int = 28  # gold cards left in the gold deck (public)
+    # ---- per-config tables (shared, immutable): geometry, action and observation layouts ----
+    geo: Any = field(default=None, repr=False, compare=False)
+    layout: Any = field(default=None, repr=False, compare=False)
+    obs_layout: Any = field(default=None, repr=False, compare=False)
     # ---- caches derived from the arrays above (replaced, never mutated in place) ----
     board_version: int = 0
     _cache: dict = field(default_factory=dict, repr=False)
@@ -91,6 +98,15 @@ class GameState:
     @property
     def deck_size(self) -> int:
         return int(self.round_decks.shape[1]) - self.deck_pos
+
+    def __getstate__(self) -> dict:
+        # Per-config tables are rebuilt from the config after unpickling (they hold large lookup tables).
+        return {k: v for k, v in self.__dict__.items() if k not in ("geo", "layout", "obs_layout", "_cache")}
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        self._cache = {}
+        attach_tables(self)
 
     def clone(self) -> GameState:
         """An independent copy (arrays copied; caches shared, as they are never mutated in place)."""
@@ -110,16 +126,27 @@ class GameState:
         import hashlib
 
         h = hashlib.sha256()
-        for name in _ARRAY_FIELDS[:-2]:  # the last two are observation encodings derived from the rest
+        for name in _ARRAY_FIELDS[:-3]:  # the last three are observation encodings derived from the rest
             h.update(name.encode())
             h.update(np.ascontiguousarray(getattr(self, name)).tobytes())
         h.update(
             repr(
                 (self.round, self.deck_pos, self.leftover_role, self.current, self.last_player, self.num_events,
-                 self.num_decisions, self.game_over)
+                 self.num_decisions, self.game_over, self.gold_deck_size)
             ).encode()
         )
         return h.hexdigest()[:16]
+
+
+def attach_tables(state: GameState) -> None:
+    """Point the state at its config's shared tables (geometry, layouts)."""
+    from saboteur_env.actions import action_layout
+    from saboteur_env.board import geometry
+    from saboteur_env.observation import observation_layout
+
+    state.geo = geometry(state.config)
+    state.layout = action_layout(state.config)
+    state.obs_layout = observation_layout(state.config)
 
 
 _ARRAY_FIELDS = (
@@ -143,6 +170,7 @@ _ARRAY_FIELDS = (
     "last_rewards",
     "last_round_roles",
     "events",
+    "planes",
     "seat_table",
     "hist_ring",
 )

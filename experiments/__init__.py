@@ -1,0 +1,1 @@
+"""Experiments: tournament runner, benchmark, golden-replay generator (no game logic here)."""

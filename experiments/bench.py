@@ -1,0 +1,80 @@
+"""Speed benchmark with random legal agents (not a test).
+
+    python -m experiments.bench                      # raw_env and env() at 4 and 10 players
+    python -m experiments.bench --games 300 --repeats 3
+
+Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
+(``legal[rng.integers(len(legal))]``). "Decisions" count non-``None`` actions; dead steps at the end are excluded.
+The ``engine`` line drives the rules directly (mask + observation + ``apply_action(inplace=True)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from saboteur_env import GameConfig, apply_action, encode_observation, env, legal_action_mask, new_game, raw_env
+
+
+def bench_env(make, num_players: int, games: int, seed: int) -> tuple[float, float]:
+    e = make(num_players=num_players)
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    start = time.perf_counter()
+    for g in range(games):
+        e.reset(seed=seed + g)
+        for _ in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(int(legal[rng.integers(legal.size)]))
+            decisions += 1
+    elapsed = time.perf_counter() - start
+    return decisions / elapsed, games / elapsed
+
+
+def bench_engine(num_players: int, games: int, seed: int) -> tuple[float, float]:
+    cfg = GameConfig(num_players=num_players)
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    start = time.perf_counter()
+    for _ in range(games):
+        state = new_game(cfg, rng)
+        while not state.game_over:
+            encode_observation(state, state.current)
+            legal = np.flatnonzero(legal_action_mask(state))
+            apply_action(state, int(legal[rng.integers(legal.size)]), inplace=True)
+            decisions += 1
+    elapsed = time.perf_counter() - start
+    return decisions / elapsed, games / elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, nargs="+", default=[4, 10])
+    parser.add_argument("--games", type=int, default=100, help="games (of 3 rounds) per measurement")
+    parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+          f"{args.games} games x {args.repeats} repeats (median)")
+    print(f"{'target':<8} {'players':>7} {'decisions/s':>12} {'games/s':>9}")
+    targets = {"engine": None, "raw_env": raw_env, "env()": env}
+    for n in args.players:
+        for name, make in targets.items():
+            runs = [
+                bench_engine(n, args.games, args.seed) if make is None else bench_env(make, n, args.games, args.seed)
+                for _ in range(args.repeats)
+            ]
+            dps, gps = np.median([r[0] for r in runs]), np.median([r[1] for r in runs])
+            print(f"{name:<8} {n:>7} {dps:>12,.0f} {gps:>9.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
