@@ -189,6 +189,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._infos_set = False
+        self._rewards_set = False
         self.agent_selection = self.possible_agents[self.game.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -196,7 +197,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         seat = self._seat[agent]
         obs = encode_observation(game, seat)
         if agent == self.agent_selection and not (self.terminations.get(agent) or self.truncations.get(agent)):
-            mask = rules.legal_action_mask(game).astype(np.int8)
+            mask = rules.legal_action_mask(game).view(np.int8).copy()
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
@@ -213,9 +214,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         game = self._require_game()
         rules.apply_action(game, action, inplace=True)  # raises before any change on bad input
         self._cumulative_rewards[agent] = 0.0
-        rewards = game.last_rewards
-        for a, seat in self._seat.items():
-            self.rewards[a] = float(rewards[seat])
+        # Rewards are only non-zero at a round end; skip the per-agent bookkeeping otherwise.
+        reward_step = game.round_just_ended
+        if reward_step or self._rewards_set:
+            values = game.last_rewards.tolist()
+            for a, seat in self._seat.items():
+                self.rewards[a] = values[seat]
+            self._rewards_set = reward_step
         if game.round_just_ended:
             result = game.round_results[-1]
             self.infos = {a: {"round_result": result} for a in self.agents}
@@ -231,7 +236,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % self.config.num_players]
         else:
             self.agent_selection = self.possible_agents[game.current]
-        self._accumulate_rewards()
+        if reward_step:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
