@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saboteur_env import RULES_VERSION, GameConfig, apply_action, encode_observation, new_game
 from experiments.make_golden import observation_digest
+from saboteur_env import RULES_VERSION, GameConfig, apply_action, encode_observation, new_game
 
 FILES = sorted((Path(__file__).parent / "data").glob("golden_*.jsonl"))
 
