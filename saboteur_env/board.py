@@ -168,13 +168,44 @@ def _flood(state: GameState, geo: Geometry, stack: list[tuple[int, int]]) -> lis
     return changed
 
 
+def _build_closure() -> NDArray[np.uint8]:
+    """CLOSURE[shape, bits]: the arms joined through the card to any arm in ``bits`` (last row: no card)."""
+    out = np.zeros((len(SHAPES) + 1, 16), dtype=np.uint8)
+    for s, group_bits in enumerate(_GROUP_BITS):
+        for bits in range(16):
+            out[s, bits] = sum(g for g in group_bits if g & bits)
+    return out
+
+
+_CLOSURE = _build_closure()
+_OPEN_PAD = np.append(SHAPE_OPEN, 0).astype(np.uint8)
+
+
+def reach_fixpoint(state: GameState) -> NDArray[np.uint8]:
+    """Arms connected to the start, computed from scratch by vectorised propagation to a fixpoint.
+
+    Each sweep joins facing open arms of neighbouring maze cards and closes over each card's tunnels (one table
+    lookup). Used for full recomputations (rockfall, hand-built positions); placements extend the reachable set
+    incrementally with :func:`_flood`, and the tests check that both agree.
+    """
+    geo = geometry(state.config)
+    shape = np.where(state.cell_shape >= 0, state.cell_shape, len(SHAPES))
+    open_ = _OPEN_PAD[shape]
+    reach = np.zeros(geo.num_cells + 1, dtype=np.uint8)  # last entry: off-area sentinel
+    reach[geo.start_cell] = _CLOSURE[shape[geo.start_cell], 15]
+    while True:
+        incoming = np.zeros(geo.num_cells, dtype=np.uint8)
+        for d in range(4):
+            incoming |= ((reach[geo.nbr_pad[d]] >> ((d + 2) % 4)) & 1) << d
+        new = _CLOSURE[shape, (reach[:-1] | incoming) & open_]
+        if np.array_equal(new, reach[:-1]):
+            return new
+        reach[:-1] = new
+
+
 def recompute_reach(state: GameState) -> None:
     """Full recomputation from the start card (after a rockfall or when building a position)."""
-    geo = geometry(state.config)
-    state.cell_reach[:] = 0
-    start = geo.start_cell
-    state.cell_reach[start] = _GROUP_BITS[state.cell_shape[start]][0]
-    _flood(state, geo, [(start, 0)])
+    state.cell_reach[:] = reach_fixpoint(state)
 
 
 def _connect_new_card(state: GameState, geo: Geometry, cell: int) -> list[int]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from saboteur_env import GameConfig, IllegalActionError, apply_action, legal_action_mask, new_game
-from saboteur_env.board import refresh_planes
+from saboteur_env.board import reach_fixpoint, refresh_planes
 from saboteur_env.cards import DECK_COUNTS
 from saboteur_env.observation import encode_observation, observation_layout, rebuild_history, refresh_seat_table
 from saboteur_env.rules import card_conservation
@@ -47,6 +47,7 @@ def _play(num_players: int, seed: int, fuzz: bool = True, reward: str = "gold"):
             round_decisions = 0
         if not state.game_over:
             assert (card_conservation(state) == DECK_COUNTS).all()
+            assert np.array_equal(reach_fixpoint(state), state.cell_reach), "incremental flood == numpy fixpoint"
             planes = state.planes.copy()
             refresh_planes(state)
             assert np.array_equal(planes, state.planes), "incremental board planes match a full recompute"
