@@ -100,6 +100,7 @@ class ActionLayout:
         self.num_place = sizes["place"]
         # Row v: the seat offsets whose bit is set in v (builds the tool-card part of the mask).
         self.seat_bit_rows = ((np.arange(1 << p)[:, None] >> np.arange(p)) & 1).astype(bool)
+        self.tool_rows_memo: dict[tuple[int, ...], np.ndarray] = {}  # 12 bit rows -> flat tool-card segment
         self.segment_shapes: dict[str, tuple[int, ...]] = {
             "place": (hw, o),
             "break": (3, p),

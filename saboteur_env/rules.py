@@ -174,7 +174,13 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
             rows += [bits[t] if counts[19 + t] else 0 for t in range(3)]
             for c, (x, y) in enumerate(DOUBLE_REPAIR_TOOLS):
                 rows += [bits[x], bits[y]] if counts[22 + c] else [0, 0]
-            mask[layout.offsets["break"] : layout.offsets["rockfall"]] = layout.seat_bit_rows[rows].ravel()
+            key = tuple(rows)
+            segment = layout.tool_rows_memo.get(key)
+            if segment is None:
+                if len(layout.tool_rows_memo) > 100_000:  # bound the memo in very long runs
+                    layout.tool_rows_memo.clear()
+                segment = layout.tool_rows_memo[key] = layout.seat_bit_rows[rows].ravel()
+            mask[layout.offsets["break"] : layout.offsets["rockfall"]] = segment
         if counts[KIND_ROCKFALL]:
             mask[layout.slices["rockfall"]] = board.removable_cells(state)
         if counts[KIND_MAP]:
