@@ -446,6 +446,13 @@ def returns(state: GameState) -> NDArray[np.float64]:
     return state.gold_nuggets.astype(np.float64)
 
 
+def reward_range(config: GameConfig) -> tuple[float, float]:
+    """Bounds of one seat's summed rewards over a game (``"gold"``: at most 9 cards of 3 nuggets per round)."""
+    if config.reward == "win":
+        return -float(config.rounds), float(config.rounds)
+    return 0.0, float(MAX_GOLD_DRAWN * 3 * config.rounds)
+
+
 def final_ranking(state: GameState) -> list[int]:
     """Rank per seat by nuggets (1 = best; tied players share a rank)."""
     g = state.gold_nuggets
@@ -478,5 +485,6 @@ __all__ = [
     "legal_action_mask",
     "new_game",
     "returns",
+    "reward_range",
     "start_round",
 ]

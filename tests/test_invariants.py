@@ -9,7 +9,7 @@ from saboteur_env import GameConfig, IllegalActionError, apply_action, legal_act
 from saboteur_env.board import reach_fixpoint, refresh_planes
 from saboteur_env.cards import DECK_COUNTS
 from saboteur_env.observation import encode_observation, observation_layout, rebuild_history, refresh_seat_table
-from saboteur_env.rules import card_conservation
+from saboteur_env.rules import card_conservation, reward_range
 
 
 def _play(num_players: int, seed: int, fuzz: bool = True, reward: str = "gold"):
@@ -55,6 +55,8 @@ def _play(num_players: int, seed: int, fuzz: bool = True, reward: str = "gold"):
             refresh_seat_table(state)
             assert np.array_equal(table, state.seat_table), "incremental seat table matches a full recompute"
     assert decisions <= cfg.max_game_length
+    lo, hi = reward_range(cfg)
+    assert (lo <= total).all() and (total <= hi).all()
     assert len(state.round_results) == cfg.rounds
     return state, total
 
