@@ -24,9 +24,9 @@ Seat-relative (offset 0 = the observing seat). The layout (``saboteur_env.observ
 stubs, start, placed path cards, face-down/revealed goals, empty cells, and the goals *I* peeked with their
 content), ``role``, ``hand`` (counts per card kind), ``seats`` (per seat offset: broken tools, hand size, gold
 cards won, maps used on each goal, role revealed last round), ``deck_size``, ``gold_deck_size``, ``round``,
-``to_act``, ``my_nuggets`` and ``history`` (the last ``history_length`` public events: actor, card kind, target,
-cell, argument). ``ObservationLayout.split(obs)`` gives named views; ``PlayerView.from_observation(obs, config)``
-gives a structured view (what heuristic agents read).
+``to_act``, ``my_nuggets``, ``event_count`` and ``history`` (the last ``history_length`` public events: actor,
+card kind, target, cell, argument). ``ObservationLayout.split(obs)`` gives named views;
+``PlayerView.from_observation(obs, config)`` gives a structured view (what heuristic agents read).
 
 Private information appears only in the owner's observation: own role, own hand, own map results, own face-down
 discards, own nuggets. Hidden from everyone: the draw pile, unpeeked goals, the left-over role card.

@@ -26,6 +26,7 @@ name                  shape               content
 ``round``             ``(3,)``            round one-hot
 ``to_act``            ``(P,)``            seat offset to act, one-hot
 ``my_nuggets``        ``(1,)``            my gold so far (private)
+``event_count``       ``(1,)``            public events so far in the game (tells agents which history rows are new)
 ``history``           ``(L, F)``          last public events, oldest first (row L-1 = newest); ``F = 73 + 2 P``
 ====================  ==================  ======================================================================
 
@@ -52,7 +53,7 @@ from saboteur_env.cards import (
     NUM_KINDS,
 )
 from saboteur_env.config import GameConfig
-from saboteur_env.state import EventType, GameState
+from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
 
 PLANES = (
     "open_n", "open_e", "open_s", "open_w",
@@ -97,6 +98,7 @@ class ObservationLayout:
             "round": (3,),
             "to_act": (p,),
             "my_nuggets": (1,),
+            "event_count": (1,),
             "history": (L, self.event_size),
         }
         self.slices: dict[str, slice] = {}
@@ -117,6 +119,7 @@ class ObservationLayout:
         high[self.slices["deck_size"]] = 67
         high[self.slices["gold_deck_size"]] = 28
         high[self.slices["my_nuggets"]] = 1000
+        high[self.slices["event_count"]] = config.rounds * MAX_EVENTS_PER_ROUND
         self.high = high
         # Event rows for every viewer: actor/target one-hots by absolute seat x for viewer v at (x - v) % P.
         geo = board.geometry(config)
@@ -226,6 +229,7 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     out[off["round"] + state.round] = 1.0
     out[off["to_act"] + (state.current - seat) % p] = 1.0
     out[off["my_nuggets"]] = state.gold_nuggets[seat]
+    out[off["event_count"]] = state.num_events
     L = lay.history_length
     if L:
         # The ring holds every row twice (at i and i + L): the last L events in order are one slice.
@@ -321,6 +325,7 @@ class PlayerView:
     round: int
     to_act: int  # seat offset
     my_nuggets: int
+    event_count: int  # public events so far in the game
     gold_cards: NDArray[np.int64]  # (P,)
     peeked: NDArray[np.bool_]  # (P, 3)
     last_round_roles: tuple[int, ...]  # per seat offset: Role, or -1 unknown
@@ -350,28 +355,8 @@ class PlayerView:
                 knowledge.append("stone")
             else:
                 knowledge.append(None)
-        history = []
         p = config.num_players
-        eo = lay.event_offsets
-        for row in parts["history"]:
-            if row[eo["valid"]] < 0.5:
-                continue  # padding before the first event
-            kind_block = row[eo["kind"] : eo["kind"] + NUM_KINDS]
-            target_block = row[eo["target"] : eo["target"] + p]
-            arg_block = row[eo["arg"] : eo["arg"] + NUM_KINDS]
-            etype = EventType(int(np.argmax(row[eo["type"] : eo["type"] + NUM_EVENT_TYPES])))
-            has_cell = etype in (EventType.PLACE, EventType.ROCKFALL, EventType.REVEAL)
-            history.append(
-                Event(
-                    type=etype,
-                    actor=int(np.argmax(row[eo["actor"] : eo["actor"] + p])),
-                    kind=int(np.argmax(kind_block)) if kind_block.any() else -1,
-                    target=int(np.argmax(target_block)) if target_block.any() else -1,
-                    row=round(float(row[eo["row"]]) * max(1, config.rows - 1)) if has_cell else -1,
-                    col=round(float(row[eo["col"]]) * max(1, config.cols - 1)) if has_cell else -1,
-                    arg=int(np.argmax(arg_block)) if arg_block.any() else -1,
-                )
-            )
+        history = _decode_history(parts["history"], lay, p, config)
         seats = parts["seats"]
         lrr = seats[:, 8:10]
         return cls(
@@ -396,11 +381,41 @@ class PlayerView:
             round=int(np.argmax(parts["round"])),
             to_act=int(np.argmax(parts["to_act"])),
             my_nuggets=int(parts["my_nuggets"][0]),
+            event_count=int(parts["event_count"][0]),
             gold_cards=seats[:, 4].astype(np.int64),
             peeked=seats[:, 5:8] > 0.5,
             last_round_roles=tuple(int(np.argmax(r)) if r.any() else -1 for r in lrr),
             history=tuple(history),
         )
+
+
+def _decode_history(
+    block: NDArray[np.floating], lay: ObservationLayout, p: int, config: GameConfig
+) -> tuple[Event, ...]:
+    eo = lay.event_offsets
+    rows = block[block[:, eo["valid"]] > 0.5]
+    if rows.shape[0] == 0:
+        return ()
+
+    def onehot(start: int, size: int) -> list[int]:
+        seg = rows[:, start : start + size]
+        return np.where(seg.any(axis=1), seg.argmax(axis=1), -1).tolist()
+
+    types = onehot(eo["type"], NUM_EVENT_TYPES)
+    actors = onehot(eo["actor"], p)
+    kinds = onehot(eo["kind"], NUM_KINDS)
+    targets = onehot(eo["target"], p)
+    args = onehot(eo["arg"], NUM_KINDS)
+    rr = np.rint(rows[:, eo["row"]] * max(1, config.rows - 1)).astype(int).tolist()
+    cc = np.rint(rows[:, eo["col"]] * max(1, config.cols - 1)).astype(int).tolist()
+    out = []
+    for i, t in enumerate(types):
+        etype = EventType(t)
+        has_cell = etype in (EventType.PLACE, EventType.ROCKFALL, EventType.REVEAL)
+        out.append(
+            Event(etype, actors[i], kinds[i], targets[i], rr[i] if has_cell else -1, cc[i] if has_cell else -1, args[i])
+        )
+    return tuple(out)
 
 
 def player_view(state: GameState, seat: int) -> PlayerView:
