@@ -1,20 +1,70 @@
-"""Baseline agents for saboteur-env. ``make_agent(name, config)`` builds one by name."""
+"""Baseline agents for saboteur-env (see ``agents.ladder`` for the ladder).
+
+``make_agent(name, config, role=None)`` builds one by name. With ``role`` (``"miner"`` or ``"saboteur"``) it builds
+the policy of that name for that role (``bayes`` and ``role_oracle`` differ by role); without it, names that play
+both roles come back as a role-dispatching composite. ``heuristic`` is ``suspicious`` as a miner and ``covert``
+as a saboteur.
+"""
 
 from __future__ import annotations
 
 from agents.base import Agent, RandomAgent, RoleDispatch
+from agents.ladder import (
+    BayesMiner,
+    BayesSaboteur,
+    CovertSaboteur,
+    GoldOracle,
+    GreedyAgent,
+    HonestAgent,
+    OvertSaboteur,
+    RoleOracle,
+    RoleOracleSaboteur,
+    SuspiciousMiner,
+)
 from agents.scripted import ScriptedAgent
 from saboteur_env import GameConfig
 
-AGENTS = {"random": RandomAgent, "scripted": ScriptedAgent}
+# name -> (miner policy, saboteur policy)
+LADDER: dict[str, tuple[type, type]] = {
+    "random": (RandomAgent, RandomAgent),
+    "scripted": (ScriptedAgent, ScriptedAgent),
+    "greedy": (GreedyAgent, GreedyAgent),
+    "honest": (HonestAgent, HonestAgent),
+    "overt": (OvertSaboteur, OvertSaboteur),
+    "suspicious": (SuspiciousMiner, SuspiciousMiner),
+    "covert": (CovertSaboteur, CovertSaboteur),
+    "heuristic": (SuspiciousMiner, CovertSaboteur),
+    "bayes": (BayesMiner, BayesSaboteur),
+    "role_oracle": (RoleOracle, RoleOracleSaboteur),
+    "gold_oracle": (GoldOracle, GoldOracle),
+}
+AGENTS = LADDER  # names accepted by make_agent and the tournament
+CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
-def make_agent(name: str, config: GameConfig) -> Agent:
-    """An agent by name (``"random"``, ``"scripted"``)."""
-    try:
-        return AGENTS[name](config)
-    except KeyError:
-        raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(AGENTS))}") from None
+def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
+    """An agent by name; ``role`` picks the miner or saboteur policy of names that have both."""
+    if name not in LADDER:
+        raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
+    miner, saboteur = LADDER[name]
+    if role == "miner":
+        return miner(config)
+    if role == "saboteur":
+        return saboteur(config)
+    if role is not None:
+        raise ValueError(f"role={role!r} must be 'miner', 'saboteur' or None")
+    if miner is saboteur:
+        return miner(config)
+    return RoleDispatch(config, miner(config), saboteur(config))
 
 
-__all__ = ["AGENTS", "Agent", "RandomAgent", "RoleDispatch", "ScriptedAgent", "make_agent"]
+__all__ = [
+    "AGENTS",
+    "CHEATING",
+    "LADDER",
+    "Agent",
+    "RandomAgent",
+    "RoleDispatch",
+    "ScriptedAgent",
+    "make_agent",
+]

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import GameConfig, observation_layout
+from saboteur_env import GameConfig, PlayerView, observation_layout
 
 
 @runtime_checkable
@@ -50,6 +50,7 @@ class RoleDispatch:
         self.config = config
         self.miner, self.saboteur = miner, saboteur
         self.name = f"{miner.name}/{saboteur.name}"
+        self.active: Agent = miner
         self._role = observation_layout(config).slices["role"]
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
@@ -59,4 +60,23 @@ class RoleDispatch:
 
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         is_saboteur = observation[self._role][1] > 0.5
-        return (self.saboteur if is_saboteur else self.miner).act(observation, action_mask)
+        self.active, idle = (self.saboteur, self.miner) if is_saboteur else (self.miner, self.saboteur)
+        if hasattr(idle, "observe_view") and hasattr(self.active, "act_view"):
+            # Decode once; keep the idle policy's memory of public events up to date too.
+            view = PlayerView.from_observation(observation, self.config)
+            idle.observe_view(view)
+            return self.active.act_view(view, action_mask)
+        return self.active.act(observation, action_mask)
+
+    def role_beliefs(self) -> dict[int, float] | None:
+        fn = getattr(self.active, "role_beliefs", None)
+        return fn() if fn else None
+
+    def gold_beliefs(self) -> list[float] | None:
+        fn = getattr(self.active, "gold_beliefs", None)
+        return fn() if fn else None
+
+    def bind_state(self, state_fn) -> None:
+        for agent in (self.miner, self.saboteur):
+            if hasattr(agent, "bind_state"):
+                agent.bind_state(state_fn)

@@ -120,6 +120,14 @@ class ActionLayout:
             targets.append(act.target)
             tools.append(act.tool if act.tool >= 0 else act.rotation)
         self.type_of, self.kind_of, self.arg_of, self.target_of, self.tool_of = types, kinds, args, targets, tools
+        # The same tables as arrays, for vectorised use by agents: arg = cell (place, rockfall) or goal (map);
+        # tool = tool (break, repair) or rotation (place); orientation = index into cards.PLACEABLE (place).
+        self.type_arr = np.array(types)
+        self.kind_arr = np.array(kinds)
+        self.arg_arr = np.array(args)
+        self.target_arr = np.array(targets)
+        self.tool_arr = np.array(tools)
+        self.orientation_arr = np.where(self.type_arr == ActionType.PLACE, np.arange(self.num_actions) % o, -1)
         self._strings = [self._to_string_slow(a) for a in range(self.num_actions)]
 
     # ---- decoding -----------------------------------------------------------------------------------------------

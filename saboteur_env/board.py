@@ -182,14 +182,19 @@ _OPEN_PAD = np.append(SHAPE_OPEN, 0).astype(np.uint8)
 
 
 def reach_fixpoint(state: GameState) -> NDArray[np.uint8]:
-    """Arms connected to the start, computed from scratch by vectorised propagation to a fixpoint.
+    """Arms connected to the start of ``state``'s board (see :func:`connected_arms`)."""
+    return connected_arms(state.config, state.cell_shape)
+
+
+def connected_arms(config: GameConfig, cell_shape: NDArray[np.int16]) -> NDArray[np.uint8]:
+    """Arms connected to the start for a board given as shape ids, by vectorised propagation to a fixpoint.
 
     Each sweep joins facing open arms of neighbouring maze cards and closes over each card's tunnels (one table
     lookup). Used for full recomputations (rockfall, hand-built positions); placements extend the reachable set
     incrementally with :func:`_flood`, and the tests check that both agree.
     """
-    geo = geometry(state.config)
-    shape = np.where(state.cell_shape >= 0, state.cell_shape, len(SHAPES))
+    geo = geometry(config)
+    shape = np.where(cell_shape >= 0, cell_shape, len(SHAPES))
     open_ = _OPEN_PAD[shape]
     reach = np.zeros(geo.num_cells + 1, dtype=np.uint8)  # last entry: off-area sentinel
     reach[geo.start_cell] = _CLOSURE[shape[geo.start_cell], 15]

@@ -69,6 +69,7 @@ SEAT_COLUMNS = (
     "peeked_0", "peeked_1", "peeked_2", "last_role_digger", "last_role_saboteur",
 )  # fmt: skip
 NUM_EVENT_TYPES = len(EventType)
+_WEIGHTS = (1 << np.arange(6)).astype(np.float32)
 _DISCARD = int(EventType.DISCARD)
 
 
@@ -273,6 +274,20 @@ def encode_state(state: GameState) -> NDArray[np.float32]:
     ).astype(np.float32)
 
 
+def decode_state(vector: NDArray[np.floating], config: GameConfig) -> dict[str, list[int] | int]:
+    """Hidden facts from a :func:`encode_state` vector: ``roles`` per seat, ``leftover_role``, ``goal_kinds`` per
+    goal slot (card kinds). For centralised critics and the clearly-named oracle agents only."""
+    p = config.num_players
+    start = NUM_PUBLIC_PLANES * config.num_cells
+    goals = np.asarray(vector[start : start + 9]).reshape(3, 3).argmax(axis=1)
+    roles = np.asarray(vector[start + 9 : start + 9 + 2 * (p + 1)]).reshape(p + 1, 2).argmax(axis=1)
+    return {
+        "roles": [int(r) for r in roles[:p]],
+        "leftover_role": int(roles[p]),
+        "goal_kinds": [int(GOAL_KINDS[g]) for g in goals],
+    }
+
+
 def state_size(config: GameConfig) -> int:
     p = config.num_players
     return (
@@ -338,12 +353,12 @@ class PlayerView:
         if obs.shape != (lay.size,):
             raise ValueError(f"observation has shape {obs.shape}; expected ({lay.size},) for {config}")
         parts = lay.split(obs)
-        planes = parts["board"] > 0.5
-        weights4 = 1 << np.arange(4)
-        weights6 = 1 << np.arange(6)
+        board_block = parts["board"]
+        planes = board_block > 0.5
+        flat = board_block.reshape(len(PLANES), -1)
 
-        def bits(a: int, b: int, w: NDArray[np.int64]) -> NDArray[np.int64]:
-            return np.tensordot(w, planes[a:b].astype(np.int64), axes=1)
+        def bits(a: int, b: int) -> NDArray[np.int64]:
+            return np.rint(_WEIGHTS[: b - a] @ flat[a:b]).astype(np.int64).reshape(config.rows, config.cols)
 
         geo = board.geometry(config)
         knowledge: list[str | None] = []
@@ -361,10 +376,10 @@ class PlayerView:
         lrr = seats[:, 8:10]
         return cls(
             config=config,
-            open_bits=bits(0, 4, weights4),
-            conn_bits=bits(4, 8, weights4),
-            join_bits=bits(8, 14, weights6),
-            stub_bits=bits(14, 18, weights4),
+            open_bits=bits(0, 4),
+            conn_bits=bits(4, 8),
+            join_bits=bits(8, 14),
+            stub_bits=bits(14, 18),
             start=planes[18],
             path=planes[19],
             goal_facedown=planes[20],
