@@ -89,15 +89,13 @@ class ViewTracker(_Tracker):
         self.seen = 0
 
     def update(self, view: PlayerView) -> list[PublicEvent]:
-        new = view.event_count - self.seen
+        new = max(0, view.event_count - self.seen)
         self.seen = view.event_count
-        if new <= 0:
-            return []
         p, cols = self.config.num_players, self.config.cols
         history = view.history
         lost = new > len(history)
         out = []
-        for ev in history[-new:] if new <= len(history) else history:
+        for ev in (history[len(history) - new :] if new else ()) if not lost else history:
             cell = ev.row * cols + ev.col if ev.row >= 0 else -1  # storage coordinates
             out.append(
                 self._apply(

@@ -157,6 +157,23 @@ def play_game(num_players: int, miners: str, saboteurs: str, seed: int, beliefs:
     return records
 
 
+def replay_game(records: list[dict]) -> None:
+    """Replay a logged game (its rounds in order) from the seed and actions; raise if any event differs."""
+    header = records[0]["header"]
+    env = raw_env(num_players=header["players"])
+    env.reset(seed=header["seed"])
+    game = env.unwrapped.game
+    for rec in records:
+        first = game.num_events
+        if rec["header"]["roles"] != game.roles.tolist() or rec["header"]["first_event"] != first:
+            raise AssertionError(f"round {rec['header']['round']}: the deal differs from the log")
+        for action in rec["actions"]:
+            env.step(action)
+        replayed = [_event_record(game, i) for i in range(first, first + len(rec["events"]))]
+        if replayed != rec["events"]:
+            raise AssertionError(f"round {rec['header']['round']}: replayed events differ from the log")
+
+
 def _task(args: tuple[int, str, str, int, bool]) -> list[dict]:
     return play_game(*args)
 

@@ -1,0 +1,490 @@
+"""Tables and plots from tournament logs alone (no re-play).
+
+    python -m experiments.report runs/x            # writes runs/x/report/{summary.md, *.csv, *.png}
+
+Tables (CSV and Markdown):
+
+* T1 balance per player count and cell: miner win rate (Wilson 95% interval over games; a game counts the share of
+  its rounds the miners won), round-end reasons, mean decisions per round.
+* T2 miner-policy x saboteur-policy matrix of miner win rates, per player count.
+* Claims C1-C4: paired differences between cells over the same seeds (duplicate deals), mean and 95% interval.
+* T5 belief quality per observer (reference Bayesian observer, heuristic observer, agents' own beliefs): Brier
+  score, log-loss, AUROC and top-k hit rate at 25/50/75/100% of the round.
+* T6 deception and behaviour: fraction of decisions a saboteur is unsuspected by the reference observer, own turns
+  to first sustained suspicion, miners' friendly-fire and correct-break rates, dead ends placed per round by role.
+* Ratings per (agent, role) with openskill's Plackett-Luce model (cheating oracles excluded).
+
+Plots (PNG): miner win rate vs N with 95% bands, T2 heatmaps, belief trajectories (mean probability given to the
+true roles over the round), survival of "saboteur still unsuspected".
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from agents import CHEATING
+from experiments.stats import wilson_interval
+from experiments.tournament import read_rounds
+
+FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+OBSERVERS = ("reference", "heuristic", "agent")
+EPS = 1e-3
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------------------
+def cell_key(rec: dict) -> tuple[int, str, str]:
+    h = rec["header"]
+    return h["players"], h["miners"], h["saboteurs"]
+
+
+def miner_won(rec: dict) -> bool:
+    return rec["end"]["winner"] == "gold-diggers"
+
+
+def per_game_wins(rounds: Iterable[dict]) -> dict[tuple[int, str, str], dict[int, float]]:
+    """cell -> seed -> share of that game's rounds won by the miners."""
+    acc: dict[tuple[int, str, str], dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for r in rounds:
+        acc[cell_key(r)][r["header"]["seed"]].append(miner_won(r))
+    return {k: {s: float(np.mean(v)) for s, v in d.items()} for k, d in acc.items()}
+
+
+def game_interval(values: list[float]) -> tuple[float, float, float]:
+    """Mean and Wilson 95% interval with games as the unit."""
+    n = len(values)
+    mean = float(np.mean(values)) if n else 0.0
+    lo, hi = wilson_interval(round(mean * n), n)
+    return mean, lo, hi
+
+
+def paired_difference(a: dict[int, float], b: dict[int, float]) -> tuple[float, float, float, int]:
+    """Mean of a - b over common seeds with a normal 95% interval (duplicate deals make the pairs)."""
+    seeds = sorted(set(a) & set(b))
+    d = np.array([a[s] - b[s] for s in seeds])
+    if d.size < 2:
+        return float(d.mean()) if d.size else 0.0, -1.0, 1.0, int(d.size)
+    half = 1.959964 * d.std(ddof=1) / math.sqrt(d.size)
+    return float(d.mean()), float(d.mean() - half), float(d.mean() + half), int(d.size)
+
+
+def brier(p: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean((p - y) ** 2))
+
+
+def log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    p = np.clip(p, EPS, 1 - EPS)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def auroc(p: np.ndarray, y: np.ndarray) -> float:
+    """Probability that a random saboteur gets a higher score than a random miner (ties count half)."""
+    pos, neg = p[y == 1], p[y == 0]
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (pos.size * neg.size))
+
+
+def snapshot_at(beliefs: list[dict], fraction: float) -> dict | None:
+    if not beliefs:
+        return None
+    i = max(0, math.ceil(fraction * len(beliefs)) - 1)
+    return beliefs[i]
+
+
+def suspected(p: np.ndarray) -> np.ndarray:
+    """Seats in the observer's top k, k = round(expected number of saboteurs)."""
+    k = round(float(p.sum()))
+    out = np.zeros(p.size, dtype=bool)
+    if k > 0:
+        out[np.argsort(-p, kind="stable")[:k]] = True
+    return out
+
+
+# ---- tables ----------------------------------------------------------------------------------------------------
+def table_balance(rounds: list[dict]) -> list[dict]:
+    games = per_game_wins(rounds)
+    reasons: dict[tuple, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    decisions: dict[tuple, list[int]] = defaultdict(list)
+    for r in rounds:
+        reasons[cell_key(r)][r["end"]["reason"]] += 1
+        decisions[cell_key(r)].append(r["end"]["decisions"])
+    rows = []
+    for key in sorted(games):
+        mean, lo, hi = game_interval(list(games[key].values()))
+        total = sum(reasons[key].values())
+        rows.append(
+            {
+                "players": key[0],
+                "miners": key[1],
+                "saboteurs": key[2],
+                "games": len(games[key]),
+                "rounds": total,
+                "miner_win": round(mean, 4),
+                "ci_low": round(lo, 4),
+                "ci_high": round(hi, 4),
+                "gold_reached": round(reasons[key]["gold_reached"] / total, 4),
+                "exhausted": round(reasons[key]["exhausted"] / total, 4),
+                "decisions_per_round": round(float(np.mean(decisions[key])), 2),
+            }
+        )
+    return rows
+
+
+def table_matrix(balance: list[dict]) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = defaultdict(list)
+    for row in balance:
+        out[row["players"]].append(row)
+    return out
+
+
+CLAIMS = (
+    ("C1", "greedy/random - random/random >= 0.20", ("greedy", "random"), ("random", "random"), 0.20),
+    ("C2", "honest/random - honest/overt >= 0.10", ("honest", "random"), ("honest", "overt"), 0.10),
+    ("C3", "suspicious/overt - honest/overt > 0", ("suspicious", "overt"), ("honest", "overt"), 0.0),
+    ("C4", "suspicious/overt - suspicious/covert > 0", ("suspicious", "overt"), ("suspicious", "covert"), 0.0),
+)
+
+
+def table_claims(rounds: list[dict]) -> list[dict]:
+    games = per_game_wins(rounds)
+    rows = []
+    for n in sorted({k[0] for k in games}):
+        for name, text, a, b, threshold in CLAIMS:
+            ka, kb = (n, *a), (n, *b)
+            if ka not in games or kb not in games:
+                continue
+            mean, lo, hi, pairs = paired_difference(games[ka], games[kb])
+            rows.append(
+                {
+                    "claim": name,
+                    "players": n,
+                    "statement": text,
+                    "difference": round(mean, 4),
+                    "ci_low": round(lo, 4),
+                    "ci_high": round(hi, 4),
+                    "paired_games": pairs,
+                    "holds": bool(lo > threshold) if threshold > 0 else bool(lo > 0),
+                }
+            )
+    return rows
+
+
+def table_beliefs(rounds: list[dict]) -> list[dict]:
+    """Belief quality per (N, observer, round fraction), pooled over cells."""
+    acc: dict[tuple[int, str, float], dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for r in rounds:
+        roles = np.array(r["header"]["roles"], dtype=float)
+        n = roles.size
+        k = int(roles.sum())
+        for f in FRACTIONS:
+            snap = snapshot_at(r.get("beliefs", []), f)
+            if snap is None:
+                continue
+            for obs in OBSERVERS:
+                if obs not in snap:
+                    continue
+                p = np.array(snap[obs], dtype=float) / 1000
+                keep = np.ones(n, dtype=bool)
+                if obs == "agent":
+                    keep[snap["actor"]] = False  # an agent knows its own role: score the others
+                bucket = acc[(n, obs, f)]
+                bucket["p"].append(p[keep])
+                bucket["y"].append(roles[keep])
+                if k > 0:
+                    top = np.argsort(-p, kind="stable")[:k]
+                    bucket["hit"].append(roles[top].mean())
+                bucket["true_role_prob"].append(float(np.mean(np.where(roles[keep] == 1, p[keep], 1 - p[keep]))))
+    rows = []
+    for (n, obs, f), b in sorted(acc.items()):
+        p, y = np.concatenate(b["p"]), np.concatenate(b["y"])
+        rows.append(
+            {
+                "players": n,
+                "observer": obs,
+                "round_fraction": f,
+                "brier": round(brier(p, y), 4),
+                "log_loss": round(log_loss(p, y), 4),
+                "auroc": round(auroc(p, y), 4),
+                "top_k_hit": round(float(np.mean(b["hit"])), 4) if b["hit"] else float("nan"),
+                "p_true_roles": round(float(np.mean(b["true_role_prob"])), 4),
+                "samples": int(y.size),
+            }
+        )
+    return rows
+
+
+def _sustained_suspicion(r: dict, seat: int) -> int | None:
+    """Own-turn index at which the reference observer starts suspecting ``seat`` on 2 consecutive own turns."""
+    streak = 0
+    turn = 0
+    for snap in r.get("beliefs", []):
+        if snap["actor"] != seat:
+            continue
+        if suspected(np.array(snap["reference"], dtype=float) / 1000)[seat]:
+            streak += 1
+            if streak >= 2:
+                return turn - 1
+        else:
+            streak = 0
+        turn += 1
+    return None
+
+
+def table_deception(rounds: list[dict]) -> tuple[list[dict], dict[tuple, list[tuple[int | None, int]]]]:
+    acc: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    survival: dict[tuple, list[tuple[int | None, int]]] = defaultdict(list)
+    for r in rounds:
+        key = cell_key(r)
+        roles = r["header"]["roles"]
+        sabs = [s for s, role in enumerate(roles) if role == 1]
+        b = acc[key]
+        beliefs = r.get("beliefs", [])
+        for s in sabs:
+            if beliefs:
+                flags = [not suspected(np.array(x["reference"], dtype=float) / 1000)[s] for x in beliefs]
+                b["unsuspected"].append(float(np.mean(flags)))
+                first = _sustained_suspicion(r, s)
+                own_turns = sum(1 for x in beliefs if x["actor"] == s)
+                survival[key].append((first, own_turns))
+                if first is not None:
+                    b["time_to_suspicion"].append(first)
+        for ev in r["events"]:
+            if ev["type"] == "break" and ev.get("target", -1) != ev["actor"] and roles[ev["actor"]] == 0:
+                b["miner_breaks"].append(roles[ev["target"]])
+            if ev["type"] == "place" and ev.get("kind", "") in _DEAD_END_CODES:
+                b[f"dead_ends_{'saboteur' if roles[ev['actor']] else 'miner'}"].append(1)
+        b["rounds"].append(1)
+    rows = []
+    for key in sorted(acc):
+        b = acc[key]
+        n_rounds = len(b["rounds"])
+        mb = b["miner_breaks"]
+        rows.append(
+            {
+                "players": key[0],
+                "miners": key[1],
+                "saboteurs": key[2],
+                "saboteur_unsuspected": round(float(np.mean(b["unsuspected"])), 4) if b["unsuspected"] else None,
+                "never_suspected": round(sum(1 for f, _ in survival[key] if f is None) / max(1, len(survival[key])), 4),
+                "own_turns_to_suspicion": round(float(np.mean(b["time_to_suspicion"])), 2)
+                if b["time_to_suspicion"]
+                else None,
+                "miner_breaks_per_round": round(len(mb) / n_rounds, 3),
+                "miner_friendly_fire": round(1 - float(np.mean(mb)), 4) if mb else None,
+                "miner_correct_break": round(float(np.mean(mb)), 4) if mb else None,
+                "dead_ends_per_round_saboteurs": round(len(b["dead_ends_saboteur"]) / n_rounds, 3),
+                "dead_ends_per_round_miners": round(len(b["dead_ends_miner"]) / n_rounds, 3),
+            }
+        )
+    return rows, survival
+
+
+_DEAD_END_CODES = {f"T{i:02d}" for i in range(8, 17)}
+
+
+def table_ratings(rounds: list[dict], seed: int = 0) -> list[dict]:
+    """Plackett-Luce ratings per (agent, role): each round is a match miners vs saboteurs (order shuffled)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings: dict[str, object] = {}
+    matches = [
+        r
+        for r in rounds
+        if sum(r["header"]["roles"]) > 0 and not ({r["header"]["miners"], r["header"]["saboteurs"]} & CHEATING)
+    ]
+    order = np.random.default_rng(seed).permutation(len(matches))
+    for i in order:
+        r = matches[i]
+        m, s = f"{r['header']['miners']}/miner", f"{r['header']['saboteurs']}/saboteur"
+        for name in (m, s):
+            if name not in ratings:
+                ratings[name] = model.rating(name=name)
+        ranks = [0, 1] if miner_won(r) else [1, 0]
+        [[rm], [rs]] = model.rate([[ratings[m]], [ratings[s]]], ranks=ranks)
+        ratings[m], ratings[s] = rm, rs
+    rows = [
+        {"agent_role": name, "mu": round(r.mu, 3), "sigma": round(r.sigma, 3), "ordinal": round(r.ordinal(), 3)}
+        for name, r in ratings.items()
+    ]
+    return sorted(rows, key=lambda x: -x["ordinal"])
+
+
+# ---- output ----------------------------------------------------------------------------------------------------
+def write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        path.write_text("")
+        return
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def markdown(rows: list[dict]) -> str:
+    if not rows:
+        return "(no data)\n"
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row[c]) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4g}"
+    return str(v)
+
+
+def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list[dict], survival: dict) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    # Miner win rate vs N with CI bands, per cell.
+    fig, ax = plt.subplots(figsize=(6, 4))
+    by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in balance:
+        by_cell[(row["miners"], row["saboteurs"])].append(row)
+    for (m, s), rows in sorted(by_cell.items()):
+        rows.sort(key=lambda x: x["players"])
+        n = [x["players"] for x in rows]
+        ax.plot(n, [x["miner_win"] for x in rows], marker="o", label=f"{m} vs {s}")
+        ax.fill_between(n, [x["ci_low"] for x in rows], [x["ci_high"] for x in rows], alpha=0.2)
+    ax.set_xlabel("players")
+    ax.set_ylabel("miner win rate (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "win_rate_vs_players.png", dpi=100)
+    plt.close(fig)
+    written.append("win_rate_vs_players.png")
+    # T2 heatmaps.
+    for n, rows in sorted(table_matrix(balance).items()):
+        miners = sorted({x["miners"] for x in rows})
+        sabs = sorted({x["saboteurs"] for x in rows})
+        grid = np.full((len(miners), len(sabs)), np.nan)
+        for x in rows:
+            grid[miners.index(x["miners"]), sabs.index(x["saboteurs"])] = x["miner_win"]
+        fig, ax = plt.subplots(figsize=(1.5 + 1.2 * len(sabs), 1 + 0.6 * len(miners)))
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis")
+        ax.set_xticks(range(len(sabs)), sabs)
+        ax.set_yticks(range(len(miners)), miners)
+        for i in range(len(miners)):
+            for j in range(len(sabs)):
+                if not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", color="w", fontsize=8)
+        ax.set_xlabel("saboteurs")
+        ax.set_ylabel("miners")
+        ax.set_title(f"miner win rate, {n} players")
+        fig.colorbar(im)
+        fig.tight_layout()
+        fig.savefig(out / f"matrix_{n}p.png", dpi=100)
+        plt.close(fig)
+        written.append(f"matrix_{n}p.png")
+    # Belief trajectories: mean probability of the true roles over the round.
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (n, obs), rows in sorted(_group(beliefs_rows, ("players", "observer")).items()):
+        rows.sort(key=lambda x: x["round_fraction"])
+        fractions = [x["round_fraction"] for x in rows]
+        ax.plot(fractions, [x["p_true_roles"] for x in rows], marker="o", label=f"{obs}, {n}p")
+    ax.set_xlabel("fraction of the round")
+    ax.set_ylabel("mean P(true role)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "belief_trajectories.png", dpi=100)
+    plt.close(fig)
+    written.append("belief_trajectories.png")
+    # Survival of "saboteur still unsuspected" (Kaplan-Meier over own turns, censored at round end).
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for key, items in sorted(survival.items()):
+        if not items:
+            continue
+        horizon = max(t for _, t in items)
+        alive = []
+        at_risk_curve = 1.0
+        for turn in range(horizon + 1):
+            at_risk = sum(1 for f, t in items if (f is None or f >= turn) and t > turn)
+            events = sum(1 for f, _ in items if f == turn)
+            if at_risk:
+                at_risk_curve *= 1 - events / at_risk
+            alive.append(at_risk_curve)
+        ax.step(range(horizon + 1), alive, where="post", label=f"{key[1]} vs {key[2]}, {key[0]}p")
+    ax.set_xlabel("saboteur's own turns")
+    ax.set_ylabel("P(not yet suspected)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out / "survival_unsuspected.png", dpi=100)
+    plt.close(fig)
+    written.append("survival_unsuspected.png")
+    return written
+
+
+def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        out[tuple(row[k] for k in keys)].append(row)
+    return out
+
+
+def build_report(log: Path, out: Path | None = None, with_plots: bool = True) -> dict[str, list[dict]]:
+    """Compute every table (and the plots) from the logs at ``log``; returns the tables."""
+    rounds = list(read_rounds(log))
+    out = out or (log if log.is_dir() else log.parent) / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    balance = table_balance(rounds)
+    deception, survival = table_deception(rounds)
+    tables = {
+        "T1_balance": balance,
+        "claims": table_claims(rounds),
+        "T5_beliefs": table_beliefs(rounds),
+        "T6_deception": deception,
+        "ratings": table_ratings(rounds),
+    }
+    for name, rows in tables.items():
+        write_csv(out / f"{name}.csv", rows)
+    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} rounds).\n"]
+    titles = {
+        "T1_balance": "T1 balance (miner win rate per cell; T2 is its miners x saboteurs view)",
+        "claims": "Claims (paired differences of per-game miner win shares over the same seeds)",
+        "T5_beliefs": "T5 belief quality",
+        "T6_deception": "T6 deception and behaviour (reference observer)",
+        "ratings": "Ratings per (agent, role), openskill Plackett-Luce",
+    }
+    for name, rows in tables.items():
+        parts.append(f"## {titles[name]}\n\n{markdown(rows)}")
+    if with_plots:
+        for png in plots(out, balance, tables["T5_beliefs"], rounds, survival):
+            parts.append(f"![{png}]({png})\n")
+    (out / "summary.md").write_text("\n".join(parts))
+    return tables
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("log", type=Path, help="tournament log directory (or rounds.jsonl.gz)")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default: LOG/report)")
+    parser.add_argument("--no-plots", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.log.exists():
+        parser.error(f"{args.log} does not exist")
+    build_report(args.log, args.out, not args.no_plots)
+    out = args.out or (args.log if args.log.is_dir() else args.log.parent) / "report"
+    print((out / "summary.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
