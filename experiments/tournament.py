@@ -52,7 +52,7 @@ def _permille(p: Iterable[float]) -> list[int]:
     return [round(1000 * float(x)) for x in p]
 
 
-def _event_record(game, index: int) -> dict:
+def _event_record(game, index: int, round_index: int) -> dict:
     etype, actor, kind, target, cell, arg = (int(x) for x in game.events[index])
     cfg = game.config
     rec: dict = {"t": index, "type": EVENT_NAMES[etype], "actor": actor}
@@ -67,7 +67,8 @@ def _event_record(game, index: int) -> dict:
     if arg >= 0:
         rec["arg"] = arg
     if etype == EventType.MAP:
-        rec["private"] = {"result": "gold" if game.goal_kind[arg] == KIND_GOAL_GOLD else "stone"}
+        gold = game.round_goals[round_index][arg] == KIND_GOAL_GOLD  # the round's goals (a new round may have begun)
+        rec["private"] = {"result": "gold" if gold else "stone"}
     return rec
 
 
@@ -129,7 +130,8 @@ def play_game(num_players: int, miners: str, saboteurs: str, seed: int, beliefs:
             else:
                 reference.observe(ev)
                 heuristic.observe(ev)
-        current["events"].extend(_event_record(game, i) for i in range(first, game.num_events))
+        rnd = current["header"]["round"]
+        current["events"].extend(_event_record(game, i, rnd) for i in range(first, game.num_events))
         if beliefs:  # observers' beliefs after this decision (before a round end resets them)
             snapshot["reference"] = _permille(reference.p_saboteur())
             snapshot["reference_gold"] = _permille(reference.p_gold())
@@ -169,7 +171,8 @@ def replay_game(records: list[dict]) -> None:
             raise AssertionError(f"round {rec['header']['round']}: the deal differs from the log")
         for action in rec["actions"]:
             env.step(action)
-        replayed = [_event_record(game, i) for i in range(first, first + len(rec["events"]))]
+        rnd = rec["header"]["round"]
+        replayed = [_event_record(game, i, rnd) for i in range(first, first + len(rec["events"]))]
         if replayed != rec["events"]:
             raise AssertionError(f"round {rec['header']['round']}: replayed events differ from the log")
 

@@ -1,0 +1,111 @@
+"""Tournament logs (end to end, replay, resume, determinism) and report numbers on a hand-made fixture log."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+
+import pytest
+
+from experiments import report
+from experiments.tournament import main, read_rounds, replay_game, run
+
+
+def _games(records):
+    games: dict = {}
+    for r in records:
+        h = r["header"]
+        games.setdefault((h["players"], h["miners"], h["saboteurs"], h["seed"]), []).append(r)
+    return games
+
+
+def test_tournament__two_games_end_to_end(tmp_path, capsys):
+    assert main(["--players", "4", "--games", "2", "--miners", "honest", "--saboteurs", "overt",
+                 "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert "honest" in capsys.readouterr().out
+    records = list(read_rounds(tmp_path))
+    games = _games(records)
+    assert len(games) == 2 and all(len(g) == 3 for g in games.values())
+    for rounds in games.values():
+        replay_game(rounds)  # the logged actions reproduce the logged events
+        for r in rounds:
+            assert r["end"]["decisions"] == len(r["actions"]) == len(r["beliefs"])
+            assert len(r["beliefs"][0]["reference"]) == 4
+    tables = report.build_report(tmp_path)
+    assert (tmp_path / "report" / "summary.md").exists() and (tmp_path / "report" / "win_rate_vs_players.png").exists()
+    assert tables["T1_balance"][0]["games"] == 2
+
+
+def test_tournament__replay_detects_tampering(tmp_path):
+    records = [r for res in run([4], ["random"], ["random"], 1, seed=5) for r in res]
+    records[0]["actions"][3], records[0]["actions"][4] = records[0]["actions"][4], records[0]["actions"][3]
+    with pytest.raises(Exception):  # noqa: B017 - illegal action or differing events, either way it fails
+        replay_game(records)
+
+
+def test_tournament__resume_and_workers_give_identical_results(tmp_path):
+    one = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=1, out=tmp_path / "a") for r in res]
+    # Interrupted after 1 game, then resumed with 2 workers.
+    list(run([4], ["greedy"], ["random"], 1, seed=1, workers=1, out=tmp_path / "b"))
+    two = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=2, out=tmp_path / "b") for r in res]
+
+    def key(r):
+        return r["header"]["seed"], r["header"]["round"]
+
+    assert sorted(one, key=key) == sorted(two, key=key)
+    assert len(list(read_rounds(tmp_path / "b"))) == 9
+
+
+def _round(seed, miners, won, roles=(0, 1, 0, 0), beliefs=None, events=()):
+    return {
+        "header": {"seed": seed, "players": 4, "miners": miners, "saboteurs": "random", "roles": list(roles),
+                   "round": 0},
+        "events": list(events),
+        "actions": [],
+        "beliefs": beliefs or [],
+        "end": {"winner": "gold-diggers" if won else "saboteurs", "reason": "gold_reached" if won else "exhausted",
+                "decisions": 10},
+    }
+
+
+@pytest.fixture
+def fixture_log(tmp_path):
+    snap = [{"t": t, "actor": t % 4, "reference": [100, 700, 100, 100], "heuristic": [250, 250, 250, 250]}
+            for t in range(8)]  # fmt: skip
+    events = [
+        {"t": 0, "type": "break", "actor": 0, "target": 1},  # miner breaks the saboteur: correct
+        {"t": 1, "type": "break", "actor": 2, "target": 3},  # miner breaks a miner: friendly fire
+        {"t": 2, "type": "place", "actor": 1, "kind": "T15", "cell": [2, 3], "arg": 0},  # saboteur dead end
+    ]
+    rounds = [
+        _round(0, "greedy", True, beliefs=snap, events=events), _round(0, "greedy", True), _round(0, "greedy", False),
+        _round(1, "greedy", False), _round(1, "greedy", False), _round(1, "greedy", False),
+        *[_round(s, "random", False) for s in (0, 1) for _ in range(3)],
+    ]  # fmt: skip
+    path = tmp_path / "rounds.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        for r in rounds:
+            f.write(json.dumps(r) + "\n")
+    return tmp_path
+
+
+def test_report__known_numbers(fixture_log):
+    tables = report.build_report(fixture_log, with_plots=False)
+    balance = {(r["miners"]): r for r in tables["T1_balance"]}
+    assert balance["greedy"]["miner_win"] == round(1 / 3, 4) and balance["random"]["miner_win"] == 0
+    assert balance["greedy"]["gold_reached"] == round(2 / 6, 4)
+    c1 = next(r for r in tables["claims"] if r["claim"] == "C1")
+    half = 1.959964 * math.sqrt(2 / 9) / math.sqrt(2)
+    assert c1["difference"] == round(1 / 3, 4) and c1["ci_low"] == round(1 / 3 - half, 4) and not c1["holds"]
+    ref = next(r for r in tables["T5_beliefs"] if r["observer"] == "reference" and r["round_fraction"] == 1.0)
+    assert ref["brier"] == 0.03 and ref["log_loss"] == round(-(3 * math.log(0.9) + math.log(0.7)) / 4, 4)
+    assert ref["auroc"] == 1.0 and ref["top_k_hit"] == 1.0
+    heur = next(r for r in tables["T5_beliefs"] if r["observer"] == "heuristic" and r["round_fraction"] == 1.0)
+    assert heur["auroc"] == 0.5
+    dec = next(r for r in tables["T6_deception"] if r["miners"] == "greedy")
+    assert dec["saboteur_unsuspected"] == 0.0 and dec["own_turns_to_suspicion"] == 0
+    assert dec["miner_friendly_fire"] == 0.5 and dec["miner_correct_break"] == 0.5
+    assert dec["dead_ends_per_round_saboteurs"] == round(1 / 6, 3)
+    ratings = {r["agent_role"]: r for r in tables["ratings"]}
+    assert ratings["greedy/miner"]["mu"] > ratings["random/miner"]["mu"]
