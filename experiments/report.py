@@ -64,7 +64,7 @@ def game_interval(values: list[float]) -> tuple[float, float, float]:
     return mean, lo, hi
 
 
-def paired_difference(a: dict[int, float], b: dict[int, float]) -> tuple[float, float, float, int]:
+def paired_difference(a: dict, b: dict) -> tuple[float, float, float, int]:
     """Mean of a - b over common seeds with a normal 95% interval (duplicate deals make the pairs)."""
     seeds = sorted(set(a) & set(b))
     d = np.array([a[s] - b[s] for s in seeds])
@@ -145,6 +145,20 @@ def table_matrix(balance: list[dict]) -> dict[int, list[dict]]:
     return out
 
 
+def table_t2(balance: list[dict]) -> list[dict]:
+    """T2: one row per (N, miner policy), one column per saboteur policy: "rate [low, high]"."""
+    sabs = sorted({row["saboteurs"] for row in balance})
+    rows = []
+    for n, cells in sorted(table_matrix(balance).items()):
+        for miners in sorted({c["miners"] for c in cells}):
+            row: dict = {"players": n, "miners": miners}
+            for s in sabs:
+                c = next((c for c in cells if c["miners"] == miners and c["saboteurs"] == s), None)
+                row[s] = f"{c['miner_win']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]" if c else ""
+            rows.append(row)
+    return rows
+
+
 CLAIMS = (
     ("C1", "greedy/random - random/random >= 0.20", ("greedy", "random"), ("random", "random"), 0.20),
     ("C2", "honest/random - honest/overt >= 0.10", ("honest", "random"), ("honest", "overt"), 0.10),
@@ -177,6 +191,65 @@ def table_claims(rounds: list[dict]) -> list[dict]:
     return rows
 
 
+def _round_unsuspected(r: dict) -> float | None:
+    """Share of (saboteur, decision) pairs in which the reference observer does not suspect the saboteur."""
+    sabs = [s for s, role in enumerate(r["header"]["roles"]) if role == 1]
+    if not sabs or not r.get("beliefs"):
+        return None
+    flags = [not suspected(np.array(x["reference"], dtype=float) / 1000)[s] for x in r["beliefs"] for s in sabs]
+    return float(np.mean(flags))
+
+
+def _round_scores(r: dict, observer: str, fraction: float) -> tuple[float, float, float] | None:
+    """(Brier, log-loss, mean P(true role)) of an observer at a fraction of one round."""
+    snap = snapshot_at(r.get("beliefs", []), fraction)
+    if snap is None or observer not in snap:
+        return None
+    y = np.array(r["header"]["roles"], dtype=float)
+    p = np.array(snap[observer], dtype=float) / 1000
+    return brier(p, y), log_loss(p, y), float(np.mean(np.where(y == 1, p, 1 - p)))
+
+
+def table_belief_claims(rounds: list[dict]) -> list[dict]:
+    """C4b (covert saboteurs stay unsuspected longer) and C5 (the reference observer learns, and beats the
+    heuristic observer), as paired differences over the same rounds."""
+    rows = []
+    by_cell: dict[tuple, dict[tuple[int, int], dict]] = defaultdict(dict)
+    for r in rounds:
+        by_cell[cell_key(r)][(r["header"]["seed"], r["header"]["round"])] = r
+    for n in sorted({k[0] for k in by_cell}):
+        covert, overt = by_cell.get((n, "suspicious", "covert")), by_cell.get((n, "suspicious", "overt"))
+        if covert and overt:
+            a = {k: v for k, r in covert.items() if (v := _round_unsuspected(r)) is not None}
+            b = {k: v for k, r in overt.items() if (v := _round_unsuspected(r)) is not None}
+            rows.append(_claim_row("C4b", n, "unsuspected share: covert - overt (vs suspicious miners) > 0", a, b))
+        every = [r for k, cell in by_cell.items() if k[0] == n for r in cell.values()]
+        keyed = {(cell_key(r), r["header"]["seed"], r["header"]["round"]): r for r in every}
+        late = {k: s[2] for k, r in keyed.items() if (s := _round_scores(r, "reference", 1.0))}
+        early = {k: s[2] for k, r in keyed.items() if (s := _round_scores(r, "reference", 0.25))}
+        rows.append(_claim_row("C5a", n, "reference P(true roles): end - quarter of the round > 0", late, early))
+        for i, metric in ((0, "Brier"), (1, "log-loss")):
+            for f in (0.5, 1.0):
+                heur = {k: s[i] for k, r in keyed.items() if (s := _round_scores(r, "heuristic", f))}
+                ref = {k: s[i] for k, r in keyed.items() if (s := _round_scores(r, "reference", f))}
+                rows.append(_claim_row("C5b", n, f"{metric} at {f:.0%}: heuristic - reference > 0", heur, ref))
+    return rows
+
+
+def _claim_row(name: str, n: int, statement: str, a: dict, b: dict) -> dict:
+    mean, lo, hi, pairs = paired_difference(a, b)
+    return {
+        "claim": name,
+        "players": n,
+        "statement": statement,
+        "difference": round(mean, 4),
+        "ci_low": round(lo, 4),
+        "ci_high": round(hi, 4),
+        "paired_games": pairs,
+        "holds": bool(lo > 0),
+    }
+
+
 def table_beliefs(rounds: list[dict]) -> list[dict]:
     """Belief quality per (N, observer, round fraction), pooled over cells."""
     acc: dict[tuple[int, str, float], dict[str, list]] = defaultdict(lambda: defaultdict(list))
@@ -195,7 +268,8 @@ def table_beliefs(rounds: list[dict]) -> list[dict]:
                 keep = np.ones(n, dtype=bool)
                 if obs == "agent":
                     keep[snap["actor"]] = False  # an agent knows its own role: score the others
-                bucket = acc[(n, obs, f)]
+                label = obs if obs != "agent" else f"agent:{r['header']['agents'][snap['actor']]}"
+                bucket = acc[(n, label, f)]
                 bucket["p"].append(p[keep])
                 bucket["y"].append(roles[keep])
                 if k > 0:
@@ -396,6 +470,8 @@ def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list
     # Belief trajectories: mean probability of the true roles over the round.
     fig, ax = plt.subplots(figsize=(6, 4))
     for (n, obs), rows in sorted(_group(beliefs_rows, ("players", "observer")).items()):
+        if obs.startswith("agent:"):
+            continue  # observers only; agents' own beliefs are in the T5 table
         rows.sort(key=lambda x: x["round_fraction"])
         fractions = [x["round_fraction"] for x in rows]
         ax.plot(fractions, [x["p_true_roles"] for x in rows], marker="o", label=f"{obs}, {n}p")
@@ -448,7 +524,8 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
     deception, survival = table_deception(rounds)
     tables = {
         "T1_balance": balance,
-        "claims": table_claims(rounds),
+        "T2_matrix": table_t2(balance),
+        "claims": table_claims(rounds) + table_belief_claims(rounds),
         "T5_beliefs": table_beliefs(rounds),
         "T6_deception": deception,
         "ratings": table_ratings(rounds),
@@ -457,8 +534,10 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         write_csv(out / f"{name}.csv", rows)
     parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} rounds).\n"]
     titles = {
-        "T1_balance": "T1 balance (miner win rate per cell; T2 is its miners x saboteurs view)",
-        "claims": "Claims (paired differences of per-game miner win shares over the same seeds)",
+        "T1_balance": "T1 balance (miner win rate per cell, Wilson 95% interval over games)",
+        "T2_matrix": "T2 miner policy x saboteur policy: miner win rate [95% interval]",
+        "claims": "Claims C1-C5 (paired differences over the same seeds or rounds, 95% interval; `paired_games` counts "
+        "games for C1-C4 and rounds for C4b/C5)",
         "T5_beliefs": "T5 belief quality",
         "T6_deception": "T6 deception and behaviour (reference observer)",
         "ratings": "Ratings per (agent, role), openskill Plackett-Luce",
