@@ -78,7 +78,8 @@ It is **not** for agents. ``clone_game()`` gives an independent copy of the engi
 
 Version History
 ---------------
-* v0: initial release - base game, 3-10 players, 3 rounds, gold or win rewards (saboteur-env 0.1.0).
+* v0: initial release - base game, 3-10 players, 3 rounds, gold or win rewards; ``ansi``, ``human`` and
+  ``rgb_array`` rendering (saboteur-env 0.1.0).
 """
 
 from __future__ import annotations
@@ -113,14 +114,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     """Saboteur AEC environment; keyword arguments are the fields of :class:`GameConfig` plus rendering options.
 
     Args:
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string) or ``"human"`` (prints it).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns a string), ``"human"`` (prints it) or
+            ``"rgb_array"`` (an ``(H, W, 3)`` uint8 image of the board, tools, hand sizes and the seat to act).
         render_viewer: whose perspective ``render()`` draws: a seat index, ``None`` (public information only)
             or ``"omniscient"`` (everything, for debugging).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "saboteur_v0",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -129,7 +131,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         super().__init__()
         self.config = GameConfig(**config)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode={render_mode!r} is not valid; valid: None, 'ansi', 'human'")
+            raise ConfigError(f"render_mode={render_mode!r} is not valid; valid: None, 'ansi', 'human', 'rgb_array'")
         if render_viewer is not None and render_viewer != "omniscient" and not (
             isinstance(render_viewer, int) and 0 <= render_viewer < self.config.num_players
         ):
@@ -252,12 +254,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def action_to_string(self, action: int) -> str:
         return self._layout.to_string(action)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             import gymnasium
 
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            from saboteur_env.image import render_image
+
+            return render_image(self._require_game(), self.render_viewer)
         text = render_text(self._require_game(), self.render_viewer)
         if self.render_mode == "human":
             print(text)

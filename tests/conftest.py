@@ -8,12 +8,21 @@ from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
 from saboteur_env.actions import Action, ActionType, action_layout
 from saboteur_env.positions import kind_of, make_state
 
-__all__ = ["EMPTY_BOARD", "legal_moves", "make_state", "place", "random_states"]
+__all__ = ["BOARD_ROW2", "EMPTY_BOARD", "legal_moves", "make_state", "place", "random_states"]
 
 EMPTY_BOARD = """
 . . . . . . . . ?
 . . . . . . . . .
 S . . . . . . . ?
+. . . . . . . . .
+. . . . . . . . ?
+"""
+
+
+BOARD_ROW2 = """
+. . . . . . . . ?
+. . . . . . . . .
+S T05 T05 . . . . . ?
 . . . . . . . . .
 . . . . . . . . ?
 """

@@ -8,6 +8,7 @@ from conftest import random_states
 
 from saboteur_env import legal_action_mask, render_text
 from saboteur_env.cards import NUM_DECK_KINDS
+from saboteur_env.image import render_image
 from saboteur_env.observation import encode_observation, rebuild_history
 from saboteur_env.state import EventType, GameState
 
@@ -64,6 +65,7 @@ def test_leak__resampled_hidden_information_is_invisible(num_players):
             assert render_text(state, None) == render_text(other, None)
             if seat == state.current:
                 assert np.array_equal(legal_action_mask(state), legal_action_mask(other))
+                assert np.array_equal(render_image(state, seat), render_image(other, seat))
             checked += 1
     assert checked > 20
 

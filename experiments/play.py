@@ -1,0 +1,179 @@
+"""Play Saboteur in the terminal against bots.
+
+    python -m experiments.play --players 4 --seat 0 --bots heuristic --seed 7
+    saboteur-play --players 5 --bots bayes
+
+On your turn you see your view (board, your hand, tools, recent public events) and the numbered legal moves.
+Answer with a number, or with a short notation:
+
+=====================  ======================================================
+``T05 2,3``            place T05 at row 2, col 3 (``T06' 1,4``: turned 180°)
+``d T05``              discard (pass) a T05
+``map 1``              use a map on goal slot 1 (0 top, 1 middle, 2 bottom)
+``rock 2,3``           rockfall at row 2, col 3
+``break cart 2``       broken cart on the seat 2 places after you (0 = yourself)
+``repair lantern 0``   repair your lantern (double repairs work the same way)
+``help`` / ``quit``    this table / leave the game
+=====================  ======================================================
+
+Bad input is answered with a message and a new prompt; the game is never lost to a typo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import TextIO
+
+import numpy as np
+
+from agents import LADDER, make_agent
+from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text
+from saboteur_env.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
+
+HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]
+
+
+class MoveError(ValueError):
+    """The text is not a legal move now; the message says why."""
+
+
+def parse_move(text: str, layout, legal: np.ndarray) -> int:
+    """Turn a number (index into the listed moves) or a short notation into a legal action id."""
+    text = text.strip()
+    if re.fullmatch(r"\d+", text):
+        i = int(text)
+        if not 0 <= i < len(legal):
+            raise MoveError(f"no move number {i}; choose 0..{len(legal) - 1}")
+        return int(legal[i])
+    words = text.replace(",", " ").split()
+    if not words:
+        raise MoveError("empty input; type a move number or 'help'")
+    head = words[0].upper().rstrip("'")
+    candidates = [int(a) for a in legal]
+
+    def pick(pred, what: str) -> int:
+        found = [a for a in candidates if pred(layout.decode(a))]
+        if not found:
+            raise MoveError(f"{what} is not a legal move now")
+        return found[0]
+
+    def cell(args: list[str]) -> tuple[int, int]:
+        if len(args) != 2 or not all(re.fullmatch(r"-?\d+", a) for a in args):
+            raise MoveError("give the cell as ROW,COL, e.g. 2,3")
+        return int(args[0]), int(args[1])
+
+    if head in KIND_CODES[:16]:
+        kind = KIND_CODES.index(head)
+        rot = 1 if words[0].endswith("'") else 0
+        row, col = cell(words[1:])
+        what = f"placing {KIND_NAMES[kind]}{' 180' if rot else ''} at {row},{col}"
+
+        def matches(a) -> bool:
+            return a.type == ActionType.PLACE and a.kind == kind and a.rotation == rot and (a.row, a.col) == (row, col)
+
+        return pick(matches, what)
+    if head in ("D", "DISCARD", "PASS"):
+        if len(words) != 2 or words[1].upper() not in KIND_CODES[:27]:
+            raise MoveError("say which card to discard, e.g. 'd T05' or 'd MAP'")
+        kind = KIND_CODES.index(words[1].upper())
+        return pick(lambda a: a.type == ActionType.DISCARD and a.kind == kind, f"discarding {KIND_NAMES[kind]}")
+    if head == "MAP":
+        if len(words) != 2 or words[1] not in ("0", "1", "2"):
+            raise MoveError("say which goal: 'map 0', 'map 1' or 'map 2'")
+        return pick(lambda a: a.type == ActionType.MAP and a.goal == int(words[1]), f"a map on goal {words[1]}")
+    if head in ("ROCK", "ROCKFALL"):
+        row, col = cell(words[1:])
+        return pick(
+            lambda a: a.type == ActionType.ROCKFALL and (a.row, a.col) == (row, col), f"a rockfall at {row},{col}"
+        )
+    if head in ("BREAK", "REPAIR"):
+        if len(words) != 3 or words[1].lower() not in TOOL_NAMES or not words[2].isdigit():
+            verb = head.lower()
+            raise MoveError(f"say '{verb} TOOL SEAT', e.g. '{verb} cart 1' (tools: {', '.join(TOOL_NAMES)})")
+        tool, target = TOOL_NAMES.index(words[1].lower()), int(words[2])
+        types = (ActionType.BREAK,) if head == "BREAK" else (ActionType.REPAIR, ActionType.DOUBLE_REPAIR)
+        return pick(lambda a: a.type in types and a.tool == tool and a.target == target,
+                    f"{head.lower()} {TOOL_NAMES[tool]} on seat+{target}")  # fmt: skip
+    raise MoveError(f"cannot read {text!r}; type a move number or 'help'")
+
+
+def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=4, help="3-10")
+    parser.add_argument("--seat", type=int, default=0, help="your seat")
+    parser.add_argument("--bots", default="heuristic", help=f"bot policy: {', '.join(sorted(LADDER))}")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    inp, out = stdin or sys.stdin, stdout or sys.stdout
+    if not 3 <= args.players <= 10:
+        parser.error(f"--players {args.players} is out of range; valid: 3..10")
+    if not 0 <= args.seat < args.players:
+        parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
+    if args.bots not in LADDER:
+        parser.error(f"--bots {args.bots!r} is unknown; valid: {', '.join(sorted(LADDER))}")
+    env = raw_env(num_players=args.players, rounds=args.rounds)
+    cfg = env.config
+    env.reset(seed=args.seed)
+    game = env.game
+    bots = {s: make_agent(args.bots, cfg) for s in range(args.players) if s != args.seat}
+    for s, bot in bots.items():
+        bot.reset(s, args.players, None if args.seed is None else args.seed * 100 + s)
+        if hasattr(bot, "bind_state"):
+            bot.bind_state(env.state)
+    layout = env.unwrapped._layout
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. Type 'help' for notation.")
+    for name in env.agent_iter():
+        obs, _, term, _, _ = env.last()
+        if term:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        if seat != args.seat:
+            env.step(bots[seat].act(obs["observation"], obs["action_mask"]))
+        else:
+            say()
+            say(render_text(game, args.seat))
+            legal = np.flatnonzero(legal_action_mask(game))
+            for i, a in enumerate(legal):
+                say(f"  {i:3d}: {layout.to_string(int(a))}")
+            while True:
+                print("move> ", end="", file=out, flush=True)
+                line = inp.readline()
+                if not line:
+                    say("\nend of input: leaving the game")
+                    return 0
+                text = line.strip()
+                if text.lower() in ("quit", "exit", "q"):
+                    say("bye")
+                    return 0
+                if text.lower() in ("help", "h", "?"):
+                    say(HELP)
+                    continue
+                try:
+                    action = parse_move(text, layout, legal)
+                except MoveError as err:
+                    say(f"  ! {err}")
+                    continue
+                say(f"  you: {layout.to_string(action)}")
+                env.step(action)
+                break
+        if game.round_just_ended and not term:
+            result = game.round_results[-1]
+            roles = ["saboteur" if r else "digger" for r in result["roles"]]
+            say(f"\n== round {result['round'] + 1} over: {result['winner']} won; roles {roles}; "
+                f"nuggets {result['nuggets']}")  # fmt: skip
+    ranks = final_ranking(game)
+    say(f"== game over: nuggets {game.gold_nuggets.tolist()}; ranks {ranks}; you are seat {args.seat}, "
+        f"rank {ranks[args.seat]}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
