@@ -436,14 +436,7 @@ def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list
         n = [x["players"] for x in rows]
         ax.plot(n, [x["miner_win"] for x in rows], marker="o", label=f"{m} vs {s}")
         ax.fill_between(n, [x["ci_low"] for x in rows], [x["ci_high"] for x in rows], alpha=0.2)
-    ax.set_xlabel("players")
-    ax.set_ylabel("miner win rate (95% CI)")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "win_rate_vs_players.png", dpi=100)
-    plt.close(fig)
-    written.append("win_rate_vs_players.png")
+    written.append(_save(fig, ax, out / "win_rate_vs_players.png", "players", "miner win rate (95% CI)", (0, 1)))
     # T2 heatmaps.
     for n, rows in sorted(table_matrix(balance).items()):
         miners = sorted({x["miners"] for x in rows})
@@ -475,13 +468,7 @@ def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list
         rows.sort(key=lambda x: x["round_fraction"])
         fractions = [x["round_fraction"] for x in rows]
         ax.plot(fractions, [x["p_true_roles"] for x in rows], marker="o", label=f"{obs}, {n}p")
-    ax.set_xlabel("fraction of the round")
-    ax.set_ylabel("mean P(true role)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "belief_trajectories.png", dpi=100)
-    plt.close(fig)
-    written.append("belief_trajectories.png")
+    written.append(_save(fig, ax, out / "belief_trajectories.png", "fraction of the round", "mean P(true role)"))
     # Survival of "saboteur still unsuspected" (Kaplan-Meier over own turns, censored at round end).
     fig, ax = plt.subplots(figsize=(6, 4))
     for key, items in sorted(survival.items()):
@@ -497,15 +484,23 @@ def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list
                 at_risk_curve *= 1 - events / at_risk
             alive.append(at_risk_curve)
         ax.step(range(horizon + 1), alive, where="post", label=f"{key[1]} vs {key[2]}, {key[0]}p")
-    ax.set_xlabel("saboteur's own turns")
-    ax.set_ylabel("P(not yet suspected)")
-    ax.set_ylim(0, 1)
+    written.append(_save(fig, ax, out / "survival_unsuspected.png", "saboteur's own turns", "P(not yet suspected)",
+                         (0, 1)))  # fmt: skip
+    return written
+
+
+def _save(fig, ax, path: Path, xlabel: str, ylabel: str, ylim: tuple[float, float] | None = None) -> str:
+    import matplotlib.pyplot as plt
+
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(out / "survival_unsuspected.png", dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    written.append("survival_unsuspected.png")
-    return written
+    return path.name
 
 
 def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
