@@ -103,3 +103,23 @@ def test_agents__overt_saboteur_blocks_near_the_gold():
     se = __import__("saboteur_env")
     a = agent.act(se.encode_observation(state, 0), se.legal_action_mask(state).astype(np.int8))
     assert action_layout(cfg).to_string(a) == "place T16 dead end E 180 at (2,7)"
+
+
+def test_agents__decode_state_reads_the_hidden_facts():
+    from saboteur_env.observation import decode_state
+
+    env = raw_env(num_players=6)
+    env.reset(seed=9)
+    hidden = decode_state(env.state(), env.config)
+    assert hidden["roles"] == env.game.roles.tolist()
+    assert hidden["leftover_role"] == env.game.leftover_role
+    assert hidden["goal_kinds"] == env.game.goal_kind.tolist()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", range(3, 11))
+def test_agents__only_masked_actions_many_games(num_players):
+    names = sorted(LADDER)
+    for seed in range(5):
+        for i, name in enumerate(names):
+            _play(num_players, name, names[(i + seed) % len(names)], seed=1000 + seed * 37 + i)
