@@ -92,6 +92,13 @@ def auroc(p: np.ndarray, y: np.ndarray) -> float:
     return float(greater / (pos.size * neg.size))
 
 
+def _snapshot(r: dict, fraction: float) -> dict | None:
+    """A round's belief snapshot at a fraction of the round (compact or full record)."""
+    if "snapshots" in r:
+        return r["snapshots"].get(fraction)
+    return snapshot_at(r.get("beliefs", []), fraction)
+
+
 def snapshot_at(beliefs: list[dict], fraction: float) -> dict | None:
     if not beliefs:
         return None
@@ -100,11 +107,48 @@ def snapshot_at(beliefs: list[dict], fraction: float) -> dict | None:
 
 
 def suspected(p: np.ndarray) -> np.ndarray:
-    """Seats in the observer's top k, k = round(expected number of saboteurs)."""
-    k = round(float(p.sum()))
-    out = np.zeros(p.size, dtype=bool)
-    if k > 0:
-        out[np.argsort(-p, kind="stable")[:k]] = True
+    """(T, N) bool: seat in the observer's top k at time t, k = round(expected number of saboteurs).
+
+    Ties at the boundary count as unsuspected (a seat must beat the (k+1)-th highest probability), so an observer
+    that has learnt nothing suspects nobody rather than the lowest seat numbers.
+    """
+    k = np.rint(p.sum(axis=1)).astype(int)
+    order = -np.sort(-p, axis=1)  # descending
+    padded = np.concatenate([order, np.full((p.shape[0], 1), -1.0)], axis=1)
+    threshold = padded[np.arange(p.shape[0]), np.clip(k, 0, p.shape[1])]
+    return (p > threshold[:, None]) & (k[:, None] > 0)
+
+
+def compact(r: dict) -> dict:
+    """The parts of a round record the tables need (read once per round; keeps big logs small in memory)."""
+    beliefs = r.get("beliefs", [])
+    roles = r["header"]["roles"]
+    out = {
+        "header": r["header"],
+        "end": r["end"],
+        "snapshots": {f: snapshot_at(beliefs, f) for f in FRACTIONS},
+        "unsuspected": {},
+        "first_suspicion": {},
+        "own_turns": {},
+        "miner_breaks": [],
+        "dead_ends": {"miner": 0, "saboteur": 0},
+    }
+    sabs = [s for s, role in enumerate(roles) if role == 1]
+    if beliefs and sabs:
+        ref = np.array([x["reference"] for x in beliefs], dtype=float) / 1000  # (T, N)
+        actors = np.array([x["actor"] for x in beliefs])
+        susp = suspected(ref)
+        for s in sabs:
+            out["unsuspected"][s] = float(1 - susp[:, s].mean())
+            own = susp[actors == s, s]
+            out["own_turns"][s] = int(own.size)
+            both = np.flatnonzero(own[:-1] & own[1:])  # suspected on two consecutive own turns
+            out["first_suspicion"][s] = int(both[0]) if both.size else None
+    for ev in r["events"]:
+        if ev["type"] == "break" and ev.get("target", -1) != ev["actor"] and roles[ev["actor"]] == 0:
+            out["miner_breaks"].append(roles[ev["target"]])
+        if ev["type"] == "place" and ev.get("kind", "") in _DEAD_END_CODES:
+            out["dead_ends"]["saboteur" if roles[ev["actor"]] else "miner"] += 1
     return out
 
 
@@ -193,16 +237,13 @@ def table_claims(rounds: list[dict]) -> list[dict]:
 
 def _round_unsuspected(r: dict) -> float | None:
     """Share of (saboteur, decision) pairs in which the reference observer does not suspect the saboteur."""
-    sabs = [s for s, role in enumerate(r["header"]["roles"]) if role == 1]
-    if not sabs or not r.get("beliefs"):
-        return None
-    flags = [not suspected(np.array(x["reference"], dtype=float) / 1000)[s] for x in r["beliefs"] for s in sabs]
-    return float(np.mean(flags))
+    values = list(r["unsuspected"].values())
+    return float(np.mean(values)) if values else None
 
 
 def _round_scores(r: dict, observer: str, fraction: float) -> tuple[float, float, float] | None:
     """(Brier, log-loss, mean P(true role)) of an observer at a fraction of one round."""
-    snap = snapshot_at(r.get("beliefs", []), fraction)
+    snap = _snapshot(r, fraction)
     if snap is None or observer not in snap:
         return None
     y = np.array(r["header"]["roles"], dtype=float)
@@ -258,7 +299,7 @@ def table_beliefs(rounds: list[dict]) -> list[dict]:
         n = roles.size
         k = int(roles.sum())
         for f in FRACTIONS:
-            snap = snapshot_at(r.get("beliefs", []), f)
+            snap = _snapshot(r, f)
             if snap is None:
                 continue
             for obs in OBSERVERS:
@@ -295,51 +336,25 @@ def table_beliefs(rounds: list[dict]) -> list[dict]:
     return rows
 
 
-def _sustained_suspicion(r: dict, seat: int) -> int | None:
-    """Own-turn index at which the reference observer starts suspecting ``seat`` on 2 consecutive own turns."""
-    streak = 0
-    turn = 0
-    for snap in r.get("beliefs", []):
-        if snap["actor"] != seat:
-            continue
-        if suspected(np.array(snap["reference"], dtype=float) / 1000)[seat]:
-            streak += 1
-            if streak >= 2:
-                return turn - 1
-        else:
-            streak = 0
-        turn += 1
-    return None
-
-
 def table_deception(rounds: list[dict]) -> tuple[list[dict], dict[tuple, list[tuple[int | None, int]]]]:
     acc: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     survival: dict[tuple, list[tuple[int | None, int]]] = defaultdict(list)
     for r in rounds:
         key = cell_key(r)
-        roles = r["header"]["roles"]
-        sabs = [s for s, role in enumerate(roles) if role == 1]
         b = acc[key]
-        beliefs = r.get("beliefs", [])
-        for s in sabs:
-            if beliefs:
-                flags = [not suspected(np.array(x["reference"], dtype=float) / 1000)[s] for x in beliefs]
-                b["unsuspected"].append(float(np.mean(flags)))
-                first = _sustained_suspicion(r, s)
-                own_turns = sum(1 for x in beliefs if x["actor"] == s)
-                survival[key].append((first, own_turns))
-                if first is not None:
-                    b["time_to_suspicion"].append(first)
-        for ev in r["events"]:
-            if ev["type"] == "break" and ev.get("target", -1) != ev["actor"] and roles[ev["actor"]] == 0:
-                b["miner_breaks"].append(roles[ev["target"]])
-            if ev["type"] == "place" and ev.get("kind", "") in _DEAD_END_CODES:
-                b[f"dead_ends_{'saboteur' if roles[ev['actor']] else 'miner'}"].append(1)
-        b["rounds"].append(1)
+        for s, frac in r["unsuspected"].items():
+            b["unsuspected"].append(frac)
+            first = r["first_suspicion"][s]
+            survival[key].append((first, r["own_turns"][s]))
+            if first is not None:
+                b["time_to_suspicion"].append(first)
+        b["miner_breaks"].extend(r["miner_breaks"])
+        b["dead_ends_saboteur"].append(r["dead_ends"]["saboteur"])
+        b["dead_ends_miner"].append(r["dead_ends"]["miner"])
     rows = []
     for key in sorted(acc):
         b = acc[key]
-        n_rounds = len(b["rounds"])
+        n_rounds = len(b["dead_ends_miner"])
         mb = b["miner_breaks"]
         rows.append(
             {
@@ -354,8 +369,8 @@ def table_deception(rounds: list[dict]) -> tuple[list[dict], dict[tuple, list[tu
                 "miner_breaks_per_round": round(len(mb) / n_rounds, 3),
                 "miner_friendly_fire": round(1 - float(np.mean(mb)), 4) if mb else None,
                 "miner_correct_break": round(float(np.mean(mb)), 4) if mb else None,
-                "dead_ends_per_round_saboteurs": round(len(b["dead_ends_saboteur"]) / n_rounds, 3),
-                "dead_ends_per_round_miners": round(len(b["dead_ends_miner"]) / n_rounds, 3),
+                "dead_ends_per_round_saboteurs": round(sum(b["dead_ends_saboteur"]) / n_rounds, 3),
+                "dead_ends_per_round_miners": round(sum(b["dead_ends_miner"]) / n_rounds, 3),
             }
         )
     return rows, survival
@@ -512,7 +527,7 @@ def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
 
 def build_report(log: Path, out: Path | None = None, with_plots: bool = True) -> dict[str, list[dict]]:
     """Compute every table (and the plots) from the logs at ``log``; returns the tables."""
-    rounds = list(read_rounds(log))
+    rounds = [compact(r) for r in read_rounds(log)]
     out = out or (log if log.is_dir() else log.parent) / "report"
     out.mkdir(parents=True, exist_ok=True)
     balance = table_balance(rounds)

@@ -109,3 +109,14 @@ def test_report__known_numbers(fixture_log):
     assert dec["dead_ends_per_round_saboteurs"] == round(1 / 6, 3)
     ratings = {r["agent_role"]: r for r in tables["ratings"]}
     assert ratings["greedy/miner"]["mu"] > ratings["random/miner"]["mu"]
+
+
+def test_report__suspicion_needs_to_beat_the_boundary():
+    import numpy as np
+
+    p = np.array([[0.4, 0.4, 0.4, 0.4, 0.4], [0.9, 0.5, 0.5, 0.1, 0.1], [0.9, 0.8, 0.2, 0.2, 0.0]])
+    assert report.suspected(p).tolist() == [
+        [False] * 5,  # nobody stands out: nobody is suspected
+        [True, False, False, False, False],  # k = 2, but seats 1 and 2 tie for the second place
+        [True, True, False, False, False],
+    ]
