@@ -167,8 +167,9 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         if game.round_just_ended and not term:
             result = game.round_results[-1]
             roles = ["saboteur" if r else "digger" for r in result["roles"]]
-            say(f"\n== round {result['round'] + 1} over: {result['winner']} won; roles {roles}; "
-                f"nuggets {result['nuggets']}")  # fmt: skip
+            # Roles and card counts are public at a round end; nugget values stay private until the game ends.
+            say(f"\n== round {result['round'] + 1} over: {result['winner']} won; roles {roles}; gold cards "
+                f"{result['gold_cards']}; your nuggets this round: {result['nuggets'][args.seat]}")  # fmt: skip
     ranks = final_ranking(game)
     say(f"== game over: nuggets {game.gold_nuggets.tolist()}; ranks {ranks}; you are seat {args.seat}, "
         f"rank {ranks[args.seat]}")  # fmt: skip

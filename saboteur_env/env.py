@@ -66,7 +66,10 @@ give 0. Rewards are delivered to every seat at the step that ends the round.
 
 Termination
 -----------
-All agents terminate after the last round (the ``infos`` then hold ``final_ranking`` and ``nuggets``).
+At each round end every agent's ``infos`` hold ``round_result``: the public outcome (winner, finder, last player,
+everyone's role and number of gold cards won) and ``my_nuggets`` (the nugget values are private until the game
+ends). All agents terminate after the last round (the ``infos`` then hold ``final_ranking`` and ``nuggets``).
+``env.rewards`` is keyed by agent as PettingZoo requires: a policy must only read its own entry.
 There is no truncation: every decision removes a card from a hand, so a round has at most 67 decisions.
 After termination each agent must be stepped with ``None`` (PettingZoo dead steps); any other action raises.
 
@@ -225,7 +228,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._rewards_set = reward_step
         if game.round_just_ended:
             result = game.round_results[-1]
-            self.infos = {a: {"round_result": result} for a in self.agents}
+            # Public facts of the round for everyone; nugget values only for their owner (RULES.md §5.1).
+            public = {k: v for k, v in result.items() if k != "nuggets"}
+            self.infos = {
+                a: {"round_result": dict(public, my_nuggets=result["nuggets"][self._seat[a]])} for a in self.agents
+            }
             self._infos_set = True
         elif self._infos_set:
             self.infos = {a: {} for a in self.agents}

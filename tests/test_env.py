@@ -181,6 +181,19 @@ def test_env__wrapped_illegal_move_terminates_with_penalty():
     assert e._cumulative_rewards[agent] == -1
 
 
+def test_env__round_end_infos_keep_nugget_values_private():
+    e = raw_env(num_players=4, rounds=2)
+    e.reset(seed=3)
+    rng = np.random.default_rng(1)
+    while e.game.round == 0:
+        e.step(int(rng.choice(np.flatnonzero(e.observe(e.agent_selection)["action_mask"]))))
+    result = e.game.round_results[0]
+    for seat, agent in enumerate(e.possible_agents):
+        info = e.infos[agent]["round_result"]
+        assert "nuggets" not in info and info["my_nuggets"] == result["nuggets"][seat]
+        assert info["roles"] == result["roles"] and info["gold_cards"] == result["gold_cards"]
+
+
 def test_env__game_end_dead_steps_and_final_infos():
     e = raw_env(num_players=3, rounds=1)
     e.reset(seed=2)
