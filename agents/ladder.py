@@ -23,7 +23,7 @@ have beliefs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -248,6 +248,15 @@ class LadderAgent:
     def choose(self, view: PlayerView, legal: NDArray[np.int64]) -> int:
         raise NotImplementedError
 
+    @staticmethod
+    def first_of(moves: Iterable[Callable[[], int | None]], fallback: Callable[[], int]) -> int:
+        """The first move (tried in order, lazily) that applies, else the fallback."""
+        for move in moves:
+            a = move()
+            if a is not None:
+                return a
+        return fallback()
+
 
 # Discard orders by card kind (0-15 path cards, 16-26 action cards).
 _DEAD_ENDS = list(range(7, 16))
@@ -293,11 +302,7 @@ class HonestAgent(GreedyAgent):
             lambda: self.repair_others(legal),
             lambda: self.clear_dead_end(view, legal),
         )
-        for move in moves:
-            a = move()
-            if a is not None:
-                return a
-        return self.discard(legal, _MINER_DISCARD)
+        return self.first_of(moves, lambda: self.discard(legal, _MINER_DISCARD))
 
 
 class OvertSaboteur(LadderAgent):
@@ -324,11 +329,8 @@ class OvertSaboteur(LadderAgent):
             if close
             else (lambda: self.breaks(legal), lambda: self.block(view, legal))
         )
-        for move in (*order, lambda: self.repair_self(legal), lambda: self.use_map(view, legal)):
-            a = move()
-            if a is not None:
-                return a
-        return self.discard(legal, _SABOTEUR_DISCARD)
+        moves = (*order, lambda: self.repair_self(legal), lambda: self.use_map(view, legal))
+        return self.first_of(moves, lambda: self.discard(legal, _SABOTEUR_DISCARD))
 
 
 class SuspiciousMiner(HonestAgent):
