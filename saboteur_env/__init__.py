@@ -53,6 +53,15 @@ def raw_env(**kwargs: Any) -> Any:
     return _raw_env(**kwargs)
 
 
+def __getattr__(name: str) -> Any:
+    # The Gymnasium single-seat wrapper lives with the RL adapters; import it only when asked for.
+    if name == "SingleSeatEnv":
+        from saboteur_env.env import SingleSeatEnv
+
+        return SingleSeatEnv
+    raise AttributeError(f"module 'saboteur_env' has no attribute {name!r}")
+
+
 def _register() -> None:
     try:
         import pettingzoo
@@ -76,6 +85,7 @@ __all__ = [
     "GameState",
     "IllegalActionError",
     "PlayerView",
+    "SingleSeatEnv",
     "__version__",
     "action_layout",
     "action_to_string",

@@ -73,6 +73,12 @@ ends). All agents terminate after the last round (the ``infos`` then hold ``fina
 There is no truncation: every decision removes a card from a hand, so a round has at most 67 decisions.
 After termination each agent must be stepped with ``None`` (PettingZoo dead steps); any other action raises.
 
+Single-seat Gymnasium view
+--------------------------
+``SingleSeatEnv(opponents, learner_seats=None, illegal_reward=None, **config)`` seats a learner in one seat and lets
+agents play the others; ``step`` returns at the learner's next decision with all the reward its seat earned
+meanwhile, and ``action_masks()`` serves MaskablePPO.
+
 State
 -----
 ``state()`` returns the full state vector (hidden roles, hands, goals, deck contents) for centralised critics.
@@ -88,8 +94,10 @@ Version History
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -263,8 +271,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            import gymnasium
-
             gymnasium.logger.warn("render() called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
         if self.render_mode == "rgb_array":
@@ -284,3 +290,114 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.game is None:
             raise rules.GameOverError("reset() must be called before using the environment")
         return self.game
+
+
+class SingleSeatEnv(gymnasium.Env):
+    """A Gymnasium single-agent view of one seat in an N-player game (for SB3's MaskablePPO and similar).
+
+    Each episode the learner takes one seat drawn from ``learner_seats`` (default: any seat); every other seat is
+    played by an agent from ``opponents`` (a callable ``seat -> agent`` with the ``agents`` protocol: ``reset``,
+    ``act(observation, action_mask)``). A learner transition runs from one of its decisions to its next one (or to
+    the end of the game), so the reward returned by ``step`` is everything the learner's seat earned in between,
+    including round ends caused by other seats. ``action_masks()`` gives the legal actions (MaskablePPO's hook); an
+    illegal action raises ``IllegalActionError``, or, with ``illegal_reward`` set, ends the episode with that reward
+    (``terminated``, ``info["illegal"]``) like PettingZoo's ``TerminateIllegalWrapper``. Multi-seat self-play with
+    one shared policy is a multi-agent setting: use the PettingZoo environment for it.
+
+    Observation: the seat's observation vector (``Box``); action: ``Discrete(num_actions)``; ``info`` holds the
+    seat and the mask.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponents: Callable[[int], Any],
+        learner_seats: Sequence[int] | None = None,
+        render_mode: str | None = None,
+        illegal_reward: float | None = None,
+        **config: Any,
+    ) -> None:
+        super().__init__()
+        self.illegal_reward = illegal_reward
+        self._env = raw_env(render_mode=render_mode, **config)
+        self.config = self._env.config
+        n = self.config.num_players
+        seats = tuple(range(n)) if learner_seats is None else tuple(learner_seats)
+        if not seats or any(not isinstance(s, int) or not 0 <= s < n for s in seats):
+            raise ConfigError(f"learner_seats={learner_seats!r} must be seats in 0..{n - 1}")
+        if not callable(opponents):
+            raise ConfigError("opponents must be a callable seat -> agent, e.g. lambda s: make_agent('heuristic', cfg)")
+        self.learner_seats = seats
+        self.opponents_factory = opponents
+        self.render_mode = render_mode
+        self.observation_space = self._env.observation_space(self._env.possible_agents[0])["observation"]
+        self.action_space = self._env.action_space(self._env.possible_agents[0])
+        self.seat = seats[0]
+        self._opponents: dict[int, Any] = {}
+        self._illegal = False
+
+    @property
+    def game(self) -> GameState:
+        return self._env._require_game()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        n = self.config.num_players
+        self._env.reset(seed=int(self.np_random.integers(2**62)), options=options)
+        self.seat = self.learner_seats[int(self.np_random.integers(len(self.learner_seats)))]
+        self._opponents = {}
+        for s in range(n):
+            if s != self.seat:
+                agent = self.opponents_factory(s)
+                agent.reset(s, n, int(self.np_random.integers(2**62)))
+                self._opponents[s] = agent
+        self._pending = 0.0
+        self._illegal = False
+        self._advance()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self.game.game_over or self._illegal:
+            raise rules.GameOverError("the episode is over; call reset()")
+        if self.game.current != self.seat:
+            raise RuntimeError("internal error: the learner is not to act")
+        if self.illegal_reward is not None and not self.action_masks()[self._env._layout.check(action)]:
+            self._illegal = True
+            return self._observation(), float(self.illegal_reward), True, False, dict(self._info(), illegal=True)
+        self._env.step(action)
+        self._collect()
+        self._advance()
+        reward, self._pending = self._pending, 0.0
+        return self._observation(), reward, self.game.game_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Bool mask of the learner's legal actions (all False once the game is over)."""
+        if self.game.game_over:
+            return np.zeros(self.action_space.n, dtype=bool)
+        return rules.legal_action_mask(self.game).copy()
+
+    def render(self) -> str | np.ndarray | None:
+        return self._env.render()
+
+    def close(self) -> None:
+        self._env.close()
+
+    # ---- internals ----
+    def _collect(self) -> None:
+        self._pending += self._env.rewards[self._env.possible_agents[self.seat]]
+
+    def _advance(self) -> None:
+        """Let the opponents play until the learner is to act or the game is over."""
+        env, game = self._env, self.game
+        while not game.game_over and game.current != self.seat:
+            agent = env.possible_agents[game.current]
+            obs = env.observe(agent)
+            env.step(self._opponents[game.current].act(obs["observation"], obs["action_mask"]))
+            self._collect()
+
+    def _observation(self) -> np.ndarray:
+        return encode_observation(self.game, self.seat)
+
+    def _info(self) -> dict:
+        return {"seat": self.seat, "action_mask": self.action_masks()}

@@ -212,3 +212,19 @@ def test_env__game_end_dead_steps_and_final_infos():
     assert e.agents == []
     with pytest.raises(GameOverError):
         e.step(0)
+
+
+def test_env__only_env_module_imports_rl_libraries():
+    """The engine runs without PettingZoo or Gymnasium: only saboteur_env/env.py imports them."""
+    import ast
+    from pathlib import Path
+
+    import saboteur_env
+
+    for path in Path(saboteur_env.__file__).parent.glob("*.py"):
+        if path.name == "env.py":
+            continue
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert not {m for m in names if m.split(".")[0] in ("pettingzoo", "gymnasium", "agents", "experiments")}, path
