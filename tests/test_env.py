@@ -227,4 +227,6 @@ def test_env__only_env_module_imports_rl_libraries():
         tree = ast.parse(path.read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert not {m for m in names if m.split(".")[0] in ("pettingzoo", "gymnasium", "agents", "experiments")}, path
+        allowed = {"pettingzoo"} if path.name == "__init__.py" else set()  # the guarded registry hook
+        banned = {m for m in names if m.split(".")[0] in ("pettingzoo", "gymnasium", "agents", "experiments")}
+        assert not banned - allowed, path
