@@ -23,10 +23,11 @@ Seat-relative (offset 0 = the observing seat). The layout (``saboteur_env.observ
 ``board`` (26 planes over the playable cells: open edges, arms connected to the start, tunnel pairs, dead-end
 stubs, start, placed path cards, face-down/revealed goals, empty cells, and the goals *I* peeked with their
 content), ``role``, ``hand`` (counts per card kind), ``seats`` (per seat offset: broken tools, hand size, gold
-cards won, maps used on each goal, role revealed last round), ``deck_size``, ``gold_deck_size``, ``round``,
-``to_act``, ``my_nuggets``, ``event_count`` and ``history`` (the last ``history_length`` public events: actor,
-card kind, target, cell, argument). ``ObservationLayout.split(obs)`` gives named views;
-``PlayerView.from_observation(obs, config)`` gives a structured view (what heuristic agents read).
+cards won, maps used on each goal, role revealed last round, face-down discards this round), ``deck_size``,
+``gold_deck_size``, ``round``, ``to_act``, ``my_nuggets``, ``event_count`` and ``history`` (the last
+``history_length`` public events: actor, card kind, target, cell, argument). ``ObservationLayout.split(obs)``
+gives named views; ``PlayerView.from_observation(obs, config)`` gives a structured view (what heuristic agents
+read).
 
 Private information appears only in the owner's observation: own role, own hand, own map results, own face-down
 discards, own nuggets. Hidden from everyone: the draw pile, unpeeked goals, the left-over role card.

@@ -17,10 +17,11 @@ name                  shape               content
                                           = gold; goal I peeked = stone
 ``role``              ``(2,)``            my role one-hot: gold-digger, saboteur
 ``hand``              ``(27,)``           my hand as counts per card kind (``cards`` kinds 0-26)
-``seats``             ``(P, 10)``         per seat offset (row 0 = me), columns ``SEAT_COLUMNS``: broken pickaxe,
+``seats``             ``(P, 11)``         per seat offset (row 0 = me), columns ``SEAT_COLUMNS``: broken pickaxe,
                                           lantern, cart; hand size; gold cards won (public count); used a map on
                                           goal slot 0/1/2 this round; role revealed at the end of the previous
-                                          round (gold-digger, saboteur; zeros before the first round end)
+                                          round (gold-digger, saboteur; zeros before the first round end); cards
+                                          discarded face down this round
 ``deck_size``         ``(1,)``            cards left in the draw pile
 ``gold_deck_size``    ``(1,)``            gold cards left in the gold deck
 ``round``             ``(3,)``            round one-hot
@@ -66,7 +67,7 @@ PLANES = (
 NUM_PUBLIC_PLANES = board.NUM_PUBLIC_PLANES
 SEAT_COLUMNS = (
     "broken_pickaxe", "broken_lantern", "broken_cart", "hand_size", "gold_cards",
-    "peeked_0", "peeked_1", "peeked_2", "last_role_digger", "last_role_saboteur",
+    "peeked_0", "peeked_1", "peeked_2", "last_role_digger", "last_role_saboteur", "discarded",
 )  # fmt: skip
 NUM_EVENT_TYPES = len(EventType)
 _WEIGHTS = (1 << np.arange(6)).astype(np.float32)
@@ -117,6 +118,7 @@ class ObservationLayout:
         seats = high[self.slices["seats"]].reshape(p, len(SEAT_COLUMNS))
         seats[:, SEAT_COLUMNS.index("hand_size")] = 67
         seats[:, SEAT_COLUMNS.index("gold_cards")] = 28
+        seats[:, SEAT_COLUMNS.index("discarded")] = 67
         high[self.slices["deck_size"]] = 67
         high[self.slices["gold_deck_size"]] = 28
         high[self.slices["my_nuggets"]] = 1000
@@ -205,6 +207,7 @@ def refresh_seat_table(state: GameState) -> None:
     t[:, 5:8] = state.peeked
     t[:, 8] = state.last_round_roles == 0
     t[:, 9] = state.last_round_roles == 1
+    t[:, 10] = state.discarded
     state.seat_table[p:] = t
 
 
@@ -343,6 +346,7 @@ class PlayerView:
     event_count: int  # public events so far in the game
     gold_cards: NDArray[np.int64]  # (P,)
     peeked: NDArray[np.bool_]  # (P, 3)
+    discarded: NDArray[np.int64]  # (P,) cards discarded face down this round
     last_round_roles: tuple[int, ...]  # per seat offset: Role, or -1 unknown
     history: tuple[Event, ...]
 
@@ -399,6 +403,7 @@ class PlayerView:
             event_count=int(parts["event_count"][0]),
             gold_cards=seats[:, 4].astype(np.int64),
             peeked=seats[:, 5:8] > 0.5,
+            discarded=seats[:, 10].astype(np.int64),
             last_round_roles=tuple(int(np.argmax(r)) if r.any() else -1 for r in lrr),
             history=tuple(history),
         )

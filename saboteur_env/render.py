@@ -88,7 +88,8 @@ def render_view(view: PlayerView, private: bool = True, goal_marks: tuple[str | 
         if view.last_round_roles[off] >= 0:
             role = f" | last round: {ROLE_NAMES[view.last_round_roles[off]]}"
         lines.append(
-            f"  {who:>7}: hand {view.hand_size[off]} | broken {tools} | gold cards {view.gold_cards[off]}{role}"
+            f"  {who:>7}: hand {view.hand_size[off]} | broken {tools} | gold cards {view.gold_cards[off]} | "
+            f"discarded {view.discarded[off]}{role}"
         )
     if private:
         hand = ", ".join(f"{KIND_CODES[k]}x{int(n)}" for k, n in enumerate(view.hand[:NUM_DECK_KINDS]) if n)

@@ -53,6 +53,7 @@ class GameOverError(ValueError):
 
 HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
 PEEKED_COLUMN = observation.SEAT_COLUMNS.index("peeked_0")
+DISCARDED_COLUMN = observation.SEAT_COLUMNS.index("discarded")
 _REL = {}  # (P, seat) -> seat-relative index array
 
 
@@ -100,6 +101,7 @@ def _blank_state(
         roles=np.zeros(p, dtype=np.int8),
         broken=np.zeros((p, 3), dtype=bool),
         peeked=np.zeros((p, 3), dtype=bool),
+        discarded=np.zeros(p, dtype=np.int16),
         discards=np.zeros(NUM_DECK_KINDS, dtype=np.int16),
         cell_shape=np.full(hw, -1, dtype=np.int16),
         cell_open=np.zeros(hw, dtype=np.uint8),
@@ -139,6 +141,7 @@ def start_round(state: GameState, round_index: int, starter: int) -> None:
     state.leftover_role = int(state.round_roles[round_index, p])
     state.broken[:] = False
     state.peeked[:] = False
+    state.discarded[:] = 0
     state.discards[:] = 0
     state.current = starter
     state.last_player = starter
@@ -309,6 +312,9 @@ def _apply_legal(s: GameState, a: int) -> None:
         _log(s, EventType.MAP, seat, kind, -1, -1, layout.arg_of[a])
     else:
         s.discards[kind] += 1
+        s.discarded[seat] += 1
+        table[seat, DISCARDED_COLUMN] += 1
+        table[seat + p, DISCARDED_COLUMN] += 1
         _log(s, EventType.DISCARD, seat, kind)
     deck = s.round_decks[s.round]
     if s.deck_pos < len(deck):

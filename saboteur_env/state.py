@@ -57,6 +57,7 @@ class GameState:
     leftover_role: int = 0
     broken: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) [pickaxe, lantern, cart]
     peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) seat used a map on goal slot
+    discarded: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) face-down discards this round
     discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (27,) discard pile counts
     # board, flat over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin)
     cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) cards.SHAPES id, -1 none
@@ -75,7 +76,7 @@ class GameState:
     events: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (capacity, 6) public event rows
     num_events: int = 0
     # ---- observation support, maintained by the rules (public information only) ----
-    seat_table: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (2P, 10) SEAT_COLUMNS, rows doubled
+    seat_table: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (2P, 11) SEAT_COLUMNS, rows doubled
     hist_ring: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (P, 2L, F) event rows per viewer, doubled ring
     hist_pos: int = 0  # next ring row to write (the oldest row)
     num_decisions: int = 0
@@ -159,6 +160,7 @@ _ARRAY_FIELDS = (
     "roles",
     "broken",
     "peeked",
+    "discarded",
     "discards",
     "cell_shape",
     "cell_open",
