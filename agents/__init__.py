@@ -43,7 +43,14 @@ CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never
 
 
 def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
-    """An agent by name; ``role`` picks the miner or saboteur policy of names that have both."""
+    """An agent by name; ``role`` picks the miner or saboteur policy of names that have both.
+
+    ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra).
+    """
+    if name.startswith("ppo:"):
+        from agents.ppo import PPOAgent
+
+        return PPOAgent(name[4:], config)
     if name not in LADDER:
         raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
     miner, saboteur = LADDER[name]

@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
     for name in args.miners + args.saboteurs:
-        if name not in LADDER:
+        if name not in LADDER and not name.startswith("ppo:"):
             parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
     if args.games < 1 or args.workers < 1:
         parser.error("--games and --workers must be at least 1")
