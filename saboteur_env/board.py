@@ -356,7 +356,3 @@ def init_board(state: GameState) -> None:
     recompute_reach(state)
     refresh_planes(state)
     state.board_changed()
-
-
-def is_goal_kind(kind: int) -> bool:
-    return kind in GOAL_KINDS

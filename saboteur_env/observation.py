@@ -242,9 +242,6 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     return out
 
 
-_ARANGE = np.arange(64)
-
-
 def encode_state(state: GameState) -> NDArray[np.float32]:
     """Full state for centralised critics (NOT for agents): public planes, goal kinds, roles, left-over role,
     every hand, broken tools, draw pile contents, gold, round and seat to act; absolute seats."""

@@ -10,7 +10,7 @@ tunnel card, ``•`` for a dead end, ``S`` start, ``G`` revealed gold, ``x`` rev
 from __future__ import annotations
 
 from saboteur_env import board
-from saboteur_env.cards import GOAL_KINDS, KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
+from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
 from saboteur_env.observation import Event, PlayerView, player_view
 from saboteur_env.state import EventType, GameState
 
@@ -122,6 +122,5 @@ def render_text(state: GameState, viewer: int | str | None = None) -> str:
         hand = ", ".join(f"{KIND_CODES[k]}x{int(n)}" for k, n in enumerate(state.hands[seat]) if n)
         extra.append(f"  seat {seat}: {ROLE_NAMES[state.roles[seat]]}, {state.gold_nuggets[seat]} nuggets | {hand}")
     extra.append(f"left-over role: {ROLE_NAMES[state.leftover_role]}")
-    assert len(GOAL_KINDS) == 3
     return render_view(player_view(state, 0), private=False, goal_marks=marks, extra=extra,
                        title="omniscient view (offsets from seat 0)")

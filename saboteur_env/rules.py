@@ -54,16 +54,6 @@ class GameOverError(ValueError):
 HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
 PEEKED_COLUMN = observation.SEAT_COLUMNS.index("peeked_0")
 DISCARDED_COLUMN = observation.SEAT_COLUMNS.index("discarded")
-_REL = {}  # (P, seat) -> seat-relative index array
-
-
-def rel_seats(num_players: int, seat: int) -> NDArray[np.int64]:
-    """Absolute seats in seat-relative order: ``rel_seats(P, s)[k] == (s + k) % P``."""
-    key = (num_players, seat)
-    out = _REL.get(key)
-    if out is None:
-        out = _REL[key] = (seat + np.arange(num_players)) % num_players
-    return out
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
