@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import CHEATING
-from experiments.stats import wilson_interval
+from experiments.stats import paired_difference, wilson_interval
 from experiments.tournament import read_rounds
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)
@@ -40,8 +40,10 @@ EPS = 1e-3
 
 # ---- helpers ---------------------------------------------------------------------------------------------------------
 def cell_key(rec: dict) -> tuple[int, str, str]:
+    """(N, miners, saboteurs); a cell with an inserted seat is labelled ``MINERS +INSERT``."""
     h = rec["header"]
-    return h["players"], h["miners"], h["saboteurs"]
+    insert = h.get("insert")
+    return h["players"], f"{h['miners']} +{insert}" if insert else h["miners"], h["saboteurs"]
 
 
 def miner_won(rec: dict) -> bool:
@@ -62,16 +64,6 @@ def game_interval(values: list[float]) -> tuple[float, float, float]:
     mean = float(np.mean(values)) if n else 0.0
     lo, hi = wilson_interval(round(mean * n), n)
     return mean, lo, hi
-
-
-def paired_difference(a: dict, b: dict) -> tuple[float, float, float, int]:
-    """Mean of a - b over common seeds with a normal 95% interval (duplicate deals make the pairs)."""
-    seeds = sorted(set(a) & set(b))
-    d = np.array([a[s] - b[s] for s in seeds])
-    if d.size < 2:
-        return float(d.mean()) if d.size else 0.0, -1.0, 1.0, int(d.size)
-    half = 1.959964 * d.std(ddof=1) / math.sqrt(d.size)
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half), int(d.size)
 
 
 def brier(p: np.ndarray, y: np.ndarray) -> float:

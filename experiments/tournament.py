@@ -37,7 +37,7 @@ from agents import CHEATING, LADDER, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
-from experiments.stats import wilson_interval
+from experiments.stats import mean_interval, paired_difference, wilson_interval
 from saboteur_env import RULES_VERSION, EventType, raw_env
 from saboteur_env.board import geometry
 from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD
@@ -72,14 +72,26 @@ def _event_record(game, index: int, round_index: int) -> dict:
     return rec
 
 
-def _header(game, seed: int, miners: str, saboteurs: str) -> dict:
+def insert_seat(seed: int, num_players: int) -> int:
+    """The seat an inserted agent takes in game ``seed`` (rotates over the seats from game to game)."""
+    return seed % num_players
+
+
+def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) -> dict:
+    agents = [saboteurs if r else miners for r in game.roles.tolist()]
+    extra = {}
+    if insert is not None:
+        seat = insert_seat(seed, game.config.num_players)
+        agents[seat] = insert
+        extra = {"insert": insert, "insert_seat": seat}
     return {
         "seed": seed,
         "rules_version": RULES_VERSION,
         "players": game.config.num_players,
         "miners": miners,
         "saboteurs": saboteurs,
-        "agents": [saboteurs if r else miners for r in game.roles.tolist()],
+        **extra,
+        "agents": agents,
         "round": game.round,
         "starter": game.current,
         "roles": game.roles.tolist(),
@@ -89,14 +101,31 @@ def _header(game, seed: int, miners: str, saboteurs: str) -> dict:
     }
 
 
-def play_game(num_players: int, miners: str, saboteurs: str, seed: int, beliefs: bool = True) -> list[dict]:
-    """Play one seeded game; returns one record per round."""
-    env = raw_env(num_players=num_players)
+def play_game(
+    num_players: int,
+    miners: str,
+    saboteurs: str,
+    seed: int,
+    beliefs: bool = True,
+    insert: str | None = None,
+    env: raw_env | None = None,
+) -> list[dict]:
+    """Play one seeded game; returns one record per round.
+
+    ``insert`` seats that agent (both roles) at :func:`insert_seat` instead of the cell's policies. ``env`` reuses
+    an environment of the right player count (``reset`` re-deals everything, so reuse changes nothing).
+    """
+    if env is None or env.config.num_players != num_players:
+        env = raw_env(num_players=num_players)
     cfg = env.config
     agents = [
         RoleDispatch(cfg, make_agent(miners, cfg, "miner"), make_agent(saboteurs, cfg, "saboteur"))
         for _ in range(num_players)
     ]
+    if insert is not None:
+        agents[insert_seat(seed, num_players)] = RoleDispatch(
+            cfg, make_agent(insert, cfg, "miner"), make_agent(insert, cfg, "saboteur")
+        )
     env.reset(seed=seed)
     game = env.unwrapped.game
     for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(num_players), strict=True)):
@@ -106,7 +135,10 @@ def play_game(num_players: int, miners: str, saboteurs: str, seed: int, beliefs:
     tracker = LogTracker(cfg)
     reference, heuristic = BayesModel(num_players, goal_cells), SuspicionModel(num_players, goal_cells)
     records: list[dict] = []
-    current = {"header": _header(game, seed, miners, saboteurs), "events": [], "actions": [], "beliefs": []}
+    def new_record() -> dict:
+        return {"header": _header(game, seed, miners, saboteurs, insert), "events": [], "actions": [], "beliefs": []}
+
+    current = new_record()
     decision = 0
     for name in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
@@ -155,7 +187,7 @@ def play_game(num_players: int, miners: str, saboteurs: str, seed: int, beliefs:
             records.append(current)
             decision = 0
             if not game.game_over:
-                current = {"header": _header(game, seed, miners, saboteurs), "events": [], "actions": [], "beliefs": []}
+                current = new_record()
     return records
 
 
@@ -177,8 +209,51 @@ def replay_game(records: list[dict]) -> None:
             raise AssertionError(f"round {rec['header']['round']}: replayed events differ from the log")
 
 
-def _task(args: tuple[int, str, str, int, bool]) -> list[dict]:
+Task = tuple[int, str, str, int, bool, str | None]  # players, miners, saboteurs, seed, beliefs, insert
+
+
+def _task(args: Task) -> list[dict]:
     return play_game(*args)
+
+
+class TournamentWorker:
+    """One environment per player count, reused across games; plays chunks of tasks (a Ray actor's body)."""
+
+    def __init__(self) -> None:
+        self.envs: dict[int, raw_env] = {}
+
+    def play(self, tasks: list[Task]) -> list[list[dict]]:
+        out = []
+        for n, m, s, seed, beliefs, insert in tasks:
+            env = self.envs.get(n) or self.envs.setdefault(n, raw_env(num_players=n))
+            out.append(play_game(n, m, s, seed, beliefs, insert, env=env))
+        return out
+
+
+def _ray_results(tasks: list[Task], workers: int, address: str | None, chunk: int) -> Iterator[list[dict]]:
+    """Games on ``workers`` Ray actors, ``chunk`` seeds per request, yielded in task order."""
+    try:
+        import ray
+    except ImportError as err:  # pragma: no cover - depends on the optional extra
+        raise ImportError("--backend ray needs the 'ray' extra: pip install -e '.[ray]'") from err
+    if not ray.is_initialized():
+        kwargs: dict = {"include_dashboard": False, "log_to_driver": False}
+        if address:  # a cluster: ship this checkout to the workers
+            root = Path(__file__).resolve().parents[1]
+            kwargs["runtime_env"] = {"working_dir": str(root), "excludes": ["runs/", ".git/", ".venv*/", "*.gz"]}
+        else:
+            kwargs["num_cpus"] = workers
+        ray.init(address=address, **kwargs)
+    actor_cls = ray.remote(num_cpus=1)(TournamentWorker)
+    actors = [actor_cls.remote() for _ in range(workers)]
+    chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
+    refs = [actors[i % workers].play.remote(c) for i, c in enumerate(chunks)]
+    try:
+        for ref in refs:
+            yield from ray.get(ref)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
 
 
 def read_rounds(path: Path) -> Iterator[dict]:
@@ -191,13 +266,16 @@ def read_rounds(path: Path) -> Iterator[dict]:
                 yield json.loads(line)
 
 
-def _done_games(path: Path, rounds: int) -> set[tuple[int, str, str, int]]:
+def _game_key(h: dict) -> tuple[int, str, str, int, str | None]:
+    return h["players"], h["miners"], h["saboteurs"], h["seed"], h.get("insert")
+
+
+def _done_games(path: Path, rounds: int) -> set[tuple[int, str, str, int, str | None]]:
     if not path.exists():
         return set()
-    counts: dict[tuple[int, str, str, int], int] = {}
+    counts: dict[tuple[int, str, str, int, str | None], int] = {}
     for rec in read_rounds(path):
-        h = rec["header"]
-        key = (h["players"], h["miners"], h["saboteurs"], h["seed"])
+        key = _game_key(rec["header"])
         counts[key] = counts.get(key, 0) + 1
     return {k for k, c in counts.items() if c >= rounds}
 
@@ -211,27 +289,55 @@ def run(
     workers: int = 1,
     out: Path | None = None,
     beliefs: bool = True,
+    inserts: list[str | None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    chunk: int = 4,
 ) -> Iterator[list[dict]]:
-    """Play every cell; yields each game's round records (in a deterministic order)."""
-    tasks = [(n, m, s, seed + g, beliefs) for n in players for m in miners for s in saboteurs for g in range(games)]
+    """Play every cell; yields each game's round records (in a deterministic order, whatever the backend).
+
+    ``inserts``: agents seated one at a time at :func:`insert_seat` (``None`` = no inserted seat); each is a cell.
+    ``backend``: ``"local"`` (``workers`` processes) or ``"ray"`` (``workers`` actors on the Ray cluster at
+    ``address``, a local one when ``None``; ``chunk`` games per request).
+    """
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    inserts = [None] if not inserts else list(inserts)
+    tasks: list[Task] = [
+        (n, m, s, seed + g, beliefs, i)
+        for n in players
+        for m in miners
+        for s in saboteurs
+        for i in inserts
+        for g in range(games)
+    ]
+    def key(t: Task) -> tuple[int, str, str, int, str | None]:
+        return t[0], t[1], t[2], t[3], t[5]
+
     log = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         path = out / LOG_NAME
         done = _done_games(path, rounds=3)
-        skipped = {t[:4] for t in tasks if t[:4] in done}
-        tasks = [t for t in tasks if t[:4] not in done]
+        skipped = {key(t) for t in tasks if key(t) in done}
+        tasks = [t for t in tasks if key(t) not in done]
         if skipped:
             print(f"resuming: {len(skipped)} games already in {path}", file=sys.stderr)
             for rec in read_rounds(path):
-                h = rec["header"]
-                if (h["players"], h["miners"], h["saboteurs"], h["seed"]) in skipped:
+                if _game_key(rec["header"]) in skipped:
                     yield [rec]
         log = gzip.open(path, "at")  # gzip members append cleanly, so an interrupted run can resume
     start = time.perf_counter()
-    pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
+    pool = None
+    if backend == "ray":
+        results: Iterable[list[dict]] = _ray_results(tasks, workers, address, chunk)
+    elif workers > 1:
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        results = pool.imap(_task, tasks, chunksize=2)
+    else:
+        worker = TournamentWorker()
+        results = (worker.play([t])[0] for t in tasks)
     try:
-        results = pool.imap(_task, tasks, chunksize=2) if pool else map(_task, tasks)
         for i, records in enumerate(results, 1):
             if log is not None:
                 log.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
@@ -249,29 +355,72 @@ def run(
             log.close()
 
 
+def _cell(h: dict) -> tuple[int, str, str, str]:
+    return h["players"], h["miners"], h["saboteurs"], h.get("insert") or ""
+
+
 def summary_table(rounds: list[dict]) -> str:
-    """Miner win rate per cell with a 95% Wilson interval over games (a game = share of its rounds won)."""
-    cells: dict[tuple[int, str, str], dict[int, list[int]]] = {}
-    decisions: dict[tuple[int, str, str], list[int]] = {}
+    """Miner win rate per cell with a 95% Wilson interval over games (a game = share of its rounds won).
+
+    With inserted seats, a second table gives the inserted agent's nuggets per game (normal 95% interval) and
+    its team's round win rate by role, and a third the paired difference in nuggets per game between each insert
+    and the first one listed, over the same seeds (same deals, same seat).
+    """
+    cells: dict[tuple[int, str, str, str], dict[int, list[int]]] = {}
+    decisions: dict[tuple[int, str, str, str], list[int]] = {}
+    seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
+    seat_wins: dict[tuple[int, str, str, str], dict[int, list[bool]]] = {}
     for r in rounds:
         h = r["header"]
-        key = (h["players"], h["miners"], h["saboteurs"])
+        key = _cell(h)
         cells.setdefault(key, {}).setdefault(h["seed"], []).append(r["end"]["winner"] == "gold-diggers")
         decisions.setdefault(key, []).append(r["end"]["decisions"])
-    header = (
-        f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
-    )
+        if h.get("insert"):
+            seat = h["insert_seat"]
+            games = seat_nuggets.setdefault(key, {})
+            games[h["seed"]] = games.get(h["seed"], 0.0) + r["end"]["nuggets"][seat]
+            role = h["roles"][seat]
+            won = r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
+            seat_wins.setdefault(key, {0: [], 1: []})[role].append(won)
+    with_insert = any(k[3] for k in cells)
+    width = max([12, *(len(k[3]) for k in cells)])
+    head = f"{'N':>3} {'miners':<12} {'saboteurs':<12} " + (f"{'insert':<{width}} " if with_insert else "")
+    header = head + f"{'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
     lines = [header, "-" * len(header)]
     for key in sorted(cells):
         per_game = [np.mean(v) for v in cells[key].values()]
         rate = float(np.mean(per_game))
         lo, hi = wilson_interval(round(rate * len(per_game)), len(per_game))
-        n, m, s = key
-        flag = " (cheating)" if m in CHEATING or s in CHEATING else ""
+        n, m, s, ins = key
+        flag = " (cheating)" if {m, s, ins} & CHEATING else ""
+        cols = f"{n:>3} {m:<12} {s:<12} " + (f"{ins or '-':<{width}} " if with_insert else "")
         lines.append(
-            f"{n:>3} {m:<12} {s:<12} {len(per_game):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
+            f"{cols}{len(per_game):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
             f"{np.mean(decisions[key]):>10.1f}{flag}"
         )
+    if seat_nuggets:
+        lines += ["", "Inserted seat (seat = seed mod N, both roles):"]
+        header = (f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'insert':<{width}} {'games':>6} {'nuggets/game':>13} "
+                  f"{'95% CI':>16} {'win as miner':>13} {'win as sab.':>12}")  # fmt: skip
+        lines += [header, "-" * len(header)]
+        for key in sorted(seat_nuggets):
+            mean, lo, hi = mean_interval(list(seat_nuggets[key].values()))
+            wins = seat_wins[key]
+            rates = [f"{np.mean(wins[r]):.1%}" if wins[r] else "-" for r in (0, 1)]
+            n, m, s, ins = key
+            lines.append(
+                f"{n:>3} {m:<12} {s:<12} {ins:<{width}} {len(seat_nuggets[key]):>6} {mean:>13.2f} "
+                f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>13} {rates[1]:>12}"
+            )
+        by_base: dict[tuple[int, str, str], list[str]] = {}
+        for n, m, s, ins in seat_nuggets:  # insertion order = the order the inserts were listed
+            by_base.setdefault((n, m, s), []).append(ins)
+        pairs = [(b, ins[0], other) for b, ins in by_base.items() for other in ins[1:]]
+        if pairs:
+            lines += ["", "Paired difference in the inserted seat's nuggets per game (same seeds):"]
+            for (n, m, s), ref, other in pairs:
+                d, lo, hi, k = paired_difference(seat_nuggets[(n, m, s, other)], seat_nuggets[(n, m, s, ref)])
+                lines.append(f"  N={n} {m}/{s}: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
     return "\n".join(lines)
 
 
@@ -279,23 +428,42 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--miners", nargs="+", default=list(DEFAULT_MINERS), help="miner policies")
     parser.add_argument("--saboteurs", nargs="+", default=list(DEFAULT_SABOTEURS), help="saboteur policies")
+    parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
+                        help="seat one AGENT (both roles) at seat seed mod N; each is a cell, the first is the "
+                        "reference of the paired comparison")  # fmt: skip
     parser.add_argument("--players", type=int, nargs="+", default=[5], help="player counts (3-10)")
     parser.add_argument("--games", type=int, default=12, help="games per cell (each game has 3 rounds)")
     parser.add_argument("--seed", type=int, default=0, help="seed of game 0 (game g uses seed + g)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (local) or actors (ray)")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where the games run")
+    parser.add_argument("--address", default=None, help="Ray cluster address (ray backend; default: a local one)")
+    parser.add_argument("--chunk", type=int, default=4, help="games per Ray request")
     parser.add_argument("--out", type=Path, default=None, help="log directory (rounds.jsonl.gz; resumable)")
     parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
     args = parser.parse_args(argv)
     for n in args.players:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
-    for name in args.miners + args.saboteurs:
+    for name in args.miners + args.saboteurs + (args.insert or []):
         if name not in LADDER and not name.startswith("ppo:"):
-            parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
-    if args.games < 1 or args.workers < 1:
-        parser.error("--games and --workers must be at least 1")
+            parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))} or ppo:PATH")
+    if args.games < 1 or args.workers < 1 or args.chunk < 1:
+        parser.error("--games, --workers and --chunk must be at least 1")
+    if args.address and args.backend != "ray":
+        parser.error("--address needs --backend ray")
     games = run(
-        args.players, args.miners, args.saboteurs, args.games, args.seed, args.workers, args.out, not args.no_beliefs
+        args.players,
+        args.miners,
+        args.saboteurs,
+        args.games,
+        args.seed,
+        args.workers,
+        args.out,
+        not args.no_beliefs,
+        inserts=args.insert,
+        backend=args.backend,
+        address=args.address,
+        chunk=args.chunk,
     )
     rounds = [r for records in games for r in records]
     print(summary_table(rounds))

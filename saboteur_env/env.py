@@ -302,8 +302,14 @@ class SingleSeatEnv(gymnasium.Env):
     the end of the game), so the reward returned by ``step`` is everything the learner's seat earned in between,
     including round ends caused by other seats. ``action_masks()`` gives the legal actions (MaskablePPO's hook); an
     illegal action raises ``IllegalActionError``, or, with ``illegal_reward`` set, ends the episode with that reward
-    (``terminated``, ``info["illegal"]``) like PettingZoo's ``TerminateIllegalWrapper``. Multi-seat self-play with
-    one shared policy is a multi-agent setting: use the PettingZoo environment for it.
+    (``terminated``, ``info["illegal"]``) like PettingZoo's ``TerminateIllegalWrapper``.
+
+    Optional dense shaping (off by default): ``shaping`` is a potential ``(state, seat) -> float``; each learner
+    step adds ``shaping(after) - shaping(before)`` measured around the learner's own action (not the opponents'),
+    and nothing when that action ended the round (the round's real reward takes over). ``info["shaping"]`` holds
+    the term. ``agents.shaping.GoldProgress`` is a ready potential (progress towards the gold for gold-diggers).
+
+    Multi-seat self-play with one shared policy is a multi-agent setting: use the PettingZoo environment for it.
 
     Observation: the seat's observation vector (``Box``); action: ``Discrete(num_actions)``; ``info`` holds the
     seat and the mask.
@@ -317,10 +323,14 @@ class SingleSeatEnv(gymnasium.Env):
         learner_seats: Sequence[int] | None = None,
         render_mode: str | None = None,
         illegal_reward: float | None = None,
+        shaping: Callable[[GameState, int], float] | None = None,
         **config: Any,
     ) -> None:
         super().__init__()
         self.illegal_reward = illegal_reward
+        if shaping is not None and not callable(shaping):
+            raise ConfigError(f"shaping={shaping!r} must be None or a callable (state, seat) -> float")
+        self.shaping = shaping
         self._env = raw_env(render_mode=render_mode, **config)
         self.config = self._env.config
         n = self.config.num_players
@@ -366,11 +376,22 @@ class SingleSeatEnv(gymnasium.Env):
         if self.illegal_reward is not None and not self.action_masks()[self._env._layout.check(action)]:
             self._illegal = True
             return self._observation(), float(self.illegal_reward), True, False, dict(self._info(), illegal=True)
-        self._env.step(action)
+        shaped = 0.0
+        if self.shaping is not None:
+            game, rnd = self.game, self.game.round
+            before = self.shaping(game, self.seat)
+            self._env.step(action)
+            if not game.round_just_ended and game.round == rnd:
+                shaped = float(self.shaping(game, self.seat)) - before
+        else:
+            self._env.step(action)
         self._collect()
         self._advance()
-        reward, self._pending = self._pending, 0.0
-        return self._observation(), reward, self.game.game_over, False, self._info()
+        reward, self._pending = self._pending + shaped, 0.0
+        info = self._info()
+        if self.shaping is not None:
+            info["shaping"] = shaped
+        return self._observation(), reward, self.game.game_over, False, info
 
     def action_masks(self) -> np.ndarray:
         """Bool mask of the learner's legal actions (all False once the game is over)."""

@@ -8,6 +8,8 @@ from gymnasium.utils.env_checker import check_env
 
 from agents import make_agent
 from saboteur_env import ConfigError, GameConfig, IllegalActionError, SingleSeatEnv
+from saboteur_env.actions import Action, ActionType
+from saboteur_env.positions import kind_of
 
 
 def _env(n: int = 5, opponent: str = "random", **kw) -> SingleSeatEnv:
@@ -72,3 +74,35 @@ def test_single_seat__gymnasium_checker():
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(int(np.flatnonzero(~env.action_masks())[0]))
     assert reward == -1.0 and terminated and info["illegal"]
+
+
+def test_single_seat__gold_progress_shaping():
+    """Shaping pays coef per tile of progress made by the learner's own placement, only to gold-diggers."""
+    from agents.shaping import GoldProgress
+    from saboteur_env.positions import make_state
+
+    board = """
+    . . . . . . . . ?
+    . . . . . . . . .
+    S . . . . . . . ?
+    . . . . . . . . .
+    . . . . . . . . ?
+    """
+    cfg = GameConfig(num_players=4)
+    shaping = GoldProgress(coef=0.05)
+    for role, expected in ((0, 0.05), (1, 0.0)):
+        state = make_state(cfg, board, hands={0: {"T05": 1, "T09": 1}}, roles=[role, 0, 0, 0])
+        assert shaping(state, 0) == pytest.approx(-0.35 if role == 0 else 0.0)  # 7 tiles from col 1 to col 7
+        env = SingleSeatEnv(lambda seat: make_agent("random", cfg), learner_seats=[0], shaping=shaping, num_players=4)
+        env.reset(seed=0, options={"game": state})
+        straight = env._env._layout.encode(Action(ActionType.PLACE, kind_of("T05"), row=2, col=1, rotation=0))
+        _, reward, _, _, info = env.step(straight)
+        assert info["shaping"] == pytest.approx(expected)
+        assert reward == pytest.approx(expected)  # no round end in between
+    # Peeked stone goals do not count: with the middle goal known to be stone, the nearest candidates are 8 away.
+    state = make_state(cfg, board, roles=[0, 0, 0, 0], goals=("stone_a", "stone_b", "gold"), peeked={0: [1]})
+    assert shaping(state, 0) == pytest.approx(-0.05 * 9)
+    with pytest.raises(ValueError, match="coef"):
+        GoldProgress(coef=0.0)
+    with pytest.raises(ConfigError, match="shaping"):
+        SingleSeatEnv(lambda seat: make_agent("random", cfg), shaping=0.5, num_players=4)

@@ -120,3 +120,31 @@ def test_report__suspicion_needs_to_beat_the_boundary():
         [True, False, False, False, False],  # k = 2, but seats 1 and 2 tie for the second place
         [True, True, False, False, False],
     ]
+
+
+def test_tournament__inserted_seat(tmp_path, capsys):
+    """--insert seats one agent at seat seed mod N (both roles); the tables compare inserts over the same deals."""
+    argv = ["--players", "4", "--games", "2", "--seed", "6", "--miners", "greedy", "--saboteurs", "overt",
+            "--insert", "random", "honest", "--no-beliefs", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Inserted seat" in out and "honest - random" in out and "over 2 games" in out
+    records = list(read_rounds(tmp_path))
+    assert len(records) == 12  # 2 inserts x 2 games x 3 rounds
+    for r in records:
+        h = r["header"]
+        assert h["insert"] in ("random", "honest") and h["insert_seat"] == h["seed"] % 4
+        expected = ["overt" if role else "greedy" for role in h["roles"]]
+        expected[h["insert_seat"]] = h["insert"]
+        assert h["agents"] == expected
+    by_insert = {}
+    for r in records:
+        by_insert.setdefault(r["header"]["insert"], []).append(r["header"]["roles"])
+    assert by_insert["random"] == by_insert["honest"]  # duplicate deals: the same roles in both cells
+    # The random seat is really random: its actions differ from the honest seat's in the same deal.
+    assert [r["actions"] for r in records[:3]] != [r["actions"] for r in records[6:9]]
+    # Resuming skips both cells' games; the report labels the cells by their insert.
+    assert len(list(run([4], ["greedy"], ["overt"], 2, seed=6, out=tmp_path, beliefs=False,
+                        inserts=["random", "honest"]))) == 12  # fmt: skip
+    tables = report.build_report(tmp_path, with_plots=False)
+    assert {row["miners"] for row in tables["T1_balance"]} == {"greedy +random", "greedy +honest"}
