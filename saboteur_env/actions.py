@@ -218,7 +218,11 @@ class ActionLayout:
 
 
 def action_layout(config: GameConfig) -> ActionLayout:
-    """The layout of a configuration (built once per config object)."""
+    """The layout of a configuration (built once per config object); the duel's is a ``DuelActionLayout``."""
+    if config.game == "duel":
+        from saboteur_env.duel.actions import duel_action_layout
+
+        return duel_action_layout(config)  # type: ignore[return-value]
     return config.cached("_action_layout", ActionLayout)
 
 

@@ -74,6 +74,7 @@ class PathCardSpec:
     ``groups`` partitions the open edges; ``dead_end`` marks every one-edge group as a stub that a tunnel cannot
     pass. ``ladder``, ``doors`` (edge, colour), ``crystals``, ``troll`` and ``gold`` (group index, nuggets) are
     the features of Saboteur 2 and the Duel; the base game only uses the start card's ladder, which has no effect.
+    ``ladder_colour`` is the Duel's ladder colour (``"blue"``/``"green"``; a ladder joins that colour's start).
     """
 
     code: str
@@ -86,6 +87,7 @@ class PathCardSpec:
     crystals: int = 0
     troll: bool = False
     gold: tuple[tuple[int, int], ...] = ()
+    ladder_colour: str = ""
 
     @property
     def open_edges(self) -> str:
@@ -213,7 +215,8 @@ ROLE_NAMES = ("gold-digger", "saboteur")
 EDGE_PAIRS: tuple[tuple[int, int], ...] = ((N, E), (N, S), (N, W), (E, S), (E, W), (S, W))
 
 
-def _rotate_edges(edges: str, rotation: int) -> str:
+def rotate_edges(edges: str, rotation: int) -> str:
+    """Edge string turned by ``rotation`` (0 or 1 = 180°), in NESW order."""
     if rotation == 0:
         return edges
     return "".join(sorted((EDGE_NAMES[(EDGE_NAMES.index(ch) + 2) % 4] for ch in edges), key=EDGE_NAMES.index))
@@ -232,11 +235,12 @@ class Shape:
     stub_bits: int  # bit e set when edge e is a dead-end stub
 
 
-def make_shape(kind: int, rotation: int) -> Shape:
-    spec = SHAPE_SPECS[kind]
+def make_shape(kind: int, rotation: int, spec: PathCardSpec | None = None) -> Shape:
+    """The oriented shape of base kind ``kind`` (or of ``spec``, for the other games' card tables)."""
+    spec = spec or SHAPE_SPECS[kind]
     if spec is None:
         raise ValueError(f"kind {kind} is not a path-like card")
-    groups = tuple(tuple(EDGE_NAMES.index(ch) for ch in _rotate_edges(g, rotation)) for g in spec.groups)
+    groups = tuple(tuple(EDGE_NAMES.index(ch) for ch in rotate_edges(g, rotation)) for g in spec.groups)
     group_of_edge = [-1, -1, -1, -1]
     open_bits = 0
     stub_bits = 0

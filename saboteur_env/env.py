@@ -108,6 +108,7 @@ from pettingzoo.utils import wrappers
 from saboteur_env import rules
 from saboteur_env.actions import action_layout
 from saboteur_env.config import ConfigError, GameConfig
+from saboteur_env.duel.state import DuelState
 from saboteur_env.observation import encode_observation, encode_state, observation_layout, state_size
 from saboteur_env.render import render_text
 from saboteur_env.state import GameState
@@ -191,8 +192,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             # PettingZoo's api_test passes arbitrary options; unknown keys are reported, not fatal.
             warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
         if start is not None:
-            if not isinstance(start, GameState) or start.config != self.config or start.game_over:
-                raise ConfigError("options['game'] must be an unfinished GameState with this environment's config")
+            if not isinstance(start, (GameState, DuelState)) or start.config != self.config or start.game_over:
+                raise ConfigError("options['game'] must be an unfinished game state with this environment's config")
             self.game = start.clone()
         else:
             self.game = rules.new_game(self.config, self.np_random)
@@ -237,20 +238,24 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._rewards_set = reward_step
         if game.round_just_ended:
             result = game.round_results[-1]
-            # Public facts of the round for everyone; nugget values only for their owner (RULES.md §5.1).
-            public = {k: v for k, v in result.items() if k != "nuggets"}
-            self.infos = {
-                a: {"round_result": dict(public, my_nuggets=result["nuggets"][self._seat[a]])} for a in self.agents
-            }
+            if type(game) is DuelState:  # score piles are public in the duel (RULES.md §5.3)
+                self.infos = {a: {"round_result": dict(result)} for a in self.agents}
+            else:
+                # Public facts of the round for everyone; nugget values only for their owner (RULES.md §5.1).
+                public = {k: v for k, v in result.items() if k != "nuggets"}
+                self.infos = {
+                    a: {"round_result": dict(public, my_nuggets=result["nuggets"][self._seat[a]])} for a in self.agents
+                }
             self._infos_set = True
         elif self._infos_set:
             self.infos = {a: {} for a in self.agents}
             self._infos_set = False
         if game.game_over:
             ranking = rules.final_ranking(game)
+            totals = rules.returns(game)
             for a, seat in self._seat.items():
                 self.terminations[a] = True
-                self.infos[a] = dict(self.infos[a], final_ranking=ranking[seat], nuggets=int(game.gold_nuggets[seat]))
+                self.infos[a] = dict(self.infos[a], final_ranking=ranking[seat], nuggets=int(totals[seat]))
             self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % self.config.num_players]
         else:
             self.agent_selection = self.possible_agents[game.current]

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from saboteur_env.board import geometry
 from saboteur_env.cards import KIND_GOAL_GOLD, TOOL_NAMES
+from saboteur_env.duel.state import DuelState
 from saboteur_env.observation import PlayerView, player_view
 from saboteur_env.state import GameState
 
@@ -142,6 +143,10 @@ def _draw_tunnels(d, view: PlayerView, r: int, c: int, cx: int, cy: int) -> None
 
 def render_image(state: GameState, viewer: int | str | None = None) -> NDArray[np.uint8]:
     """Image of the game: ``viewer`` = a seat (its perspective), None (public view) or ``"omniscient"``."""
+    if type(state) is DuelState:
+        from saboteur_env.duel.render import render_image as duel_render_image
+
+        return duel_render_image(state, viewer)
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if not 0 <= viewer < state.config.num_players:
             raise ValueError(f"viewer={viewer} out of range; valid: 0..{state.config.num_players - 1}")

@@ -54,6 +54,8 @@ from saboteur_env.cards import (
     NUM_KINDS,
 )
 from saboteur_env.config import GameConfig
+from saboteur_env.duel import observation as duel_observation
+from saboteur_env.duel.state import DuelState
 from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
 
 PLANES = (
@@ -140,7 +142,9 @@ class ObservationLayout:
 
 
 def observation_layout(config: GameConfig) -> ObservationLayout:
-    """The observation layout of a configuration (built once per config object)."""
+    """The observation layout of a configuration (built once per config object); the duel has its own."""
+    if config.game == "duel":
+        return duel_observation.duel_observation_layout(config)  # type: ignore[return-value]
     return config.cached("_observation_layout", ObservationLayout)
 
 
@@ -213,6 +217,8 @@ def refresh_seat_table(state: GameState) -> None:
 
 def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat``: public information plus that seat's private information only."""
+    if type(state) is DuelState:
+        return duel_observation.encode_observation(state, seat)
     lay = state.obs_layout
     p, hw, off = lay.num_players, lay.hw, lay.off
     out = np.zeros(lay.size, dtype=np.float32)
@@ -245,6 +251,8 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
 def encode_state(state: GameState) -> NDArray[np.float32]:
     """Full state for centralised critics (NOT for agents): public planes, goal kinds, roles, left-over role,
     every hand, broken tools, draw pile contents, gold, round and seat to act; absolute seats."""
+    if type(state) is DuelState:
+        return duel_observation.encode_state(state)
     cfg = state.config
     p = cfg.num_players
     goals = np.zeros((3, 3), dtype=np.float32)
@@ -289,6 +297,8 @@ def decode_state(vector: NDArray[np.floating], config: GameConfig) -> dict[str, 
 
 
 def state_size(config: GameConfig) -> int:
+    if config.game == "duel":
+        return duel_observation.state_size(config)
     p = config.num_players
     return (
         NUM_PUBLIC_PLANES * config.num_cells + 9 + 2 * (p + 1) + p * NUM_DECK_KINDS + 3 * p + NUM_DECK_KINDS
@@ -436,5 +446,12 @@ def _decode_history(
 
 
 def player_view(state: GameState, seat: int) -> PlayerView:
-    """The structured view of ``seat`` (built through the observation, so it cannot hold more)."""
+    """The structured view of ``seat`` (built through the observation, so it cannot hold more).
+
+    For a duel this is a :class:`saboteur_env.duel.view.DuelView`.
+    """
+    if type(state) is DuelState:
+        from saboteur_env.duel.view import duel_view
+
+        return duel_view(state, seat)  # type: ignore[return-value]
     return PlayerView.from_observation(encode_observation(state, seat), state.config)

@@ -40,16 +40,10 @@ from saboteur_env.cards import (
     Role,
 )
 from saboteur_env.config import GameConfig
+from saboteur_env.duel import rules as duel_rules
+from saboteur_env.duel.state import DuelState
+from saboteur_env.errors import GameOverError, IllegalActionError
 from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
-
-
-class IllegalActionError(ValueError):
-    """The action is in range but not legal in this state; the message names the move and the reason."""
-
-
-class GameOverError(ValueError):
-    """An action was applied to a finished game."""
-
 
 HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
 PEEKED_COLUMN = observation.SEAT_COLUMNS.index("peeked_0")
@@ -58,7 +52,12 @@ DISCARDED_COLUMN = observation.SEAT_COLUMNS.index("discarded")
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
 def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
-    """Draw every random element of a whole game from ``rng`` and start round 1 with seat 0."""
+    """Draw every random element of a whole game from ``rng`` and start round 1 with seat 0.
+
+    Dispatches on ``config.game``: the duel's state is a :class:`saboteur_env.duel.state.DuelState`.
+    """
+    if config.game == "duel":
+        return duel_rules.new_game(config, rng)  # type: ignore[return-value]
     p, rounds = config.num_players, config.rounds
     deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int16), DECK_COUNTS)
     role_cards = np.array(
@@ -145,6 +144,8 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
     cached = state._cache.get("mask")
     if cached is not None:
         return cached
+    if type(state) is DuelState:
+        return duel_rules.legal_action_mask(state)
     layout = state.layout
     mask = np.zeros(layout.num_actions, dtype=bool)
     if not state.game_over:
@@ -228,6 +229,8 @@ def apply_action(state: GameState, action: int, *, inplace: bool = False) -> Gam
         ActionError: ``action`` is not an int in range.
         IllegalActionError: the action is not legal now (the state is left unchanged).
     """
+    if type(state) is DuelState:
+        return duel_rules.apply_action(state, action, inplace=inplace)  # type: ignore[return-value]
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
     layout = state.layout
@@ -439,11 +442,15 @@ def current_player(state: GameState) -> int:
 
 def returns(state: GameState) -> NDArray[np.float64]:
     """Nuggets per seat so far (the final score once the game is over)."""
+    if type(state) is DuelState:
+        return np.array(state.nuggets, dtype=np.float64)
     return state.gold_nuggets.astype(np.float64)
 
 
 def reward_range(config: GameConfig) -> tuple[float, float]:
     """Bounds of one seat's summed rewards over a game (``"gold"``: at most 9 cards of 3 nuggets per round)."""
+    if config.game == "duel":
+        return duel_rules.reward_range(config)
     if config.reward == "win":
         return -float(config.rounds), float(config.rounds)
     return 0.0, float(MAX_GOLD_DRAWN * 3 * config.rounds)
@@ -451,7 +458,7 @@ def reward_range(config: GameConfig) -> tuple[float, float]:
 
 def final_ranking(state: GameState) -> list[int]:
     """Rank per seat by nuggets (1 = best; tied players share a rank)."""
-    g = state.gold_nuggets
+    g = returns(state)
     return [1 + int((g > g[i]).sum()) for i in range(state.config.num_players)]
 
 

@@ -1,0 +1,200 @@
+"""The Duel's observation: one seat-relative float32 vector (the only gate for hidden information, RULES.md §5.3).
+
+"Me" is the observing seat, "opp" the other one; colours are given relative too (``my_colour`` says which start is
+mine). Named slices (``DuelObservationLayout.split``):
+
+================  ===============  =================================================================================
+slice             shape            content
+================  ===============  =================================================================================
+``board``         (44, rows, cols) planes: open arms NESW (4), joined arm pairs (6), arms I reach (4), arms the
+                                   opponent reaches (4), doors of my colour (4), doors of the other colour (4), key,
+                                   troll, troll bribed by me, bribed by opp, ladder to my start, ladder to opp's,
+                                   gold nuggets / 3, gold arms (4), counter mine, counter opp, my start, opp start,
+                                   face-down goal, revealed goal, empty cell
+``hand``          (39,)            my cards per kind
+``my_peeks``      (6, 18)          one-hot goal card of each goal slot I peeked at (private)
+``peeked``        (2, 6)           goal slots peeked by me / by the opponent (public)
+``tools``         (2, 3)           broken pickaxe / lantern / cart in front of me / the opponent
+``hand_sizes``    (2,)             me, opponent
+``supply``        (4,)             draw pile size, counters left, keys left, goals left in the pool
+``nuggets``       (2,)             score pile nuggets me / opp (public)
+``pile_cards``    (2,)             score pile cards me / opp
+``round``         (3,)             one-hot round
+``status``        (2,)             I am to act, my colour is green
+``history``       (L, 77)          last ``history_length`` public events, newest last: valid, type (13), actor is
+                                   me, card kind (59), row, col (0..1) and argument / 3 (slot, tool bits,
+                                   nuggets, cards discarded, rotation or reason: at most 2)
+================  ===============  =================================================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.cards import EDGE_PAIRS
+from saboteur_env.config import GameConfig
+from saboteur_env.duel import board
+from saboteur_env.duel import cards as dc
+from saboteur_env.duel.state import DuelEvent, DuelState
+
+NUM_PLANES = 44
+EVENT_SIZE = 1 + len(DuelEvent) + 1 + dc.NUM_KINDS + 3
+
+
+class DuelObservationLayout:
+    """Named slices of the duel observation for one configuration."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.history_length = config.history_length
+        self.shapes: dict[str, tuple[int, ...]] = {
+            "board": (NUM_PLANES, config.rows, config.cols),
+            "hand": (dc.NUM_DECK_KINDS,),
+            "my_peeks": (dc.GOALS_PER_ROUND, dc.NUM_GOALS),
+            "peeked": (2, dc.GOALS_PER_ROUND),
+            "tools": (2, 3),
+            "hand_sizes": (2,),
+            "supply": (4,),
+            "nuggets": (2,),
+            "pile_cards": (2,),
+            "round": (3,),
+            "status": (2,),
+            "history": (config.history_length, EVENT_SIZE),
+        }
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, shape in self.shapes.items():
+            size = int(np.prod(shape))
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+        high = np.ones(self.size, dtype=np.float32)
+        high[self.slices["hand"]] = dc.HAND_SIZE
+        high[self.slices["hand_sizes"]] = dc.HAND_SIZE
+        high[self.slices["supply"]] = np.array([dc.DECK_SIZE, dc.NUM_COUNTERS, dc.NUM_KEYS, dc.NUM_GOALS])
+        high[self.slices["nuggets"]] = 30
+        high[self.slices["pile_cards"]] = 23
+        high[self.slices["history"]].reshape(config.history_length, EVENT_SIZE)[:, -1] = 2  # arg / 3 <= 6 / 3
+        self.high = high
+        geo = board.geometry(config)
+        rows = np.arange(config.num_cells) // config.cols
+        cols = np.arange(config.num_cells) % config.cols
+        self.cell_rowcol = np.stack([rows / max(1, geo.rows - 1), cols / max(1, geo.cols - 1)], 1).astype(np.float32)
+
+    def split(self, obs: NDArray[np.float32]) -> dict[str, NDArray[np.float32]]:
+        return {name: obs[s].reshape(self.shapes[name]) for name, s in self.slices.items()}
+
+
+def duel_observation_layout(config: GameConfig) -> DuelObservationLayout:
+    return config.cached("_duel_observation_layout", DuelObservationLayout)
+
+
+def _bits(values: NDArray, n: int = 4) -> NDArray[np.float32]:
+    """(n, HW) planes of the low bits of ``values``."""
+    return ((values[None, :] >> np.arange(n)[:, None]) & 1).astype(np.float32)
+
+
+def board_planes(s: DuelState, seat: int) -> NDArray[np.float32]:
+    """(44, HW) public board planes from ``seat``'s point of view."""
+    me, opp = seat, 1 - seat
+    shape = s.cell_shape
+    has = shape >= 0
+    sid = np.maximum(shape, 0)
+    geo = board.geometry(s.config)
+    open_bits = np.where(has, dc.SHAPE_OPEN[sid], 0)
+    join = np.where(has, dc.SHAPE_JOIN[sid], 0)
+    door_mine = np.where(has, dc.SHAPE_DOOR[me][sid], 0)
+    door_other = np.where(has, dc.SHAPE_DOOR[opp][sid], 0)
+    troll = has & dc.SHAPE_TROLL[sid]
+    ladder = np.where(has, dc.SHAPE_LADDER[sid], -1)
+    nuggets = np.where(has, dc.SHAPE_NUGGETS[sid], 0)
+    gold_bits = np.where(has, dc.SHAPE_GOLD_BITS[sid], 0)
+    counter = s.cell_counter
+    starts = np.zeros((2, s.config.num_cells), dtype=np.float32)
+    starts[0, geo.start_cells[me]] = 1
+    starts[1, geo.start_cells[opp]] = 1
+    facedown = np.zeros(s.config.num_cells, dtype=np.float32)
+    revealed = np.zeros(s.config.num_cells, dtype=np.float32)
+    for slot, cell in enumerate(geo.goal_cells):
+        (revealed if s.goal_revealed[slot] else facedown)[cell] = 1
+    planes = [
+        _bits(open_bits),
+        _bits(join, len(EDGE_PAIRS)),
+        _bits(s.reach[me]),
+        _bits(s.reach[opp]),
+        _bits(door_mine),
+        _bits(door_other),
+        s.cell_key[None].astype(np.float32),
+        troll[None].astype(np.float32),
+        (troll & (counter == me))[None].astype(np.float32),
+        (troll & (counter == opp))[None].astype(np.float32),
+        (ladder == me)[None].astype(np.float32),
+        (ladder == opp)[None].astype(np.float32),
+        (nuggets / 3.0)[None].astype(np.float32),
+        _bits(gold_bits),
+        (~troll & (counter == me))[None].astype(np.float32),
+        (~troll & (counter == opp))[None].astype(np.float32),
+        starts,
+        facedown[None],
+        revealed[None],
+        (~has & (facedown == 0))[None].astype(np.float32),
+    ]
+    return np.concatenate(planes)
+
+
+def encode_observation(s: DuelState, seat: int) -> NDArray[np.float32]:
+    """The observation vector of ``seat`` (public information plus the seat's own private items)."""
+    layout = duel_observation_layout(s.config)
+    me, opp = seat, 1 - seat
+    out = np.zeros(layout.size, dtype=np.float32)
+    v = layout.split(out)
+    v["board"][:] = board_planes(s, seat).reshape(layout.shapes["board"])
+    v["hand"][:] = s.hands[me]
+    for slot in np.flatnonzero(s.peeked[me]):
+        v["my_peeks"][slot, int(s.goal_card[slot])] = 1  # own map result (private)
+    v["peeked"][0] = s.peeked[me]
+    v["peeked"][1] = s.peeked[opp]
+    v["tools"][0] = s.broken[me]
+    v["tools"][1] = s.broken[opp]
+    v["hand_sizes"][:] = (s.hands[me].sum(), s.hands[opp].sum())
+    on_board = int((~s.goal_out).sum())
+    pool = on_board - dc.GOALS_PER_ROUND if not s.game_over else on_board
+    v["supply"][:] = (s.deck_size, s.counters_left, s.keys_left, max(0, pool))
+    nuggets = s.nuggets
+    v["nuggets"][:] = (nuggets[me], nuggets[opp])
+    v["pile_cards"][:] = (len(s.score[me]), len(s.score[opp]))
+    v["round"][min(s.round, 2)] = 1
+    v["status"][:] = (float(s.current == me and not s.game_over), float(me == 1))
+    L = layout.history_length
+    if L:
+        events = s.events[-L:]
+        hist = v["history"]
+        base = L - len(events)
+        ntypes = len(DuelEvent)
+        for i, (etype, actor, kind, cell, arg) in enumerate(events):
+            row = hist[base + i]
+            row[0] = 1
+            row[1 + etype] = 1
+            row[1 + ntypes] = float(actor == me)
+            if kind >= 0:
+                row[2 + ntypes + kind] = 1
+            if cell >= 0:
+                row[-3:-1] = layout.cell_rowcol[cell]
+            row[-1] = max(arg, 0) / 3.0
+    return out
+
+
+def encode_state(s: DuelState) -> NDArray[np.float32]:
+    """Full state for centralised critics (NOT for agents): seat 0's observation plus everything hidden."""
+    hidden = np.zeros(dc.NUM_DECK_KINDS * 2 + dc.GOALS_PER_ROUND * dc.NUM_GOALS, dtype=np.float32)
+    hidden[: dc.NUM_DECK_KINDS] = s.hands[1]
+    deck = np.bincount(s.deck[s.deck_pos :], minlength=dc.NUM_DECK_KINDS) if s.deck_size else 0
+    hidden[dc.NUM_DECK_KINDS : 2 * dc.NUM_DECK_KINDS] = deck
+    goals = hidden[2 * dc.NUM_DECK_KINDS :].reshape(dc.GOALS_PER_ROUND, dc.NUM_GOALS)
+    goals[np.arange(dc.GOALS_PER_ROUND), s.goal_card] = 1
+    return np.concatenate([encode_observation(s, 0), hidden])
+
+
+def state_size(config: GameConfig) -> int:
+    return duel_observation_layout(config).size + dc.NUM_DECK_KINDS * 2 + dc.GOALS_PER_ROUND * dc.NUM_GOALS
