@@ -63,22 +63,23 @@ def _event_text(ev: tuple[int, bool, int, int, float], view: DuelView) -> str:
     cfg = view.config
     where = f" at {cfg.cell_coords(cell)}" if cell >= 0 else ""
     name = dc.KIND_CODES[kind] if kind >= 0 else "a card"
+    n = round(arg)
     texts = {
-        DuelEvent.PLACE: f"{who} placed {name}{where}",
-        DuelEvent.BRIBE: f"{who} bribed the troll{where}",
-        DuelEvent.BREAK: f"{who} played {name}",
-        DuelEvent.REPAIR: f"{who} played {name}",
-        DuelEvent.ROCKFALL: f"{who} rockfall{where} removed {name}",
-        DuelEvent.MAP: f"{who} used a map on goal slot {round(arg)}",
-        DuelEvent.KEY: f"{who} put a key{where}",
-        DuelEvent.REPAIR_DISCARD: f"{who} discarded 2 cards to repair {TOOL_NAMES[round(arg)]}",
-        DuelEvent.PASS: f"{who} passed, discarding {round(arg)}",
-        DuelEvent.REVEAL: f"goal{where} revealed: {name}",
-        DuelEvent.SECURE: f"{who} secured {round(arg)} nugget(s){where}",
-        DuelEvent.ROUND_END: "round ended",
-        DuelEvent.PAY: f"{who} paid {round(arg)} nugget(s) to a troll",
+        DuelEvent.PLACE: lambda: f"{who} placed {name}{where}",
+        DuelEvent.BRIBE: lambda: f"{who} bribed the troll{where}",
+        DuelEvent.BREAK: lambda: f"{who} played {name}",
+        DuelEvent.REPAIR: lambda: f"{who} played {name}",
+        DuelEvent.ROCKFALL: lambda: f"{who} rockfall{where} removed {name}",
+        DuelEvent.MAP: lambda: f"{who} used a map on goal slot {n}",
+        DuelEvent.KEY: lambda: f"{who} put a key{where}",
+        DuelEvent.REPAIR_DISCARD: lambda: f"{who} discarded 2 cards to repair {TOOL_NAMES[n]}",
+        DuelEvent.PASS: lambda: f"{who} passed, discarding {n}",
+        DuelEvent.REVEAL: lambda: f"goal{where} revealed: {name}",
+        DuelEvent.SECURE: lambda: f"{who} secured {n} nugget(s){where}",
+        DuelEvent.ROUND_END: lambda: "round ended",
+        DuelEvent.PAY: lambda: f"{who} paid {n} nugget(s) to a troll",
     }
-    return texts[DuelEvent(etype)]
+    return texts[DuelEvent(etype)]()
 
 
 def render_view(view: DuelView, title: str, extra: list[str] | None = None, private: bool = True) -> str:

@@ -1,0 +1,212 @@
+"""The Duel: random-play invariants, an independent reachability check, the leak test, PettingZoo conformance."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+from saboteur_env import GameConfig, apply_action, encode_observation, env, legal_action_mask, new_game, raw_env
+from saboteur_env.duel import board
+from saboteur_env.duel import cards as dc
+from saboteur_env.duel.render import render_image, render_text
+from saboteur_env.duel.rules import card_conservation
+
+CFG = GameConfig(game="duel")
+
+
+def reference_reach(s, player: int) -> np.ndarray:
+    """Arm reachability straight from RULES.md §3.5, as a naive fixpoint over (cell, arm) pairs."""
+    geo = board.geometry(s.config)
+    hw = s.config.num_cells
+    usable = np.zeros((hw, 4), dtype=bool)
+    for x in range(hw):
+        sid = s.cell_shape[x]
+        if sid < 0:
+            continue
+        shape = dc.SHAPES[sid]
+        troll_blocks = shape.troll and s.cell_counter[x] < 0
+        for e in range(4):
+            door_closed = (shape.door_bits[1 - player] >> e) & 1 and not s.cell_key[x]
+            usable[x, e] = bool((shape.open_bits >> e) & 1) and not door_closed and not troll_blocks
+    reach = np.zeros((hw, 4), dtype=bool)
+    reach[geo.start_cells[player]] = usable[geo.start_cells[player]]
+    changed = True
+    while changed:
+        changed = False
+        for x in range(hw):
+            sid = s.cell_shape[x]
+            if sid < 0:
+                continue
+            shape = dc.SHAPES[sid]
+            new = reach[x].copy()
+            for e in range(4):  # within a card: unblocked arms of one group
+                if reach[x, e]:
+                    for f in range(4):
+                        if (shape.arm_group[e] >> f) & 1 and usable[x, f]:
+                            new[f] = True
+            for e in range(4):  # across cells: facing open arms
+                j = geo.nbr[x, e]
+                back = (e + 2) % 4
+                if j >= 0 and s.cell_shape[j] >= 0 and usable[x, e] and usable[j, back] and reach[j, back]:
+                    new[e] = True
+            if shape.ladder >= 0 and reach[geo.start_cells[shape.ladder]].any():
+                new |= usable[x]
+            if x in geo.start_cells:
+                colour = geo.start_cells.index(x)
+                for y in range(hw):
+                    ys = s.cell_shape[y]
+                    if ys >= 0 and dc.SHAPES[ys].ladder == colour and reach[y].any():
+                        new |= usable[x]
+            if (new != reach[x]).any():
+                reach[x] = new
+                changed = True
+    return (reach * (1 << np.arange(4))).sum(1).astype(np.uint8)
+
+
+def random_game(seed: int, cfg: GameConfig = CFG, check=None):
+    rng = np.random.default_rng(seed)
+    s = new_game(cfg, rng)
+    total = np.zeros(2)
+    while not s.game_over:
+        mask = legal_action_mask(s)
+        assert mask.any(), "a player to act always has a legal action"
+        if check:
+            check(s)
+        s = apply_action(s, int(rng.choice(np.flatnonzero(mask))), inplace=True)
+        total += s.last_rewards
+    return s, total
+
+
+def _invariants(s) -> None:
+    assert (card_conservation(s) == dc.DECK_COUNTS).all()
+    assert s.counters_left + int((s.cell_counter >= 0).sum()) == dc.NUM_COUNTERS
+    assert s.keys_left + int(s.cell_key.sum()) == dc.NUM_KEYS
+    for p in (0, 1):
+        assert np.array_equal(s.reach[p], reference_reach(s, p))
+    assert int(s.hands.sum(1).max()) <= dc.HAND_SIZE
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_duel__random_play_invariants(seed):
+    cfg = CFG if seed % 2 == 0 else GameConfig(game="duel", duel_layout="official_5x10")
+    s, total = random_game(seed, cfg, _invariants)
+    assert total.tolist() == s.nuggets  # rewards add up to the final score
+    assert len(s.round_results) == 3 and not legal_action_mask(s).any()
+    assert s.goal_out.sum() >= 0 and all(v > 0 for pile in s.score for v in pile)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6, 60))
+def test_duel__random_play_invariants_slow(seed):
+    random_game(seed, CFG, _invariants)
+
+
+def test_duel__purity_determinism_and_pickle():
+    rng = np.random.default_rng(3)
+    s = new_game(CFG, rng)
+    for _ in range(30):
+        a = int(rng.choice(np.flatnonzero(legal_action_mask(s))))
+        before = s.fingerprint()
+        t = apply_action(s, a)
+        assert s.fingerprint() == before  # apply_action without inplace leaves its input alone
+        s = t
+    assert pickle.loads(pickle.dumps(s)).fingerprint() == s.fingerprint()
+    assert random_game(11)[0].fingerprint() == random_game(11)[0].fingerprint()
+
+
+def _resample_hidden(s, seat: int, rng: np.random.Generator):
+    """Same public state and same private state of ``seat``; the opponent's hand, the pile order and the goals
+    ``seat`` has not seen are redrawn from what ``seat`` cannot tell apart."""
+    t = s.clone()
+    opp = 1 - seat
+    pool = np.concatenate([np.repeat(np.arange(dc.NUM_DECK_KINDS), t.hands[opp]), t.deck[t.deck_pos :]])
+    pool = rng.permutation(pool)
+    n = int(t.hands[opp].sum())
+    t.hands[opp] = np.bincount(pool[:n], minlength=dc.NUM_DECK_KINDS)
+    t.deck = np.concatenate([t.deck[: t.deck_pos], pool[n:]]).astype(np.int16)
+    hidden_slots = [i for i in range(6) if not t.goal_revealed[i] and not t.peeked[seat, i]]
+    free = [g for g in range(dc.NUM_GOALS) if not t.goal_out[g] and g not in t.goal_card.tolist()]
+    choices = rng.permutation([int(t.goal_card[i]) for i in hidden_slots] + free)
+    for i, slot in enumerate(hidden_slots):
+        t.goal_card[slot] = choices[i]
+    t.card_rank = rng.permutation(t.card_rank.T).T  # later rounds' shuffles
+    t.goal_rank = rng.permutation(t.goal_rank.T).T
+    t.board_changed()
+    return t
+
+
+def test_duel__no_leak_when_hidden_information_is_resampled():
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        game_rng = np.random.default_rng(seed)
+        s = new_game(CFG, game_rng)
+        step = 0
+        while not s.game_over:
+            if step % 5 == 0:
+                for seat in (0, 1):
+                    t = _resample_hidden(s, seat, rng)
+                    assert np.array_equal(encode_observation(s, seat), encode_observation(t, seat))
+                    assert render_text(s, seat) == render_text(t, seat)
+                    if step % 20 == 0:
+                        assert np.array_equal(render_image(s, seat), render_image(t, seat))
+                    if s.current == seat:
+                        assert np.array_equal(legal_action_mask(s), legal_action_mask(t))
+            s = apply_action(s, int(game_rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+            step += 1
+
+
+def test_duel__observation_shows_own_peek_only():
+    rng = np.random.default_rng(5)
+    s = new_game(CFG, rng)
+    from saboteur_env.duel.view import duel_view
+
+    s.peeked[0, 2] = True
+    s.board_changed()
+    assert duel_view(s, 0).my_peeks[2] == s.goal_card[2] and (duel_view(s, 1).my_peeks == -1).all()
+    assert duel_view(s, 1).peeked[1, 2]  # the opponent sees that a map was used on slot 2
+
+
+@pytest.mark.parametrize("layout", ["seed_5x9", "official_5x10"])
+def test_duel__pettingzoo_api(layout):
+    api_test(env(game="duel", duel_layout=layout), num_cycles=400)
+    api_test(raw_env(game="duel", duel_layout=layout, reward="win"), num_cycles=400)
+
+
+def test_duel__pettingzoo_seed_and_render():
+    seed_test(lambda **kw: env(game="duel", **kw), num_cycles=300)
+    render_test(lambda render_mode=None: env(game="duel", render_mode=render_mode))
+
+
+def test_duel__env_rewards_and_infos():
+    e = raw_env(game="duel")
+    e.reset(seed=4)
+    rng = np.random.default_rng(4)
+    totals = {a: 0.0 for a in e.possible_agents}
+    ends = 0
+    for agent in e.agent_iter():
+        obs, _, term, trunc, info = e.last()
+        if term or trunc:
+            assert info["nuggets"] == e.game.nuggets[e.possible_agents.index(agent)]
+            e.step(None)
+            continue
+        e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        for a in e.possible_agents:
+            totals[a] += e.rewards[a]
+        if e.game.round_just_ended:
+            ends += 1
+            assert "gained" in e.infos[agent]["round_result"]
+    assert ends == 3 and [totals[a] for a in e.possible_agents] == e.game.nuggets
+
+
+def test_duel__config_errors():
+    from saboteur_env import ConfigError
+
+    with pytest.raises(ConfigError, match="num_players=3 is out of range for game='duel'; valid: 2"):
+        GameConfig(game="duel", num_players=3)
+    with pytest.raises(ConfigError, match="duel_layout"):
+        GameConfig(game="duel", duel_layout="6x6")
+    with pytest.raises(ConfigError, match="only applies to game='duel'"):
+        GameConfig(duel_layout="official_5x10")
