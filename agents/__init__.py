@@ -39,6 +39,7 @@ LADDER: dict[str, tuple[type, type]] = {
     "gold_oracle": (GoldOracle, GoldOracle),
 }
 AGENTS = LADDER  # names accepted by make_agent and the tournament
+DUEL_AGENTS = ("random", "greedy")  # names for game="duel" (greedy = agents.duel.DuelGreedyAgent)
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
@@ -51,6 +52,14 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
         from agents.ppo import PPOAgent
 
         return PPOAgent(name[4:], config)
+    if config.game == "duel":  # two players, no roles
+        if name == "random":
+            return RandomAgent(config)
+        if name == "greedy":
+            from agents.duel import DuelGreedyAgent
+
+            return DuelGreedyAgent(config)
+        raise ValueError(f"unknown duel agent {name!r}; valid for game='duel': {', '.join(DUEL_AGENTS)}")
     if name not in LADDER:
         raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
     miner, saboteur = LADDER[name]
@@ -68,6 +77,7 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
 __all__ = [
     "AGENTS",
     "CHEATING",
+    "DUEL_AGENTS",
     "LADDER",
     "Agent",
     "RandomAgent",

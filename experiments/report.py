@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import CHEATING
+from experiments.duel import head_to_head
 from experiments.stats import paired_difference, wilson_interval
 from experiments.tournament import read_rounds
 
@@ -518,23 +519,37 @@ def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
 
 
 def build_report(log: Path, out: Path | None = None, with_plots: bool = True) -> dict[str, list[dict]]:
-    """Compute every table (and the plots) from the logs at ``log``; returns the tables."""
-    rounds = [compact(r) for r in read_rounds(log)]
+    """Compute every table (and the plots) from the logs at ``log``; returns the tables.
+
+    Base-game rounds feed T1-T6 and the ratings; duel rounds (``header.game == "duel"``) feed the head-to-head
+    table D1 (win/draw/loss with Wilson intervals, paired score difference).
+    """
+    rounds, duels = [], []
+    for r in read_rounds(log):
+        if r["header"].get("game") == "duel":
+            duels.append({"header": r["header"], "end": r["end"]})
+        else:
+            rounds.append(compact(r))
     out = out or (log if log.is_dir() else log.parent) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    balance = table_balance(rounds)
-    deception, survival = table_deception(rounds)
-    tables = {
-        "T1_balance": balance,
-        "T2_matrix": table_t2(balance),
-        "claims": table_claims(rounds) + table_belief_claims(rounds),
-        "T5_beliefs": table_beliefs(rounds),
-        "T6_deception": deception,
-        "ratings": table_ratings(rounds),
-    }
+    tables: dict[str, list[dict]] = {}
+    survival: dict = {}
+    if rounds:
+        balance = table_balance(rounds)
+        deception, survival = table_deception(rounds)
+        tables.update({
+            "T1_balance": balance,
+            "T2_matrix": table_t2(balance),
+            "claims": table_claims(rounds) + table_belief_claims(rounds),
+            "T5_beliefs": table_beliefs(rounds),
+            "T6_deception": deception,
+            "ratings": table_ratings(rounds),
+        })  # fmt: skip
+    if duels:
+        tables["D1_head_to_head"] = head_to_head(duels)
     for name, rows in tables.items():
         write_csv(out / f"{name}.csv", rows)
-    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} rounds).\n"]
+    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} base-game rounds, {len(duels)} duel rounds).\n"]
     titles = {
         "T1_balance": "T1 balance (miner win rate per cell, Wilson 95% interval over games)",
         "T2_matrix": "T2 miner policy x saboteur policy: miner win rate [95% interval]",
@@ -543,11 +558,13 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         "T5_beliefs": "T5 belief quality",
         "T6_deception": "T6 deception and behaviour (reference observer)",
         "ratings": "Ratings per (agent, role), openskill Plackett-Luce",
+        "D1_head_to_head": "D1 duel head-to-head (A score = wins + half the draws, Wilson 95% interval; nugget "
+        "difference A - B per seed over both colour games, normal 95% interval)",
     }
     for name, rows in tables.items():
         parts.append(f"## {titles[name]}\n\n{markdown(rows)}")
-    if with_plots:
-        for png in plots(out, balance, tables["T5_beliefs"], rounds, survival):
+    if with_plots and rounds:
+        for png in plots(out, tables["T1_balance"], tables["T5_beliefs"], rounds, survival):
             parts.append(f"![{png}]({png})\n")
     (out / "summary.md").write_text("\n".join(parts))
     return tables

@@ -33,14 +33,17 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import CHEATING, LADDER, make_agent
+from agents import CHEATING, DUEL_AGENTS, LADDER, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
+from experiments.duel import play_duel
+from experiments.duel import summary_table as duel_summary_table
 from experiments.stats import mean_interval, paired_difference, wilson_interval
 from saboteur_env import RULES_VERSION, EventType, raw_env
 from saboteur_env.board import geometry
 from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD
+from saboteur_env.config import DUEL_LAYOUT_NAMES
 
 LOG_NAME = "rounds.jsonl.gz"
 EVENT_NAMES = {int(t): t.name.lower() for t in EventType}
@@ -209,10 +212,13 @@ def replay_game(records: list[dict]) -> None:
             raise AssertionError(f"round {rec['header']['round']}: replayed events differ from the log")
 
 
-Task = tuple[int, str, str, int, bool, str | None]  # players, miners, saboteurs, seed, beliefs, insert
+# Base: (players, miners, saboteurs, seed, beliefs, insert); duel: ("duel", blue, green, seed, layout).
+Task = tuple
 
 
 def _task(args: Task) -> list[dict]:
+    if args[0] == "duel":
+        return play_duel(*args[1:])
     return play_game(*args)
 
 
@@ -220,11 +226,18 @@ class TournamentWorker:
     """One environment per player count, reused across games; plays chunks of tasks (a Ray actor's body)."""
 
     def __init__(self) -> None:
-        self.envs: dict[int, raw_env] = {}
+        self.envs: dict[int | str, raw_env] = {}
 
     def play(self, tasks: list[Task]) -> list[list[dict]]:
         out = []
-        for n, m, s, seed, beliefs, insert in tasks:
+        for task in tasks:
+            if task[0] == "duel":
+                _, blue, green, seed, layout = task
+                key = f"duel:{layout}"
+                env = self.envs.get(key) or self.envs.setdefault(key, raw_env(game="duel", duel_layout=layout))
+                out.append(play_duel(blue, green, seed, layout, env=env))
+                continue
+            n, m, s, seed, beliefs, insert = task
             env = self.envs.get(n) or self.envs.setdefault(n, raw_env(num_players=n))
             out.append(play_game(n, m, s, seed, beliefs, insert, env=env))
         return out
@@ -266,14 +279,20 @@ def read_rounds(path: Path) -> Iterator[dict]:
                 yield json.loads(line)
 
 
-def _game_key(h: dict) -> tuple[int, str, str, int, str | None]:
+def _game_key(h: dict) -> tuple:
+    if h.get("game") == "duel":
+        return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"]
     return h["players"], h["miners"], h["saboteurs"], h["seed"], h.get("insert")
 
 
-def _done_games(path: Path, rounds: int) -> set[tuple[int, str, str, int, str | None]]:
+def _task_key(t: Task) -> tuple:
+    return t if t[0] == "duel" else (t[0], t[1], t[2], t[3], t[5])
+
+
+def _done_games(path: Path, rounds: int) -> set[tuple]:
     if not path.exists():
         return set()
-    counts: dict[tuple[int, str, str, int, str | None], int] = {}
+    counts: dict[tuple, int] = {}
     for rec in read_rounds(path):
         key = _game_key(rec["header"])
         counts[key] = counts.get(key, 0) + 1
@@ -311,16 +330,39 @@ def run(
         for i in inserts
         for g in range(games)
     ]
-    def key(t: Task) -> tuple[int, str, str, int, str | None]:
-        return t[0], t[1], t[2], t[3], t[5]
+    yield from _execute(tasks, workers, out, backend, address, chunk)
 
+
+def run_duel(
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    layout: str = "seed_5x9",
+    workers: int = 1,
+    out: Path | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    chunk: int = 4,
+) -> Iterator[list[dict]]:
+    """Duels between every ordered pair of distinct ``agents`` (both colour assignments; one agent: self-play),
+    game ``g`` on seed ``seed + g``; yields each game's round records in a deterministic order."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    pairs = [(a, b) for a in agents for b in agents if a != b] or [(agents[0], agents[0])]
+    tasks: list[Task] = [("duel", a, b, seed + g, layout) for a, b in pairs for g in range(games)]
+    yield from _execute(tasks, workers, out, backend, address, chunk)
+
+
+def _execute(
+    tasks: list[Task], workers: int, out: Path | None, backend: str, address: str | None, chunk: int
+) -> Iterator[list[dict]]:
     log = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         path = out / LOG_NAME
         done = _done_games(path, rounds=3)
-        skipped = {key(t) for t in tasks if key(t) in done}
-        tasks = [t for t in tasks if key(t) not in done]
+        skipped = {_task_key(t) for t in tasks if _task_key(t) in done}
+        tasks = [t for t in tasks if _task_key(t) not in done]
         if skipped:
             print(f"resuming: {len(skipped)} games already in {path}", file=sys.stderr)
             for rec in read_rounds(path):
@@ -426,6 +468,10 @@ def summary_table(rounds: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=("base", "duel"), default="base", help="rule set")
+    parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
+                        help="duel: agents; every ordered pair plays (both colours on the same seeds)")  # fmt: skip
+    parser.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default="seed_5x9", help="duel geometry")
     parser.add_argument("--miners", nargs="+", default=list(DEFAULT_MINERS), help="miner policies")
     parser.add_argument("--saboteurs", nargs="+", default=list(DEFAULT_SABOTEURS), help="saboteur policies")
     parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
@@ -441,16 +487,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="log directory (rounds.jsonl.gz; resumable)")
     parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
     args = parser.parse_args(argv)
+    if args.games < 1 or args.workers < 1 or args.chunk < 1:
+        parser.error("--games, --workers and --chunk must be at least 1")
+    if args.address and args.backend != "ray":
+        parser.error("--address needs --backend ray")
+    if args.game == "duel":
+        for name in args.agents:
+            if name not in DUEL_AGENTS and not name.startswith("ppo:"):
+                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)} or ppo:PATH")
+        games = run_duel(args.agents, args.games, args.seed, args.duel_layout, args.workers, args.out, args.backend,
+                         args.address, args.chunk)  # fmt: skip
+        print(duel_summary_table([r for records in games for r in records]))
+        return 0
     for n in args.players:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
     for name in args.miners + args.saboteurs + (args.insert or []):
         if name not in LADDER and not name.startswith("ppo:"):
             parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))} or ppo:PATH")
-    if args.games < 1 or args.workers < 1 or args.chunk < 1:
-        parser.error("--games, --workers and --chunk must be at least 1")
-    if args.address and args.backend != "ray":
-        parser.error("--address needs --backend ray")
     games = run(
         args.players,
         args.miners,

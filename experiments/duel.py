@@ -1,0 +1,136 @@
+"""Head-to-head duels (Saboteur: The Duel) for the tournament: one game, its log records, the results table.
+
+A duel cell is an ordered pair (blue agent, green agent); ``experiments.tournament --game duel --agents A B`` plays
+both colour assignments of every pair on the same seeds (game ``g`` uses ``seed + g``), so each seed is a paired
+comparison with colours swapped. Records are one per round: ``header`` (game, seed, agents by colour, layout,
+round, starter), ``events`` (public; the private part of a map peek under ``private``), ``actions`` and ``end``
+(reason, nuggets gained and totals).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from agents import make_agent
+from experiments.stats import mean_interval, wilson_interval
+from saboteur_env import RULES_VERSION, raw_env
+from saboteur_env.duel import cards as dc
+from saboteur_env.duel.state import DuelEvent
+
+EVENT_NAMES = {int(t): t.name.lower() for t in DuelEvent}
+
+
+def _event(game, row: tuple[int, int, int, int, int]) -> dict:
+    etype, actor, kind, cell, arg = row
+    rec: dict = {"type": EVENT_NAMES[etype], "actor": actor}
+    if kind >= 0:
+        rec["kind"] = dc.KIND_CODES[kind]
+    if cell >= 0:
+        rec["cell"] = list(game.config.cell_coords(cell))
+    if arg >= 0:
+        rec["arg"] = arg
+    if etype == DuelEvent.MAP:
+        rec["private"] = {"goal": dc.GOAL_CARDS[int(game.goal_card[arg])].code}
+    return rec
+
+
+def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None) -> list[dict]:
+    """Play one seeded duel; returns one record per round."""
+    if env is None or env.config.duel_layout != layout:
+        env = raw_env(game="duel", duel_layout=layout)
+    cfg = env.config
+    agents = [make_agent(blue, cfg), make_agent(green, cfg)]
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(2), strict=True)):
+        agent.reset(i, 2, int(ss.generate_state(1)[0]))
+
+    def header() -> dict:
+        return {"game": "duel", "rules_version": RULES_VERSION, "seed": seed, "players": 2, "agents": [blue, green],
+                "duel_layout": layout, "round": game.round, "starter": game.current}  # fmt: skip
+
+    records: list[dict] = []
+    current = {"header": header(), "events": [], "actions": []}
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        first = game.num_events
+        action = agents[seat].act(obs["observation"], obs["action_mask"])
+        env.step(action)
+        current["actions"].append(action)
+        current["events"].extend(_event(game, game.events[i]) for i in range(first, game.num_events))
+        if game.round_just_ended:
+            result = game.round_results[-1]
+            current["end"] = {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"],
+                              "decisions": len(current["actions"])}  # fmt: skip
+            records.append(current)
+            if not game.game_over:
+                current = {"header": header(), "events": [], "actions": []}
+    return records
+
+
+def head_to_head(rounds: list[dict]) -> list[dict]:
+    """Per unordered pair of agents: A's wins/draws/losses, win rate (a draw counts half) with a Wilson interval,
+    and the mean score difference A - B per game with a 95% interval paired over seeds (both colour games)."""
+    finals: dict[tuple[str, str, str], dict[int, tuple[int, list[int]]]] = defaultdict(dict)
+    for r in rounds:
+        h = r["header"]
+        if h.get("game") != "duel":
+            continue
+        key = (h["agents"][0], h["agents"][1], h["duel_layout"])
+        previous = finals[key].get(h["seed"])
+        if previous is None or h["round"] >= previous[0]:
+            finals[key][h["seed"]] = (h["round"], r["end"]["nuggets"])  # totals after the last round
+    pairs: dict[tuple[str, str, str], dict] = {}
+    for (blue, green, layout), by_seed in finals.items():
+        a, b = sorted((blue, green))
+        cell = pairs.setdefault((a, b, layout), {"results": [], "diff": defaultdict(float), "blue_wins": []})
+        for seed, (_, (nb, ng)) in by_seed.items():
+            score_a, score_b = (nb, ng) if blue == a else (ng, nb)
+            cell["results"].append(np.sign(score_a - score_b))
+            cell["diff"][seed] += score_a - score_b
+            cell["blue_wins"].append(np.sign(nb - ng))
+    rows = []
+    for (a, b, layout), cell in sorted(pairs.items()):
+        res = np.array(cell["results"])
+        n = len(res)
+        wins, draws, losses = int((res > 0).sum()), int((res == 0).sum()), int((res < 0).sum())
+        rate = (wins + 0.5 * draws) / n
+        lo, hi = wilson_interval(round(rate * n), n)
+        diffs = list(cell["diff"].values())
+        mean, dlo, dhi = mean_interval(diffs)
+        blue = np.array(cell["blue_wins"])
+        rows.append({
+            "layout": layout, "agent_a": a, "agent_b": b, "games": n, "a_wins": wins, "draws": draws, "b_wins": losses,
+            "a_score_rate": round(rate, 4), "ci_low": round(lo, 4), "ci_high": round(hi, 4),
+            "a_minus_b_per_seed": round(mean, 3), "diff_ci_low": round(dlo, 3), "diff_ci_high": round(dhi, 3),
+            "blue_win_rate": round(float((blue > 0).mean()), 4),
+        })  # fmt: skip
+    return rows
+
+
+def summary_table(rounds: list[dict]) -> str:
+    rows = head_to_head(rounds)
+    header = (f"{'layout':<14} {'A':<10} {'B':<10} {'games':>6} {'A-D-B':>12} {'A score':>8} {'95% CI':>16} "
+              f"{'A-B / seed':>11} {'95% CI':>16} {'blue wins':>9}")  # fmt: skip
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        record = f"{r['a_wins']}-{r['draws']}-{r['b_wins']}"
+        rate_ci = f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
+        diff_ci = f"[{r['diff_ci_low']:+.2f}, {r['diff_ci_high']:+.2f}]"
+        lines.append(
+            f"{r['layout']:<14} {r['agent_a']:<10} {r['agent_b']:<10} {r['games']:>6} {record:>12} "
+            f"{r['a_score_rate']:>8.1%} {rate_ci:>16} {r['a_minus_b_per_seed']:>+11.2f} {diff_ci:>16} "
+            f"{r['blue_win_rate']:>9.1%}"
+        )
+    lines.append("A score: wins + half the draws; A-B / seed: nugget difference summed over both colour games of a "
+                 "seed (duplicate deals), mean over seeds.")  # fmt: skip
+    return "\n".join(lines)
+
+
+__all__ = ["head_to_head", "play_duel", "summary_table"]
