@@ -2,6 +2,7 @@
 
     python -m experiments.bench                      # raw_env and env() at 4 and 10 players
     python -m experiments.bench --games 300 --repeats 3
+    python -m experiments.bench --game duel --games 100      # Saboteur: The Duel (both layouts)
 
 Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
 (``legal[rng.integers(len(legal))]``). "Decisions" count non-``None`` actions; dead steps at the end are excluded.
@@ -19,8 +20,8 @@ import numpy as np
 from saboteur_env import GameConfig, apply_action, encode_observation, env, legal_action_mask, new_game, raw_env
 
 
-def bench_env(make, num_players: int, games: int, seed: int) -> tuple[float, float]:
-    e = make(num_players=num_players)
+def bench_env(make, num_players: int, games: int, seed: int, **config) -> tuple[float, float]:
+    e = make(num_players=num_players, **config)
     rng = np.random.default_rng(seed)
     decisions = 0
     start = time.perf_counter()
@@ -38,8 +39,8 @@ def bench_env(make, num_players: int, games: int, seed: int) -> tuple[float, flo
     return decisions / elapsed, games / elapsed
 
 
-def bench_engine(num_players: int, games: int, seed: int) -> tuple[float, float]:
-    cfg = GameConfig(num_players=num_players)
+def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[float, float]:
+    cfg = GameConfig(num_players=num_players, **config)
     rng = np.random.default_rng(seed)
     decisions = 0
     start = time.perf_counter()
@@ -60,20 +61,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100, help="games (of 3 rounds) per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--game", choices=("base", "duel"), default="base")
     args = parser.parse_args(argv)
+    # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
+    cases = [(n, {}) for n in args.players] if args.game == "base" else [
+        (2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]  # fmt: skip
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{args.games} games x {args.repeats} repeats (median and best decisions/s, median games/s)")
-    print(f"{'target':<8} {'players':>7} {'decisions/s':>12} {'best':>9} {'games/s':>9}")
+    print(f"{'target':<8} {'players':>13} {'decisions/s':>12} {'best':>9} {'games/s':>9}")
     targets = {"engine": None, "raw_env": raw_env, "env()": env}
-    for n in args.players:
+    for n, config in cases:
+        label = config.get("duel_layout", str(n))
         for name, make in targets.items():
             runs = [
-                bench_engine(n, args.games, args.seed) if make is None else bench_env(make, n, args.games, args.seed)
+                bench_engine(n, args.games, args.seed, **config)
+                if make is None
+                else bench_env(make, n, args.games, args.seed, **config)
                 for _ in range(args.repeats)
             ]
             dps, gps = np.median([r[0] for r in runs]), np.median([r[1] for r in runs])
             best = max(r[0] for r in runs)
-            print(f"{name:<8} {n:>7} {dps:>12,.0f} {best:>9,.0f} {gps:>9.1f}", flush=True)
+            print(f"{name:<8} {label:>13} {dps:>12,.0f} {best:>9,.0f} {gps:>9.1f}", flush=True)
     return 0
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from agents import make_agent
 from experiments.stats import mean_interval, wilson_interval
-from saboteur_env import RULES_VERSION, raw_env
+from saboteur_env import RULES_VERSIONS, raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
 
@@ -48,8 +48,10 @@ def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: r
         agent.reset(i, 2, int(ss.generate_state(1)[0]))
 
     def header() -> dict:
-        return {"game": "duel", "rules_version": RULES_VERSION, "seed": seed, "players": 2, "agents": [blue, green],
-                "duel_layout": layout, "round": game.round, "starter": game.current}  # fmt: skip
+        return {
+            "game": "duel", "rules_version": RULES_VERSIONS["duel"], "seed": seed, "players": 2,
+            "agents": [blue, green], "duel_layout": layout, "round": game.round, "starter": game.current,
+        }  # fmt: skip
 
     records: list[dict] = []
     current = {"header": header(), "events": [], "actions": []}

@@ -15,23 +15,25 @@ import argparse
 from pathlib import Path
 
 
-def make_env(players: int, opponents: str, seed: int, **config):
+def make_env(players: int, opponents: str, seed: int, shaping: float = 0.0, **config):
     from agents import make_agent
+    from agents.shaping import GoldProgress
     from saboteur_env import GameConfig, SingleSeatEnv
 
     cfg = GameConfig(num_players=players, **config)
-    env = SingleSeatEnv(lambda seat: make_agent(opponents, cfg), num_players=players, **config)
+    potential = GoldProgress(shaping) if shaping > 0 else None
+    env = SingleSeatEnv(lambda seat: make_agent(opponents, cfg), num_players=players, shaping=potential, **config)
     env.reset(seed=seed)
     return env
 
 
 def train(players: int, opponents: str, steps: int, seed: int, out: Path | None, checkpoint_every: int = 0,
-          n_steps: int = 512, batch_size: int = 128, verbose: int = 0):  # fmt: skip
+          n_steps: int = 512, batch_size: int = 128, verbose: int = 0, shaping: float = 0.0):  # fmt: skip
     """Train and return the model (saved to ``out/final.zip`` when ``out`` is given)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
-    env = make_env(players, opponents, seed)
+    env = make_env(players, opponents, seed, shaping)
     model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=batch_size, seed=seed, verbose=verbose,
                         device="cpu")  # fmt: skip
     callbacks = []
@@ -52,10 +54,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/ppo"))
     parser.add_argument("--checkpoint-every", type=int, default=20_000)
+    parser.add_argument("--shaping", type=float, default=0.0,
+                        help="dense reward per tile of progress to the gold for digger seats (0 = off)")  # fmt: skip
     args = parser.parse_args(argv)
     if not 3 <= args.players <= 10:
         parser.error(f"--players {args.players} is out of range; valid: 3..10")
-    train(args.players, args.opponents, args.steps, args.seed, args.out, args.checkpoint_every, verbose=1)
+    if args.shaping < 0:
+        parser.error(f"--shaping {args.shaping} must be >= 0")
+    train(args.players, args.opponents, args.steps, args.seed, args.out, args.checkpoint_every, verbose=1,
+          shaping=args.shaping)  # fmt: skip
     print(f"saved {args.out / 'final.zip'}")
     return 0
 

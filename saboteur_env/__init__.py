@@ -35,8 +35,9 @@ from saboteur_env.rules import (
 )
 from saboteur_env.state import EventType, GameState
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 RULES_VERSION = "base-1"  # bump when game behaviour changes (golden replays are tied to it)
+RULES_VERSIONS = {"base": RULES_VERSION, "duel": "duel-1"}  # per game (logs record the one they were played under)
 
 
 def env(**kwargs: Any) -> Any:
@@ -75,6 +76,7 @@ _register()
 
 __all__ = [
     "RULES_VERSION",
+    "RULES_VERSIONS",
     "Action",
     "ActionError",
     "ActionType",

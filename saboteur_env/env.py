@@ -1,4 +1,4 @@
-"""Saboteur (base game) as a PettingZoo AEC environment.
+"""Saboteur (base game) and Saboteur: The Duel (``game="duel"``) as a PettingZoo AEC environment.
 
 Environment card
 ================
@@ -7,11 +7,11 @@ Environment card
 Import               ``from saboteur_env import env, raw_env`` (or ``pettingzoo.make("aec", "saboteur/saboteur-v0")``)
 Actions              Discrete, ``num_actions(config)`` (1293 for 4 players, margin 0); identical for every seat
 Parallel API         no (turn-based; ``turn_based_aec_to_parallel`` works)
-Agents               ``player_0`` ... ``player_{N-1}``, N = 3..10
+Agents               ``player_0`` ... ``player_{N-1}``, N = 3..10 (duel: ``player_0`` blue, ``player_1`` green)
 Observation          ``Dict(observation=Box(float32, (D,)), action_mask=Box(int8, (A,)))``
 Observation values   non-negative counts, one-hots and 0..1 coordinates (bounds in the space)
 Rewards              nuggets won at each round end (``reward="gold"``) or +1/-1 per round (``reward="win"``)
-Episode              one game: ``rounds`` rounds (default 3); at most ``67 * rounds`` decisions
+Episode              one game: ``rounds`` rounds (default 3); at most ``67 * rounds`` decisions (duel: 146 per round)
 ===================  =======================================================================================
 
 Rules: ``RULES.md`` §0, §1, §4 (base game, 3-10 players). One decision = one card played or discarded by the seat
@@ -80,6 +80,27 @@ Single-seat Gymnasium view
 agents play the others; ``step`` returns at the learner's next decision with all the reward its seat earned
 meanwhile, and ``action_masks()`` serves MaskablePPO.
 
+Saboteur: The Duel (``game="duel"``)
+------------------------------------
+``env(game="duel", duel_layout="seed_5x9" | "official_5x10")``: RULES.md §3 with the §4.4 decisions, two players,
+same engine and environment class (``saboteur_env.duel``: card tables on the shared card model, per-player arm
+reachability with doors, keys, trolls and ladders, automatic gold securing, troll payments, 3 rounds).
+
+* Observation: ``saboteur_env.duel.observation`` (44 board planes - arms, tunnels, what each player reaches,
+  doors by colour, keys, trolls and bribes, ladders, gold and counters, starts, goals - then hand, own map results,
+  who peeked where, tools, hand sizes, draw pile / counters / keys / goals left in the pool, both score piles,
+  round, whose turn and own colour, and the last ``history_length`` public events). Seat-relative; private: own
+  hand, own map results (the goal card seen). ``saboteur_env.duel.view.DuelView`` decodes it.
+* Actions: one flat id per complete turn (5,701 for the 5x9 layout; ``saboteur_env.duel.actions``): place
+  (cell x 48 orientations), place a troll and bribe it at once, break (opponent), repair (self), double repair
+  (X, Y or both), rockfall, map, key, repair by discarding a pair of kinds (option C), pass discarding one kind, a
+  pair of kinds or nothing (empty hand only), bribe a troll (option E, no card, no draw). A choice of two cards
+  is one id over unordered kind pairs (780), so no turn needs several decisions.
+* Rewards: ``"gold"``: at each round end, the nuggets a seat scored minus its troll payments; ``"win"``:
+  +1 / -1 / 0 at the end of the game. ``round_result`` infos are public (score piles are public).
+* Agents: ``random`` and ``greedy`` (``agents.duel.DuelGreedyAgent``); ``python -m experiments.tournament
+  --game duel --agents greedy random`` plays both colours on the same seeds and prints win/draw/loss with CIs.
+
 State
 -----
 ``state()`` returns the full state vector (hidden roles, hands, goals, deck contents) for centralised critics.
@@ -90,6 +111,8 @@ Version History
 ---------------
 * v0: initial release - base game, 3-10 players, 3 rounds, gold or win rewards; ``ansi``, ``human`` and
   ``rgb_array`` rendering (saboteur-env 0.1.0).
+* v0, saboteur-env 0.2.0: ``game="duel"`` (Saboteur: The Duel, two layouts) added; ``SingleSeatEnv`` gains an
+  optional ``shaping`` potential. Base-game behaviour, spaces and seeds are unchanged.
 """
 
 from __future__ import annotations

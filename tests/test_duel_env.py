@@ -210,3 +210,20 @@ def test_duel__config_errors():
         GameConfig(game="duel", duel_layout="6x6")
     with pytest.raises(ConfigError, match="only applies to game='duel'"):
         GameConfig(duel_layout="official_5x10")
+
+
+def test_duel__single_seat_env_and_round_decisions():
+    from agents import make_agent
+    from saboteur_env import SingleSeatEnv
+
+    cfg = GameConfig(game="duel")
+    e = SingleSeatEnv(lambda seat: make_agent("greedy", cfg), game="duel")
+    e.reset(seed=2)
+    total, done = 0.0, False
+    rng = np.random.default_rng(2)
+    while not done:
+        _, reward, done, _, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        total += reward
+    assert total == e.game.nuggets[e.seat]
+    results = e.game.round_results
+    assert sum(r["decisions"] for r in results) == e.game.num_decisions

@@ -73,14 +73,17 @@ def blocked_bits(state, player: int) -> NDArray[np.uint8]:
     return np.where(shape >= 0, bits, 0).astype(np.uint8)
 
 
+_ARM_GROUP: list[list[int]] = dc.SHAPE_ARM_GROUP.tolist()
+_LADDER_OF: list[int] = dc.SHAPE_LADDER.tolist()
+
+
 def compute_reach(state, player: int) -> NDArray[np.uint8]:
     """(HW,) arms reachable for ``player`` from its own start card (BFS over arms, ladders linked to starts)."""
     geo = geometry(state.config)
     shape = state.cell_shape.tolist()
     usable = (np.where(state.cell_shape >= 0, dc.SHAPE_OPEN[np.maximum(state.cell_shape, 0)], 0)
               & ~blocked_bits(state, player)).tolist()  # fmt: skip
-    arm_group = dc.SHAPE_ARM_GROUP.tolist()
-    ladder_of = dc.SHAPE_LADDER.tolist()
+    arm_group, ladder_of = _ARM_GROUP, _LADDER_OF
     ladders: tuple[list[int], list[int]] = ([], [])
     for cell, s in enumerate(shape):
         if s >= 0 and ladder_of[s] >= 0:

@@ -90,57 +90,59 @@ def duel_observation_layout(config: GameConfig) -> DuelObservationLayout:
     return config.cached("_duel_observation_layout", DuelObservationLayout)
 
 
-def _bits(values: NDArray, n: int = 4) -> NDArray[np.float32]:
-    """(n, HW) planes of the low bits of ``values``."""
-    return ((values[None, :] >> np.arange(n)[:, None]) & 1).astype(np.float32)
+def _static_table(me: int) -> NDArray[np.float32]:
+    """(shapes + 1, 26) per-shape planes seen by colour ``me`` (the last row: empty cell): open arms, joined pairs,
+    doors of my / the other colour, troll, ladder to my / the other start, nuggets / 3, gold arms."""
+    out = np.zeros((dc.NUM_SHAPES + 1, 26), dtype=np.float32)
+    for sid, shape in enumerate(dc.SHAPES):
+        if shape is None:
+            continue
+        row = out[sid]
+        row[0:4] = [(shape.open_bits >> e) & 1 for e in range(4)]
+        row[4:10] = [(shape.join_bits >> i) & 1 for i in range(len(EDGE_PAIRS))]
+        row[10:14] = [(shape.door_bits[me] >> e) & 1 for e in range(4)]
+        row[14:18] = [(shape.door_bits[1 - me] >> e) & 1 for e in range(4)]
+        row[18] = shape.troll
+        row[19] = shape.ladder == me
+        row[20] = shape.ladder == 1 - me
+        row[21] = shape.nuggets / 3.0
+        row[22:26] = [(shape.gold_bits >> e) & 1 for e in range(4)]
+    return out
+
+
+_STATIC = (_static_table(0), _static_table(1))
+_BITS4 = np.array([[(v >> e) & 1 for e in range(4)] for v in range(16)], dtype=np.float32)  # (16, 4)
+# Plane order (see the module table): static planes are scattered into these rows.
+_STATIC_ROWS = np.r_[0:10, 18:26, 27, 30, 31, 32, 33:37]
+_REACH_ROWS = np.r_[10:18]
 
 
 def board_planes(s: DuelState, seat: int) -> NDArray[np.float32]:
     """(44, HW) public board planes from ``seat``'s point of view."""
     me, opp = seat, 1 - seat
+    hw = s.config.num_cells
     shape = s.cell_shape
     has = shape >= 0
-    sid = np.maximum(shape, 0)
-    geo = board.geometry(s.config)
-    open_bits = np.where(has, dc.SHAPE_OPEN[sid], 0)
-    join = np.where(has, dc.SHAPE_JOIN[sid], 0)
-    door_mine = np.where(has, dc.SHAPE_DOOR[me][sid], 0)
-    door_other = np.where(has, dc.SHAPE_DOOR[opp][sid], 0)
-    troll = has & dc.SHAPE_TROLL[sid]
-    ladder = np.where(has, dc.SHAPE_LADDER[sid], -1)
-    nuggets = np.where(has, dc.SHAPE_NUGGETS[sid], 0)
-    gold_bits = np.where(has, dc.SHAPE_GOLD_BITS[sid], 0)
+    sid = np.where(has, shape, dc.NUM_SHAPES)
+    static = _STATIC[me][sid]  # (HW, 26)
+    planes = np.zeros((NUM_PLANES, hw), dtype=np.float32)
+    planes[_STATIC_ROWS] = static.T
+    planes[_REACH_ROWS] = np.concatenate([_BITS4[s.reach[me]], _BITS4[s.reach[opp]]], axis=1).T
     counter = s.cell_counter
-    starts = np.zeros((2, s.config.num_cells), dtype=np.float32)
-    starts[0, geo.start_cells[me]] = 1
-    starts[1, geo.start_cells[opp]] = 1
-    facedown = np.zeros(s.config.num_cells, dtype=np.float32)
-    revealed = np.zeros(s.config.num_cells, dtype=np.float32)
-    for slot, cell in enumerate(geo.goal_cells):
-        (revealed if s.goal_revealed[slot] else facedown)[cell] = 1
-    planes = [
-        _bits(open_bits),
-        _bits(join, len(EDGE_PAIRS)),
-        _bits(s.reach[me]),
-        _bits(s.reach[opp]),
-        _bits(door_mine),
-        _bits(door_other),
-        s.cell_key[None].astype(np.float32),
-        troll[None].astype(np.float32),
-        (troll & (counter == me))[None].astype(np.float32),
-        (troll & (counter == opp))[None].astype(np.float32),
-        (ladder == me)[None].astype(np.float32),
-        (ladder == opp)[None].astype(np.float32),
-        (nuggets / 3.0)[None].astype(np.float32),
-        _bits(gold_bits),
-        (~troll & (counter == me))[None].astype(np.float32),
-        (~troll & (counter == opp))[None].astype(np.float32),
-        starts,
-        facedown[None],
-        revealed[None],
-        (~has & (facedown == 0))[None].astype(np.float32),
-    ]
-    return np.concatenate(planes)
+    troll = static[:, 18] > 0
+    planes[26] = s.cell_key
+    planes[28] = troll & (counter == me)
+    planes[29] = troll & (counter == opp)
+    planes[37] = ~troll & (counter == me)
+    planes[38] = ~troll & (counter == opp)
+    geo = board.geometry(s.config)
+    planes[39, geo.start_cells[me]] = 1
+    planes[40, geo.start_cells[opp]] = 1
+    goals = np.array(geo.goal_cells)
+    planes[41, goals[~s.goal_revealed]] = 1
+    planes[42, goals[s.goal_revealed]] = 1
+    planes[43] = ~has & (planes[41] == 0)
+    return planes
 
 
 def encode_observation(s: DuelState, seat: int) -> NDArray[np.float32]:

@@ -58,6 +58,7 @@ def start_round(s: DuelState, rnd: int, starter: int) -> None:
     s.cell_key = np.zeros(cfg.num_cells, dtype=bool)
     s.counters_left, s.keys_left = dc.NUM_COUNTERS, dc.NUM_KEYS
     s.round_first_event = len(s.events)
+    s.round_first_decision = s.num_decisions
     board.refresh_reach(s)
 
 
@@ -336,7 +337,7 @@ def _end_round(s: DuelState, reason: int) -> None:
         "reason": ("all goals revealed", "all counters used", "cards exhausted")[reason],
         "gained": [int(x) for x in gained],
         "nuggets": list(after),
-        "decisions": s.num_decisions,
+        "decisions": s.num_decisions - s.round_first_decision,
     })  # fmt: skip
     s.round_just_ended = True
     last = s.round + 1 >= s.config.rounds

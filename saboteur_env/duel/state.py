@@ -74,6 +74,7 @@ class DuelState:
     num_decisions: int = 0
     events: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     round_first_event: int = 0
+    round_first_decision: int = 0
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
