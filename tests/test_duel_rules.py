@@ -321,3 +321,23 @@ def test_duel__layouts(layout):
     assert [cfg.cell_coords(c) for c in geo.goal_cells] == expected
     assert [cfg.cell_coords(c) for c in geo.start_cells] == [(1, 0), (3, 0)]
     assert (cfg.rows, cfg.cols) == ((5, 9) if layout == "seed_5x9" else (5, 10))
+
+
+def test_duel__reveal_prefers_the_rotation_whose_gold_the_actor_reaches():
+    """Tie-breaks 1-3 tie (one reaching card above, one mismatch either way); G15's blue door sits on N at 0°,
+    so for green the 180° form (door on S) is chosen, and green secures its 3 nuggets through N."""
+    text = """
+    . . . . ? U14' . . .
+    B . . U14' U06 U14 ? U07 .
+    . . . U07 ? . . . ?
+    R U06 U06 U14 . . ? . .
+    . . . . ? . . . .
+    """
+    goals = ("G01", "G02", "G03", "G15", "G04", "G08")
+    s = state(text, hands={0: {}, 1: {"U11": 1}}, goals=goals, current=GREEN)
+    s = apply_action(s, place("U11", 0, 6))
+    assert s.cell_shape[cell(1, 6)] == dc.shape_id(duel_kind("G15"), 1)
+    assert s.cell_counter[cell(1, 6)] == GREEN
+    s = state(text, hands={0: {}, 1: {"U11": 1}}, goals=("G01", "G02", "G03", "G13", "G04", "G08"), current=GREEN)
+    s = apply_action(s, place("U11", 0, 6))
+    assert s.cell_shape[cell(1, 6)] == dc.shape_id(duel_kind("G13"), 0)  # gold reachable either way: 0°
