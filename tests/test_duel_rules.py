@@ -341,3 +341,17 @@ def test_duel__reveal_prefers_the_rotation_whose_gold_the_actor_reaches():
     s = state(text, hands={0: {}, 1: {"U11": 1}}, goals=("G01", "G02", "G03", "G13", "G04", "G08"), current=GREEN)
     s = apply_action(s, place("U11", 0, 6))
     assert s.cell_shape[cell(1, 6)] == dc.shape_id(duel_kind("G13"), 0)  # gold reachable either way: 0°
+
+
+def test_duel__next_starter_on_a_tie_is_blue_and_win_rewards():
+    s = state(hands={0: {"U06": 1}, 1: {}}, deck=[], current=GREEN)
+    s.hands[GREEN] = 0
+    s.hands[BLUE] = 0
+    s.hands[GREEN, duel_kind("U07")] = 1
+    s.board_changed()
+    s = apply_action(s, act("pass", kind=duel_kind("U07")))  # green passes its last card: round over, 0-0
+    assert s.round == 1 and s.current == BLUE
+    cfg = GameConfig(game="duel", reward="win", rounds=1)
+    w = make_duel_state(EMPTY, config=cfg, goals=GOALS, hands={0: {"U06": 1}, 1: {}}, deck=[], scores={1: [2]})
+    w = apply_action(w, act("pass", kind=duel_kind("U06")))
+    assert w.game_over and w.last_rewards.tolist() == [-1.0, 1.0]

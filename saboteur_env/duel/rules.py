@@ -220,12 +220,18 @@ def apply_action(s: DuelState, action: int, *, inplace: bool = False) -> DuelSta
         _bribe(s, p, act.cell, with_placement=False)
         draws = 0
     s.num_decisions += 1
-    s.board_changed()
-    _resolve(s, p, placed)
+    # Only maze changes can reach new goals or gold: after every resolution nothing reachable is left unrevealed
+    # or unsecured (unless the counters ran out, which ends the round), so other actions skip straight to step 4.
+    touched = seg in ("place", "place_bribe", "rockfall", "key", "bribe")
+    if touched:
+        s.board_changed()
+    else:
+        s._cache.pop("mask", None)
+    _resolve(s, p, placed, touched)
     if not s.round_just_ended and not s.game_over:
         _draw(s, p, draws)
         s.current = q
-        s.board_changed()
+        s._cache.pop("mask", None)
     return s
 
 
@@ -239,8 +245,22 @@ def _log(s: DuelState, etype: DuelEvent, actor: int, kind: int, cell: int, arg: 
     s.events.append((int(etype), actor, kind, cell, arg))
 
 
-def _resolve(s: DuelState, p: int, placed: int) -> None:
+def _resolve(s: DuelState, p: int, placed: int, touched: bool = True) -> None:
     """Reveals until none is left, securing (acting player first), then the end-of-round check (§3.4)."""
+    if touched:
+        _reveal_and_secure(s, p, placed)
+    reason = -1
+    if s.goal_revealed.all():
+        reason = 0
+    elif s.counters_left == 0:
+        reason = 1
+    elif s.deck_size == 0 and s.hands.sum() == 0:
+        reason = 2
+    if reason >= 0:
+        _end_round(s, reason)
+
+
+def _reveal_and_secure(s: DuelState, p: int, placed: int) -> None:
     board.refresh_reach(s)
     while True:
         slots = board.reached_goal_slots(s)
@@ -257,15 +277,6 @@ def _resolve(s: DuelState, p: int, placed: int) -> None:
             s.counters_left -= 1
             _log(s, DuelEvent.SECURE, seat, int(dc.SHAPE_KIND[s.cell_shape[cell]]), cell,
                  int(dc.SHAPE_NUGGETS[s.cell_shape[cell]]))  # fmt: skip
-    reason = -1
-    if s.goal_revealed.all():
-        reason = 0
-    elif s.counters_left == 0:
-        reason = 1
-    elif s.deck_size == 0 and s.hands.sum() == 0:
-        reason = 2
-    if reason >= 0:
-        _end_round(s, reason)
 
 
 def _reveal(s: DuelState, p: int, slot: int, placed: int) -> None:
