@@ -1,0 +1,71 @@
+"""Saboteur 2 end of round: winners (§2.8 with §4.3 E5-E11), payouts (§2.9) and the theft order (§2.10).
+
+Pure functions over per-seat role lists and flags, so the rules can be checked against the rulebook's example
+without a game; the engine calls them at each round end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from saboteur_env.sab2.cards import Sab2Role
+
+PAYOUT_BY_WINNERS = {1: 5, 2: 4, 3: 3, 4: 2}  # five or more winners: 1 each
+ROLE_DISCOUNT = {Sab2Role.BOSS: 1, Sab2Role.PROFITEER: 2}
+
+
+def winners(
+    roles: Sequence[int],
+    trapped: Sequence[bool],
+    gold_reached: bool,
+    finder: int | None = None,
+    open_blue: bool = False,
+    open_green: bool = False,
+) -> list[bool]:
+    """Winner flag per seat. ``open_blue`` / ``open_green``: the gold goal connects to the start avoiding every
+    tunnel with a green / blue door (§2.8). Trapped players never win; geologists never count as winners."""
+    out = []
+    finder_role = roles[finder] if finder is not None else None
+    blue_team = open_blue and (finder_role != Sab2Role.GREEN_DIGGER or not open_green)
+    green_team = open_green and (finder_role != Sab2Role.BLUE_DIGGER or not open_blue)
+    for role, is_trapped in zip(roles, trapped, strict=True):
+        if is_trapped:
+            out.append(False)
+        elif not gold_reached:
+            out.append(role in (Sab2Role.SABOTEUR, Sab2Role.PROFITEER))  # E11: the Profiteer always wins
+        elif role == Sab2Role.BLUE_DIGGER:
+            out.append(blue_team)
+        elif role == Sab2Role.GREEN_DIGGER:
+            out.append(green_team)
+        else:
+            out.append(role in (Sab2Role.BOSS, Sab2Role.PROFITEER))  # E6: the Boss passes any door
+    return out
+
+
+def payouts(roles: Sequence[int], winner: Sequence[bool], trapped: Sequence[bool], crystals: int) -> list[int]:
+    """Gold per seat: the §2.9 table by number of winners (Boss -1, Profiteer -2, never below 0, E9) plus the
+    geologists' ``floor(crystals / geologists)`` (a trapped geologist's share is lost, E10)."""
+    n = sum(winner)
+    value = PAYOUT_BY_WINNERS.get(n, 1) if n else 0
+    geologists = sum(1 for r in roles if r == Sab2Role.GEOLOGIST)
+    out = []
+    for role, won, is_trapped in zip(roles, winner, trapped, strict=True):
+        if role == Sab2Role.GEOLOGIST:
+            out.append(0 if is_trapped else crystals // geologists)
+        elif won:
+            out.append(max(0, value - ROLE_DISCOUNT.get(Sab2Role(role), 0)))
+        else:
+            out.append(0)
+    return out
+
+
+def theft_order(thieves: Sequence[int], most_recent: int, num_players: int) -> list[int]:
+    """Thieves in stealing order: the one who played Theft most recently, then clockwise from that seat (§2.10)."""
+    if most_recent not in thieves:
+        raise ValueError(f"most_recent={most_recent} is not among the thieves {list(thieves)}")
+    return sorted(thieves, key=lambda seat: (seat - most_recent) % num_players)
+
+
+def stealable(totals: Sequence[int], stolen_held: Sequence[int]) -> list[int]:
+    """Gold each player can lose to a thief: everything but the gold they obtained by theft (E14)."""
+    return [t - s for t, s in zip(totals, stolen_held, strict=True)]

@@ -1,0 +1,59 @@
+"""Saboteur 2 tables and end-of-round scoring (RULES.md §2.1, §2.7-§2.10); the engine itself is not yet built."""
+
+from __future__ import annotations
+
+import pytest
+
+from saboteur_env.sab2 import cards
+from saboteur_env.sab2.cards import Sab2Role as R
+from saboteur_env.sab2.scoring import payouts, stealable, theft_order, winners
+
+
+def test_sab2_cards__counts():
+    assert cards.DECK_SIZE == 112 and cards.NUM_PATH_CARDS == 64 and cards.NUM_ACTION_CARDS == 48
+    assert sum(s.copies for s in cards.EXPANSION_PATH_CARDS) == 24 and sum(cards.EXPANSION_ACTION_COPIES) == 21
+    assert len(cards.ROLE_DECK) == 15
+    specs = cards.EXPANSION_PATH_CARDS
+    assert sum(s.copies for s in specs if s.ladder) == 4 and sum(s.copies for s in specs if s.crystals) == 10
+    assert [sum(1 for s in specs for _, c in s.doors if c == colour) for colour in ("blue", "green")] == [3, 3]
+
+
+def test_sab2_winners__rulebook_example():
+    """§2.9: 1 blue digger, 2 green diggers, Boss, Profiteer, 2 saboteurs; the Boss completes the only route,
+    through a blue door -> blue team, Boss and Profiteer win (n = 3): 3, 2 and 1 gold."""
+    roles = [R.BLUE_DIGGER, R.GREEN_DIGGER, R.GREEN_DIGGER, R.BOSS, R.PROFITEER, R.SABOTEUR, R.SABOTEUR]
+    free = [False] * 7
+    for finder in (3, 1):  # the Boss, or a green digger: the same result
+        win = winners(roles, free, True, finder, open_blue=True, open_green=False)
+        assert win == [True, False, False, True, True, False, False]
+        assert payouts(roles, win, free, crystals=0) == [3, 0, 0, 2, 1, 0, 0]
+
+
+def test_sab2_winners__door_table():
+    roles = [R.BLUE_DIGGER, R.GREEN_DIGGER, R.SABOTEUR, R.GEOLOGIST]
+    free = [False] * 4
+    # A door-free route: both teams, whoever finds it, unless a digger of one colour finds it... both open:
+    assert winners(roles, free, True, 0, True, True) == [True, False, False, False]  # blue finder: blue only
+    assert winners(roles, free, True, 1, True, True) == [False, True, False, False]
+    assert winners(roles, free, True, 2, True, True) == [True, True, False, False]  # non-digger finder: both
+    # Every route has doors of both colours: no team; nobody here is Boss or Profiteer.
+    assert winners(roles, free, True, 0, False, False) == [False, False, False, False]
+    # Gold not reached: saboteurs (and a Profiteer) win.
+    assert winners(roles, free, False) == [False, False, True, False]
+    assert winners([R.PROFITEER, R.BLUE_DIGGER], [False, False], False) == [True, False]
+
+
+def test_sab2_payouts__trapped_geologists_and_clamps():
+    roles = [R.BLUE_DIGGER, R.BLUE_DIGGER, R.BLUE_DIGGER, R.BOSS, R.PROFITEER, R.GEOLOGIST, R.GEOLOGIST]
+    trapped = [False, True, False, False, False, True, False]
+    win = winners(roles, trapped, True, 0, True, False)
+    assert win == [True, False, True, True, True, False, False]  # the trapped digger is not a winner
+    # n = 4 -> 2 each; Boss 1; Profiteer max(0, 0); geologists floor(5 / 2) = 2, the trapped one 0.
+    assert payouts(roles, win, trapped, crystals=5) == [2, 0, 2, 1, 0, 0, 2]
+
+
+def test_sab2_theft__order_and_stealable_gold():
+    assert theft_order([1, 4, 6], most_recent=4, num_players=7) == [4, 6, 1]
+    with pytest.raises(ValueError, match="most_recent"):
+        theft_order([1, 4], most_recent=2, num_players=5)
+    assert stealable([5, 3, 2], [1, 0, 2]) == [4, 3, 0]
