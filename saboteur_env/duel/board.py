@@ -17,10 +17,10 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.arms import OPP, reach_from
 from saboteur_env.config import DUEL_LAYOUTS, GameConfig
 from saboteur_env.duel import cards as dc
 
-OPP = (2, 3, 0, 1)
 DR = (-1, 0, 1, 0)
 DC = (0, 1, 0, -1)
 
@@ -78,60 +78,16 @@ _LADDER_OF: list[int] = dc.SHAPE_LADDER.tolist()
 
 
 def compute_reach(state, player: int) -> NDArray[np.uint8]:
-    """(HW,) arms reachable for ``player`` from its own start card (BFS over arms, ladders linked to starts)."""
+    """(HW,) arms reachable for ``player`` from its own start card (ladders joined to their colour's start)."""
     geo = geometry(state.config)
     shape = state.cell_shape.tolist()
     usable = (np.where(state.cell_shape >= 0, dc.SHAPE_OPEN[np.maximum(state.cell_shape, 0)], 0)
               & ~blocked_bits(state, player)).tolist()  # fmt: skip
-    arm_group, ladder_of = _ARM_GROUP, _LADDER_OF
-    ladders: tuple[list[int], list[int]] = ([], [])
+    links: tuple[list[int], list[int]] = ([geo.start_cells[0]], [geo.start_cells[1]])
     for cell, s in enumerate(shape):
-        if s >= 0 and ladder_of[s] >= 0:
-            ladders[ladder_of[s]].append(cell)
-    reach = [0] * geo.num_cells
-    stack: list[tuple[int, int]] = []
-
-    def enter(cell: int, arm_bits: int) -> None:
-        """Reach the arms of ``cell`` joined to ``arm_bits`` (all given arms must be usable)."""
-        s = shape[cell]
-        bits = 0
-        for e in range(4):
-            if (arm_bits >> e) & 1:
-                bits |= arm_group[s][e] & usable[cell]
-        new = bits & ~reach[cell]
-        if new:
-            reach[cell] |= new
-            stack.append((cell, new))
-
-    def whole_tunnel(cell: int) -> int:
-        return usable[cell]
-
-    start = geo.start_cells[player]
-    enter(start, usable[start])
-    starts_reached = [False, False]
-    while stack:
-        cell, new = stack.pop()
-        s = shape[cell]
-        colour = ladder_of[s]
-        if cell in geo.start_cells:
-            c = geo.start_cells.index(cell)
-            if not starts_reached[c]:
-                starts_reached[c] = True
-                for lc in ladders[c]:
-                    enter(lc, whole_tunnel(lc))
-        if colour >= 0:
-            other = geo.start_cells[colour]
-            enter(other, usable[other])
-        for d in range(4):
-            if not (new >> d) & 1:
-                continue
-            j = geo.nbr_list[cell][d]
-            if j < 0 or shape[j] < 0:
-                continue
-            o = OPP[d]
-            if (usable[j] >> o) & 1:
-                enter(j, 1 << o)
-    return np.array(reach, dtype=np.uint8)
+        if s >= 0 and _LADDER_OF[s] >= 0:
+            links[_LADDER_OF[s]].append(cell)
+    return reach_from(shape, usable, _ARM_GROUP, geo.nbr_list, geo.start_cells[player], links)
 
 
 def refresh_reach(state) -> None:
