@@ -57,3 +57,37 @@ def test_sab2_theft__order_and_stealable_gold():
     with pytest.raises(ValueError, match="most_recent"):
         theft_order([1, 4], most_recent=2, num_players=5)
     assert stealable([5, 3, 2], [1, 0, 2]) == [4, 3, 0]
+
+
+def _maze(cards_at: dict[tuple[int, int], tuple[str, int]]):
+    """Base-frame storage (5x9) with the start at (2, 0) and the given (code, rotation) cards."""
+    import numpy as np
+
+    from saboteur_env import GameConfig
+    from saboteur_env.board import geometry
+    from saboteur_env.sab2 import cards as sc
+
+    geo = geometry(GameConfig())
+    shape = np.full(45, -1, dtype=np.int16)
+    shape[geo.start_cell] = 2 * sc.KIND_START
+    for (r, c), (code, rot) in cards_at.items():
+        shape[r * 9 + c] = 2 * sc.kind_of(code) + rot
+    return shape, geo.nbr_list, geo.start_cell
+
+
+def test_sab2_board__door_routes_ladders_and_crystals():
+    from saboteur_env.sab2.board import crystals_on_board, reach, team_routes
+
+    gold = 2 * 9 + 2
+    shape, nbr, start = _maze({(2, 1): ("X08", 0), (2, 2): ("GOLD", 0)})
+    assert team_routes(shape, nbr, start, gold) == (True, False)  # only route: through a blue door
+    shape, nbr, start = _maze({(2, 1): ("X08", 0), (2, 2): ("GOLD", 0), (1, 0): ("T07", 1), (1, 1): ("T05", 0),
+                               (1, 2): ("T06", 1)})  # fmt: skip
+    assert team_routes(shape, nbr, start, gold) == (True, True)  # plus a door-free route round the top
+    shape, nbr, start = _maze({(2, 1): ("X11", 0), (2, 2): ("GOLD", 0)})
+    assert team_routes(shape, nbr, start, gold) == (False, True)  # a green door
+    # A ladder far from the start is connected through the ladder link, and carries the gold's route.
+    shape, nbr, start = _maze({(4, 3): ("X04", 0), (3, 3): ("GOLD", 0)})
+    assert reach(shape, nbr, start)[4 * 9 + 3] == 0b0001 and team_routes(shape, nbr, start, 3 * 9 + 3) == (True, True)
+    shape, nbr, start = _maze({(2, 1): ("X15", 0), (2, 2): ("X16", 0), (0, 0): ("X13", 0)})
+    assert crystals_on_board(shape) == 3

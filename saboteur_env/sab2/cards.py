@@ -83,3 +83,70 @@ DECK_SIZE = NUM_PATH_CARDS + NUM_ACTION_CARDS  # 112
 REMOVED_PER_ROUND = 10
 HAND_SIZE = 6
 MIN_PLAYERS, MAX_PLAYERS = 2, 12
+
+
+# ---- kind ids and oriented shapes ----------------------------------------------------------------------------------
+# Kinds: 0-15 base path T01-T16, 16-35 expansion path X01-X20, 36-46 base actions (saboteur_env.cards.ActionKind
+# order), 47-54 expansion actions (ExpansionAction order), 55 start, 56-58 goals gold / stone A / stone B.
+NUM_PATH_KINDS = len(PATH_CARDS)  # 36
+FIRST_BASE_ACTION = NUM_PATH_KINDS
+FIRST_EXPANSION_ACTION = FIRST_BASE_ACTION + len(ACTION_CARD_COPIES)  # 47
+NUM_DECK_KINDS = FIRST_EXPANSION_ACTION + len(EXPANSION_ACTION_COPIES)  # 55
+KIND_START = NUM_DECK_KINDS
+KIND_GOALS = (KIND_START + 1, KIND_START + 2, KIND_START + 3)
+NUM_KINDS = KIND_START + 4
+
+
+def _specs() -> tuple[PathCardSpec | None, ...]:
+    from saboteur_env.cards import GOAL_GOLD, GOAL_STONE_A, GOAL_STONE_B, START_CARD
+
+    start = PathCardSpec(START_CARD.code, START_CARD.name, START_CARD.groups)  # its ladder has no effect (§1.2)
+    return PATH_CARDS + (None,) * (NUM_DECK_KINDS - NUM_PATH_KINDS) + (start, GOAL_GOLD, GOAL_STONE_A, GOAL_STONE_B)
+
+
+SPECS = _specs()
+DECK_COUNTS: NDArray[np.int16] = np.array(
+    [s.copies for s in PATH_CARDS] + list(ACTION_CARD_COPIES) + list(EXPANSION_ACTION_COPIES), dtype=np.int16
+)
+
+
+def _shape_rows() -> tuple[NDArray[np.uint8], NDArray[np.uint8], NDArray[np.uint8], NDArray[np.bool_],
+                           NDArray[np.int8]]:  # fmt: skip
+    """Per shape id (2 * kind + rotation): open bits, arm groups (4 per shape), door arms per colour (2), ladder
+    flag, crystals. A door marks every arm of its tunnel (the whole group carries it, §2.5)."""
+    from saboteur_env.cards import make_shape
+
+    n = 2 * NUM_KINDS
+    open_bits = np.zeros(n, np.uint8)
+    arm_group = np.zeros((n, 4), np.uint8)
+    doors = np.zeros((2, n), np.uint8)
+    ladder = np.zeros(n, bool)
+    crystals = np.zeros(n, np.int8)
+    for kind, spec in enumerate(SPECS):
+        if spec is None:
+            continue
+        for rot in (0, 1):
+            sid = 2 * kind + rot
+            shape = make_shape(kind, rot, spec)
+            open_bits[sid] = shape.open_bits
+            for g in shape.groups:
+                bits = sum(1 << e for e in g)
+                for e in g:
+                    arm_group[sid, e] = bits
+            for edge, colour in spec.doors:
+                turned = (edge + 2 * rot) % 4
+                doors[("blue", "green").index(colour), sid] |= arm_group[sid, turned]
+            ladder[sid] = spec.ladder
+            crystals[sid] = spec.crystals
+    return open_bits, arm_group, doors, ladder, crystals
+
+
+SHAPE_OPEN, SHAPE_ARM_GROUP, SHAPE_DOOR, SHAPE_LADDER, SHAPE_CRYSTALS = _shape_rows()
+KIND_CODES: tuple[str, ...] = tuple(s.code if s is not None else "" for s in SPECS)
+
+
+def kind_of(code: str) -> int:
+    """Saboteur 2 kind id of a path/start/goal code (``"T05"``, ``"X07"``, ``"START"``, ``"GOLD"``)."""
+    if code not in KIND_CODES:
+        raise ValueError(f"unknown Saboteur 2 card {code!r}")
+    return KIND_CODES.index(code)
