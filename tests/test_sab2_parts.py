@@ -91,3 +91,15 @@ def test_sab2_board__door_routes_ladders_and_crystals():
     assert reach(shape, nbr, start)[4 * 9 + 3] == 0b0001 and team_routes(shape, nbr, start, 3 * 9 + 3) == (True, True)
     shape, nbr, start = _maze({(2, 1): ("X15", 0), (2, 2): ("X16", 0), (0, 0): ("X13", 0)})
     assert crystals_on_board(shape) == 3
+
+
+def test_sab2_actions__layout_round_trip():
+    from saboteur_env.sab2.actions import PLACEABLE, Sab2ActionLayout
+
+    for p in (2, 7, 12):
+        layout = Sab2ActionLayout(p, 45)
+        # place, break + repair (6P), double repair (6P), rockfall, map, theft, six seat-targeted cards (6P),
+        # discard, stop, free, steal (P)
+        assert layout.num_actions == 45 * len(PLACEABLE) + 6 * p + 6 * p + 90 + 3 + 1 + 6 * p + 55 + 1 + 4 + p
+        for a in range(layout.num_actions):
+            assert layout.encode(layout.decode(a)) == a

@@ -1,0 +1,147 @@
+"""Saboteur 2 action layout (seat targets are offsets from the acting seat: 0 = yourself, 1 = next clockwise).
+
+==================  ==================  ============================================================================
+segment             size                meaning
+==================  ==================  ============================================================================
+``place``           HW x O              a path orientation (``PLACEABLE``) at a cell
+``break``           3 x P               broken pickaxe / lantern / cart on a seat
+``repair``          3 x P               repair a tool of a seat
+``double_repair``   3 x 2 x P           double-repair card x tool chosen x seat
+``rockfall``        2 x HW              base / expansion rockfall card x cell
+``map``             3                   peek at goal slot 0/1/2
+``theft``           1                   Theft in front of yourself
+``hands_off``       P                   discard the Theft in front of a seat
+``swap_hand``       P                   swap your remaining hand with a seat's (not yourself)
+``inspection``      P                   see a seat's role (not yourself)
+``swap_hats``       P                   a seat (yourself included) swaps its role with the reserve
+``trapped``         P                   Trapped! on a seat (not yourself)
+``free_at_last``    P                   remove Trapped! from a seat (yourself included)
+``discard``         55                  a card kind face down: starts a pass, or continues a pass / option C
+``stop``            1                   end a pass after 1 or 2 discards
+``free``            4                   option C: remove own broken pickaxe / lantern / cart / Trapped! (then 2
+                                        discards)
+``steal``           P                   after payouts: take 1 gold from a seat (thieves, in §2.10 order)
+==================  ==================  ============================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from saboteur_env.actions import ActionError
+from saboteur_env.sab2 import cards as sc
+
+SEGMENTS = ("place", "break", "repair", "double_repair", "rockfall", "map", "theft", "hands_off", "swap_hand",
+            "inspection", "swap_hats", "trapped", "free_at_last", "discard", "stop", "free", "steal")  # fmt: skip
+
+
+def _symmetric(kind: int) -> bool:
+    a, b = 2 * kind, 2 * kind + 1
+    return bool(sc.SHAPE_OPEN[a] == sc.SHAPE_OPEN[b]) and sorted(sc.SHAPE_ARM_GROUP[a]) == sorted(
+        sc.SHAPE_ARM_GROUP[b]
+    ) and bool((sc.SHAPE_DOOR[:, a] == sc.SHAPE_DOOR[:, b]).all())
+
+
+PLACEABLE: tuple[tuple[int, int], ...] = tuple(
+    (k, r) for k in range(sc.NUM_PATH_KINDS) for r in (0, 1) if r == 0 or not _symmetric(k)
+)
+PLACEABLE_SHAPE = np.array([2 * k + r for k, r in PLACEABLE], dtype=np.int16)
+PLACEABLE_KIND = np.array([k for k, _ in PLACEABLE], dtype=np.int16)
+
+
+@dataclass(frozen=True)
+class Sab2Action:
+    segment: str
+    cell: int = -1
+    orientation: int = -1
+    kind: int = -1
+    tool: int = -1
+    target: int = -1  # seat offset
+    slot: int = -1
+    card: int = -1  # double repair card (0-2) or rockfall card (0 base, 1 expansion)
+
+
+class Sab2ActionLayout:
+    def __init__(self, num_players: int, num_cells: int) -> None:
+        p, hw, o = num_players, num_cells, len(PLACEABLE)
+        self.num_players, self.num_cells, self.num_orientations = p, hw, o
+        self.sizes = {"place": hw * o, "break": 3 * p, "repair": 3 * p, "double_repair": 6 * p, "rockfall": 2 * hw,
+                      "map": 3, "theft": 1, "hands_off": p, "swap_hand": p, "inspection": p, "swap_hats": p,
+                      "trapped": p, "free_at_last": p, "discard": sc.NUM_DECK_KINDS, "stop": 1, "free": 4,
+                      "steal": p}  # fmt: skip
+        self.offset: dict[str, int] = {}
+        pos = 0
+        for name in SEGMENTS:
+            self.offset[name] = pos
+            pos += self.sizes[name]
+        self.num_actions = pos
+        self.segment_of = np.zeros(pos, dtype=np.int8)
+        for i, name in enumerate(SEGMENTS):
+            self.segment_of[self.offset[name] : self.offset[name] + self.sizes[name]] = i
+
+    def check(self, action: object) -> int:
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ActionError(f"action {action!r} must be an int in 0..{self.num_actions - 1}")
+        a = int(action)
+        if not 0 <= a < self.num_actions:
+            raise ActionError(f"action {a} is out of range; valid: 0..{self.num_actions - 1}")
+        return a
+
+    def decode(self, action: int) -> Sab2Action:
+        a = self.check(action)
+        seg = SEGMENTS[int(self.segment_of[a])]
+        i = a - self.offset[seg]
+        p = self.num_players
+        if seg == "place":
+            cell, o = divmod(i, self.num_orientations)
+            return Sab2Action(seg, cell=cell, orientation=o, kind=int(PLACEABLE_KIND[o]))
+        if seg in ("break", "repair"):
+            tool, target = divmod(i, p)
+            base = sc.FIRST_BASE_ACTION + (0 if seg == "break" else 3)
+            return Sab2Action(seg, tool=tool, target=target, kind=base + tool)
+        if seg == "double_repair":
+            card, rest = divmod(i, 2 * p)
+            choice, target = divmod(rest, p)
+            return Sab2Action(seg, card=card, tool=choice, target=target, kind=sc.FIRST_BASE_ACTION + 6 + card)
+        if seg == "rockfall":
+            card, cell = divmod(i, self.num_cells)
+            kind = sc.FIRST_BASE_ACTION + 9 if card == 0 else sc.FIRST_EXPANSION_ACTION + sc.ExpansionAction.ROCKFALL
+            return Sab2Action(seg, card=card, cell=cell, kind=kind)
+        if seg == "map":
+            return Sab2Action(seg, slot=i, kind=sc.FIRST_BASE_ACTION + 10)
+        expansion = {"theft": sc.ExpansionAction.THEFT, "hands_off": sc.ExpansionAction.HANDS_OFF,
+                     "swap_hand": sc.ExpansionAction.SWAP_HAND, "inspection": sc.ExpansionAction.INSPECTION,
+                     "swap_hats": sc.ExpansionAction.SWAP_HATS, "trapped": sc.ExpansionAction.TRAPPED,
+                     "free_at_last": sc.ExpansionAction.FREE_AT_LAST}  # fmt: skip
+        if seg in expansion:
+            kind = sc.FIRST_EXPANSION_ACTION + int(expansion[seg])
+            return Sab2Action(seg, target=0 if seg == "theft" else i, kind=kind)
+        if seg == "discard":
+            return Sab2Action(seg, kind=i)
+        if seg == "free":
+            return Sab2Action(seg, tool=i)  # 3 = Trapped!
+        if seg == "steal":
+            return Sab2Action(seg, target=i)
+        return Sab2Action(seg)  # stop
+
+    def encode(self, act: Sab2Action) -> int:
+        seg, off, p = act.segment, self.offset[act.segment], self.num_players
+        if seg == "place":
+            return off + act.cell * self.num_orientations + act.orientation
+        if seg in ("break", "repair"):
+            return off + act.tool * p + act.target
+        if seg == "double_repair":
+            return off + act.card * 2 * p + act.tool * p + act.target
+        if seg == "rockfall":
+            return off + act.card * self.num_cells + act.cell
+        if seg == "map":
+            return off + act.slot
+        if seg in ("theft", "stop"):
+            return off
+        if seg == "discard":
+            return off + act.kind
+        if seg == "free":
+            return off + act.tool
+        return off + act.target
