@@ -227,3 +227,30 @@ def test_duel__single_seat_env_and_round_decisions():
     assert total == e.game.nuggets[e.seat]
     results = e.game.round_results
     assert sum(r["decisions"] for r in results) == e.game.num_decisions
+
+
+_DUEL_SCRIPT = """
+import sys; sys.path.insert(0, {tests!r})
+from test_env import trajectory
+from saboteur_env import env
+print(trajectory(env(game="duel"), seed=21, episodes=2))
+"""
+
+
+def test_duel__identical_across_processes_and_global_rng_noise():
+    import os
+    import subprocess
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_env import trajectory
+
+    outs = set()
+    for hashseed in ("3", "999"):
+        envvars = dict(os.environ, PYTHONHASHSEED=hashseed)
+        script = _DUEL_SCRIPT.format(tests=os.path.dirname(__file__))
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=envvars, check=True)
+        outs.add(out.stdout.strip())
+    outs.add(trajectory(env(game="duel"), seed=21, episodes=2, noise=True))
+    assert len(outs) == 1
+    assert trajectory(env(game="duel"), seed=22, episodes=1) != trajectory(env(game="duel"), seed=21, episodes=1)
