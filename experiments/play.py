@@ -2,6 +2,7 @@
 
     python -m experiments.play --players 4 --seat 0 --bots heuristic --seed 7
     saboteur-play --players 5 --bots bayes
+    saboteur-play --game duel --seat 1 --bots greedy          # Saboteur: The Duel (moves by number)
 
 On your turn you see your view (board, your hand, tools, recent public events) and the numbered legal moves.
 Answer with a number, or with a short notation:
@@ -28,8 +29,8 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import LADDER, make_agent
-from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text
+from agents import DUEL_AGENTS, LADDER, make_agent
+from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text, returns
 from saboteur_env.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
 
 HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]
@@ -47,6 +48,8 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
         if not 0 <= i < len(legal):
             raise MoveError(f"no move number {i}; choose 0..{len(legal) - 1}")
         return int(legal[i])
+    if not hasattr(layout, "segment_shapes"):  # the duel's layout: moves by number only
+        raise MoveError(f"cannot read {text!r}; type a move number (0..{len(legal) - 1})")
     words = text.replace(",", " ").split()
     if not words:
         raise MoveError("empty input; type a move number or 'help'")
@@ -101,20 +104,26 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
 
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--players", type=int, default=4, help="3-10")
+    parser.add_argument("--game", choices=("base", "duel"), default="base")
+    parser.add_argument("--players", type=int, default=None, help="3-10 (base; the duel has 2)")
     parser.add_argument("--seat", type=int, default=0, help="your seat")
     parser.add_argument("--bots", default="heuristic", help=f"bot policy: {', '.join(sorted(LADDER))}")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     inp, out = stdin or sys.stdin, stdout or sys.stdout
-    if not 3 <= args.players <= 10:
-        parser.error(f"--players {args.players} is out of range; valid: 3..10")
+    duel = args.game == "duel"
+    if args.players is None:
+        args.players = 2 if duel else 4
+    lo, hi = (2, 2) if duel else (3, 10)
+    if not lo <= args.players <= hi:
+        parser.error(f"--players {args.players} is out of range; valid: {lo}..{hi}")
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
-    if args.bots not in LADDER:
-        parser.error(f"--bots {args.bots!r} is unknown; valid: {', '.join(sorted(LADDER))}")
-    env = raw_env(num_players=args.players, rounds=args.rounds)
+    valid_bots = DUEL_AGENTS if duel else tuple(sorted(LADDER))
+    if args.bots not in valid_bots:
+        parser.error(f"--bots {args.bots!r} is unknown; valid: {', '.join(valid_bots)}")
+    env = raw_env(game=args.game, num_players=args.players, rounds=args.rounds)
     cfg = env.config
     env.reset(seed=args.seed)
     game = env.game
@@ -128,7 +137,12 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
-    say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. Type 'help' for notation.")
+    if duel:
+        say(f"Saboteur: The Duel: you are {('blue', 'green')[args.seat]} (seat {args.seat}); the bot plays "
+            f"'{args.bots}'. Type a move number.")  # fmt: skip
+    else:
+        say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. "
+            "Type 'help' for notation.")  # fmt: skip
     for name in env.agent_iter():
         obs, _, term, _, _ = env.last()
         if term:
@@ -164,14 +178,19 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
                 say(f"  you: {layout.to_string(action)}")
                 env.step(action)
                 break
-        if game.round_just_ended and not term:
+        if game.round_just_ended and not term and duel:
+            result = game.round_results[-1]
+            say(f"\n== round {result['round'] + 1} over ({result['reason']}): gained {result['gained']}; "
+                f"totals {result['nuggets']}")  # fmt: skip
+        elif game.round_just_ended and not term:
             result = game.round_results[-1]
             roles = ["saboteur" if r else "digger" for r in result["roles"]]
             # Roles and card counts are public at a round end; nugget values stay private until the game ends.
             say(f"\n== round {result['round'] + 1} over: {result['winner']} won; roles {roles}; gold cards "
                 f"{result['gold_cards']}; your nuggets this round: {result['nuggets'][args.seat]}")  # fmt: skip
     ranks = final_ranking(game)
-    say(f"== game over: nuggets {game.gold_nuggets.tolist()}; ranks {ranks}; you are seat {args.seat}, "
+    totals = [int(x) for x in returns(game)]
+    say(f"== game over: nuggets {totals}; ranks {ranks}; you are seat {args.seat}, "
         f"rank {ranks[args.seat]}")  # fmt: skip
     return 0
 

@@ -83,3 +83,18 @@ def test_duel_tournament__end_to_end_resume_and_report(tmp_path, capsys):
     assert tables["D1_head_to_head"][0]["games"] == 4 and "T1_balance" not in tables
     with pytest.raises(SystemExit):
         main(["--game", "duel", "--agents", "covert"])
+
+
+def test_duel_play__human_seat_by_numbers():
+    import io
+
+    from experiments.play import main as play_main
+
+    out = io.StringIO()
+    stdin = io.StringIO("T05 1,1\n999\n" + "0\n" * 400)
+    assert play_main(["--game", "duel", "--seat", "1", "--bots", "greedy", "--seed", "3"], stdin, out) == 0
+    text = out.getvalue()
+    assert "you are green" in text and "type a move number" in text and "no move number 999" in text
+    assert "== game over: nuggets" in text and text.count("round ") >= 3
+    with pytest.raises(SystemExit):
+        play_main(["--game", "duel", "--bots", "covert"], io.StringIO(), io.StringIO())
