@@ -14,15 +14,15 @@ START_CELL = (2, 0)
 GOAL_CELLS = ((0, 8), (2, 8), (4, 8))
 MAX_MARGIN = 10
 MAX_HISTORY = 256
-GAMES = ("base", "duel")
+GAMES = ("base", "duel", "sab2")
 # RULES.md §3.2: Duel layouts -> (frame rows, frame cols, blue start, green start, goal cells).
 DUEL_LAYOUTS: dict[str, tuple[int, int, tuple[int, int], tuple[int, int], tuple[tuple[int, int], ...]]] = {
     "seed_5x9": (5, 9, (1, 0), (3, 0), ((0, 4), (2, 4), (4, 4), (1, 6), (3, 6), (2, 8))),
     "official_5x10": (5, 10, (1, 0), (3, 0), ((0, 5), (2, 5), (4, 5), (1, 7), (3, 7), (2, 9))),
 }
 DUEL_LAYOUT_NAMES = tuple(DUEL_LAYOUTS)
-PLAYERS_BY_GAME = {"base": (3, 10), "duel": (2, 2)}
-DEFAULT_PLAYERS = {"base": 4, "duel": 2}
+PLAYERS_BY_GAME = {"base": (3, 10), "duel": (2, 2), "sab2": (2, 12)}
+DEFAULT_PLAYERS = {"base": 4, "duel": 2, "sab2": 5}
 REWARDS = ("gold", "win")
 
 
@@ -105,7 +105,7 @@ class GameConfig:
             )
         if self.game != "duel" and self.duel_layout != "seed_5x9":
             raise ConfigError(f"duel_layout={self.duel_layout!r} only applies to game='duel'")
-        if self.game == "duel" and self.broken_tool_penalty:
+        if self.game != "base" and self.broken_tool_penalty:
             raise ConfigError("broken_tool_penalty=True only applies to game='base'")
         lo, hi = PLAYERS_BY_GAME[self.game]
         if not lo <= self.num_players <= hi:

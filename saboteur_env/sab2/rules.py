@@ -1,0 +1,490 @@
+"""Rules of Saboteur 2 (RULES.md §2, decisions §4.3): set-up, the legal-action mask, transitions, scoring.
+
+``legal_action_mask`` is the single legality predicate; ``apply_action`` checks against it before changing
+anything. A turn may take several decisions by the same seat (``Phase``): a pass discards one card, then another or
+stops (at most three); option C names what it frees, then discards exactly two cards; after the payouts every
+thief (in §2.10 order) chooses whom to steal from. Seats with an empty hand are skipped (they may only pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.board import geometry
+from saboteur_env.cards import DOUBLE_REPAIR_TOOLS
+from saboteur_env.config import GameConfig
+from saboteur_env.errors import GameOverError, IllegalActionError
+from saboteur_env.sab2 import board as sb
+from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2 import scoring
+from saboteur_env.sab2.actions import PLACEABLE, PLACEABLE_KIND, PLACEABLE_SHAPE, Sab2ActionLayout
+from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
+
+OPP = (2, 3, 0, 1)
+KIND_BROKEN = tuple(sc.FIRST_BASE_ACTION + t for t in range(3))
+KIND_REPAIR = tuple(sc.FIRST_BASE_ACTION + 3 + t for t in range(3))
+KIND_DOUBLE = tuple(sc.FIRST_BASE_ACTION + 6 + c for c in range(3))
+KIND_ROCKFALL = (sc.FIRST_BASE_ACTION + 9, sc.FIRST_EXPANSION_ACTION + sc.ExpansionAction.ROCKFALL)
+KIND_MAP = sc.FIRST_BASE_ACTION + 10
+X = {a.name.lower(): sc.FIRST_EXPANSION_ACTION + int(a) for a in sc.ExpansionAction}
+
+
+def action_layout(config: GameConfig) -> Sab2ActionLayout:
+    return config.cached("_sab2_action_layout", lambda c: Sab2ActionLayout(c.num_players, c.num_cells))
+
+
+# ---- set-up ------------------------------------------------------------------------------------------------------
+def new_game(config: GameConfig, rng: np.random.Generator) -> Sab2State:
+    deck = np.repeat(np.arange(sc.NUM_DECK_KINDS, dtype=np.int16), sc.DECK_COUNTS)
+    decks = np.stack([rng.permutation(deck) for _ in range(config.rounds)])
+    roles = np.stack([rng.permutation(sc.ROLE_DECK) for _ in range(config.rounds)])
+    goals = np.stack([rng.permutation(np.array(sc.KIND_GOALS, dtype=np.int16)) for _ in range(config.rounds)])
+    p = config.num_players
+    s = Sab2State(config=config, round_decks=decks, round_roles=roles, round_goals=goals)
+    s.gold = np.zeros(p, dtype=np.int32)
+    s.stolen_held = np.zeros(p, dtype=np.int32)
+    s.last_rewards = np.zeros(p)
+    start_round(s, 0, starter=0)
+    return s
+
+
+def start_round(s: Sab2State, rnd: int, starter: int) -> None:
+    cfg = s.config
+    p = cfg.num_players
+    geo = geometry(cfg)
+    s.round = rnd
+    s.deck_pos = sc.REMOVED_PER_ROUND  # the first 10 cards are set aside unseen
+    s.hands = np.zeros((p, sc.NUM_DECK_KINDS), dtype=np.int16)
+    for seat in range(p):
+        _draw(s, seat, sc.HAND_SIZE)
+    s.roles = s.round_roles[rnd][:p].copy()
+    s.reserve_pos = p
+    s.broken = np.zeros((p, 3), dtype=bool)
+    s.trapped = np.zeros(p, dtype=bool)
+    s.theft = np.zeros(p, dtype=bool)
+    s.theft_time = np.full(p, -1, dtype=np.int32)
+    s.inspected = np.full((p, p), -1, dtype=np.int8)
+    s.hats_swapped = np.zeros(p, dtype=bool)
+    s.peeked = np.zeros((p, 3), dtype=bool)
+    s.discards = np.zeros(sc.NUM_DECK_KINDS, dtype=np.int16)
+    s.cell_shape = np.full(cfg.num_cells, -1, dtype=np.int16)
+    s.cell_shape[geo.start_cell] = 2 * sc.KIND_START
+    s.goal_kind = s.round_goals[rnd].copy()
+    s.goal_revealed = np.zeros(3, dtype=bool)
+    s.phase, s.pending, s.free_target, s.thieves, s.finder = Phase.TURN, 0, -1, [], -1
+    s.current = starter
+    s.last_player = starter
+    _refresh_reach(s)
+    _skip_empty(s)
+
+
+def _draw(s: Sab2State, seat: int, n: int = 1) -> None:
+    n = min(n, s.deck_size)
+    deck = s.round_decks[s.round]
+    for _ in range(n):
+        s.hands[seat, deck[s.deck_pos]] += 1
+        s.deck_pos += 1
+
+
+def _refresh_reach(s: Sab2State) -> None:
+    geo = geometry(s.config)
+    s.reach = sb.reach(s.cell_shape, geo.nbr_list, geo.start_cell)
+    s.board_changed()
+
+
+def _log(s: Sab2State, etype: Sab2Event, actor: int, kind: int = -1, target: int = -1, cell: int = -1,
+         arg: int = -1) -> None:  # fmt: skip
+    s.events.append((int(etype), actor, kind, target, cell, arg))
+
+
+# ---- legality ----------------------------------------------------------------------------------------------------
+def _build_legal_table() -> NDArray[np.bool_]:
+    """LEGAL[code, o] for code = must_open | must_closed << 4 | connected_facing << 8 (see the Duel's table)."""
+    codes = np.arange(4096)
+    must_open, must_closed, facing = codes & 15, (codes >> 4) & 15, (codes >> 8) & 15
+    out = np.zeros((4096, len(PLACEABLE)), dtype=bool)
+    for o, sid in enumerate(PLACEABLE_SHAPE.tolist()):
+        op = int(sc.SHAPE_OPEN[sid])
+        match = ((op & must_closed) == 0) & ((must_open & ~op & 15) == 0)
+        if sc.SHAPE_LADDER[sid]:
+            out[:, o] = match & ((must_open | must_closed) != 0)  # adjacency instead of a connection (E19)
+        else:
+            out[:, o] = match & ((op & facing) != 0)
+    return out
+
+
+LEGAL = _build_legal_table()
+LADDER_ORIENTATION = np.array([bool(sc.SHAPE_LADDER[s]) for s in PLACEABLE_SHAPE])
+
+
+def placement_table(s: Sab2State) -> NDArray[np.bool_]:
+    """(HW, orientations) legal placements ignoring hands and tools (cached per board)."""
+    cached = s._cache.get("place")
+    if cached is not None:
+        return cached
+    geo = geometry(s.config)
+    nbr = geo.nbr
+    safe = np.where(nbr >= 0, nbr, 0)
+    shape = s.cell_shape[safe]
+    has = (nbr >= 0) & (shape >= 0)
+    sid = np.maximum(shape, 0)
+    opp = np.array(OPP)
+    open_facing = ((sc.SHAPE_OPEN[sid] >> opp) & 1).astype(bool)
+    conn_facing = ((s.reach[safe] >> opp) & 1).astype(bool)
+    w = 1 << np.arange(4)
+    code = ((has & open_facing) * w).sum(1) | ((has & ~open_facing) * w).sum(1) << 4
+    code |= ((has & open_facing & conn_facing) * w).sum(1) << 8
+    table = LEGAL[code] & ((s.cell_shape < 0) & ~geo.is_goal_cell)[:, None]
+    next_to_goal = geo.is_goal_cell[safe].any(1) & (nbr >= 0).any(1)
+    table[:, LADDER_ORIENTATION] &= ~next_to_goal[:, None]
+    s._cache["place"] = table
+    return table
+
+
+def removable_cells(s: Sab2State) -> NDArray[np.bool_]:
+    """Rockfall targets: placed path cards (ladders, doors and crystals included; never the start or goals)."""
+    kind = np.where(s.cell_shape >= 0, s.cell_shape // 2, -1)
+    return (kind >= 0) & (kind < sc.NUM_PATH_KINDS)
+
+
+def legal_action_mask(s: Sab2State) -> NDArray[np.bool_]:
+    cached = s._cache.get("mask")
+    if cached is not None:
+        return cached
+    layout = action_layout(s.config)
+    mask = np.zeros(layout.num_actions, dtype=bool)
+    if s.game_over:
+        mask.flags.writeable = False
+        return mask
+    off = layout.offset
+    p_count = s.config.num_players
+    me = s.current
+    hand = s.hands[me]
+    seats = (me + np.arange(p_count)) % p_count  # absolute seat of each offset
+    if s.phase == Phase.THEFT:
+        stealable = np.array(scoring.stealable(s.gold.tolist(), s.stolen_held.tolist()))
+        ok = (stealable[seats] > 0) & (np.arange(p_count) != 0)
+        mask[off["steal"] : off["steal"] + p_count] = ok
+    elif s.phase in (Phase.PASS, Phase.FREE):
+        mask[off["discard"] : off["discard"] + sc.NUM_DECK_KINDS] = hand > 0
+        if s.phase == Phase.PASS:
+            mask[off["stop"]] = True
+    else:
+        hw = s.config.num_cells
+        if not s.broken[me].any() and not s.trapped[me]:
+            table = placement_table(s) & (hand[PLACEABLE_KIND] > 0)[None, :]
+            mask[off["place"] : off["place"] + table.size] = table.ravel()
+        for t in range(3):
+            if hand[KIND_BROKEN[t]]:
+                mask[off["break"] + t * p_count : off["break"] + (t + 1) * p_count] = ~s.broken[seats, t]
+            if hand[KIND_REPAIR[t]]:
+                mask[off["repair"] + t * p_count : off["repair"] + (t + 1) * p_count] = s.broken[seats, t]
+        for c in range(3):
+            if hand[KIND_DOUBLE[c]]:
+                for choice, tool in enumerate(DOUBLE_REPAIR_TOOLS[c]):
+                    start = off["double_repair"] + (2 * c + choice) * p_count
+                    mask[start : start + p_count] = s.broken[seats, tool]
+        removable = removable_cells(s)
+        for card in (0, 1):
+            if hand[KIND_ROCKFALL[card]]:
+                mask[off["rockfall"] + card * hw : off["rockfall"] + (card + 1) * hw] = removable
+        if hand[KIND_MAP]:
+            mask[off["map"] : off["map"] + 3] = ~s.goal_revealed
+        not_me = np.arange(p_count) != 0
+        if hand[X["theft"]] and not s.theft[me]:
+            mask[off["theft"]] = True
+        targeted = {
+            "hands_off": s.theft[seats],
+            "swap_hand": not_me,
+            "inspection": not_me,
+            "swap_hats": np.full(p_count, s.reserve_pos < len(sc.ROLE_DECK)),
+            "trapped": not_me & ~s.trapped[seats],
+            "free_at_last": s.trapped[seats],
+        }
+        for name, ok in targeted.items():
+            if hand[X[name]]:
+                mask[off[name] : off[name] + p_count] = ok
+        total = int(hand.sum())
+        mask[off["discard"] : off["discard"] + sc.NUM_DECK_KINDS] = hand > 0  # start a pass
+        if total >= 2:
+            mask[off["free"] : off["free"] + 3] = s.broken[me]
+            mask[off["free"] + 3] = s.trapped[me]
+    mask.flags.writeable = False
+    s._cache["mask"] = mask
+    return mask
+
+
+# ---- transitions -------------------------------------------------------------------------------------------------
+def apply_action(s: Sab2State, action: int, *, inplace: bool = False) -> Sab2State:
+    layout = action_layout(s.config)
+    if s.game_over:
+        raise GameOverError("the game is over; start a new game")
+    a = layout.check(action)
+    if not legal_action_mask(s)[a]:
+        raise IllegalActionError(f"illegal action {a} ({layout.decode(a)}) for seat {s.current} in phase "
+                                 f"{Phase(s.phase).name}")  # fmt: skip
+    if not inplace:
+        s = s.clone()
+    s._cache.pop("mask", None)
+    s.round_just_ended = False
+    s.last_rewards = np.zeros(s.config.num_players)
+    act = layout.decode(a)
+    s.num_decisions += 1
+    p_count = s.config.num_players
+    me = s.current
+    target = (me + act.target) % p_count if act.target >= 0 else -1
+    seg = act.segment
+    if s.phase == Phase.THEFT:
+        _steal(s, me, target)
+        return s
+    if s.phase in (Phase.PASS, Phase.FREE) or seg == "discard":
+        _discard_step(s, me, act.kind if seg == "discard" else -1)
+        return s
+    if seg == "free":
+        s.phase, s.pending, s.free_target = Phase.FREE, 2, act.tool
+        return s
+    draws = 1
+    s.hands[me, act.kind] -= 1
+    if seg == "place":
+        kind, rot = PLACEABLE[act.orientation]
+        s.cell_shape[act.cell] = 2 * kind + rot
+        _log(s, Sab2Event.PLACE, me, kind, -1, act.cell, rot)
+        _refresh_reach(s)
+        if _reveal(s, act.cell):
+            s.finder = me
+            s.last_player = me
+            _end_round(s, gold_reached=True)
+            return s
+    elif seg == "break":
+        s.broken[target, act.tool] = True
+        _log(s, Sab2Event.BREAK, me, act.kind, target, -1, act.tool)
+    elif seg in ("repair", "double_repair"):
+        tool = act.tool if seg == "repair" else DOUBLE_REPAIR_TOOLS[act.card][act.tool]
+        s.broken[target, tool] = False
+        s.discards[KIND_BROKEN[tool]] += 1
+        _log(s, Sab2Event.REPAIR, me, act.kind, target, -1, tool)
+    elif seg == "rockfall":
+        removed = int(s.cell_shape[act.cell] // 2)
+        s.cell_shape[act.cell] = -1
+        s.discards[removed] += 1
+        _log(s, Sab2Event.ROCKFALL, me, act.kind, -1, act.cell, removed)
+        _refresh_reach(s)
+    elif seg == "map":
+        s.peeked[me, act.slot] = True
+        _log(s, Sab2Event.MAP, me, act.kind, -1, -1, act.slot)
+    elif seg == "theft":
+        s.theft[me] = True
+        s.theft_time[me] = s.num_decisions
+        _log(s, Sab2Event.THEFT, me, act.kind)
+    elif seg == "hands_off":
+        s.theft[target] = False
+        s.theft_time[target] = -1
+        s.discards[X["theft"]] += 1
+        _log(s, Sab2Event.HANDS_OFF, me, act.kind, target)
+    elif seg == "swap_hand":
+        s.hands[[me, target]] = s.hands[[target, me]]
+        draws = 0
+        _log(s, Sab2Event.SWAP_HAND, me, act.kind, target)
+        _draw(s, target, 1)  # the target draws one; the player draws nothing (E12)
+    elif seg == "inspection":
+        s.inspected[me, target] = s.roles[target]
+        _log(s, Sab2Event.INSPECTION, me, act.kind, target)
+    elif seg == "swap_hats":
+        s.roles[target] = s.round_roles[s.round][s.reserve_pos]
+        s.reserve_pos += 1
+        s.hats_swapped[target] = True
+        _log(s, Sab2Event.SWAP_HATS, me, act.kind, target)
+    elif seg == "trapped":
+        s.trapped[target] = True
+        _log(s, Sab2Event.TRAPPED, me, act.kind, target)
+    elif seg == "free_at_last":
+        s.trapped[target] = False
+        s.discards[X["trapped"]] += 1
+        _log(s, Sab2Event.FREE_AT_LAST, me, act.kind, target)
+    if seg not in ("place", "break", "theft", "trapped"):  # placed, or lying in front of a player
+        s.discards[act.kind] += 1
+    s.last_player = me
+    _draw(s, me, draws)
+    _next_turn(s)
+    return s
+
+
+def _discard_step(s: Sab2State, me: int, kind: int) -> None:
+    """One decision of a pass (discard or stop) or of option C (discard)."""
+    if kind >= 0:
+        s.hands[me, kind] -= 1
+        s.discards[kind] += 1
+        s.last_player = me
+        _log(s, Sab2Event.DISCARD, me)
+    if s.phase == Phase.FREE:
+        s.pending -= 1
+        if s.pending > 0:
+            return
+        if s.free_target == 3:
+            s.trapped[me] = False
+            s.discards[X["trapped"]] += 1
+        else:
+            s.broken[me, s.free_target] = False
+            s.discards[KIND_BROKEN[s.free_target]] += 1
+        _log(s, Sab2Event.FREE, me, -1, -1, -1, s.free_target)
+        _draw(s, me, 1)
+    else:
+        if s.phase == Phase.TURN:
+            s.phase, s.pending = Phase.PASS, 0
+        if kind >= 0:
+            s.pending += 1
+            if s.pending < 3 and s.hands[me].sum() > 0:
+                return  # discard another or stop
+        _log(s, Sab2Event.PASS_END, me, -1, -1, -1, s.pending)
+        _draw(s, me, s.pending)
+    s.phase, s.pending, s.free_target = Phase.TURN, 0, -1
+    _next_turn(s)
+
+
+def _next_turn(s: Sab2State) -> None:
+    if s.hands.sum() == 0:  # hands only run dry once the pile is empty (A11)
+        _end_round(s, gold_reached=False)
+        return
+    s.current = (s.current + 1) % s.config.num_players
+    _skip_empty(s)
+
+
+def _skip_empty(s: Sab2State) -> None:
+    """Seats with an empty hand pass without discarding or drawing (RULES.md §2.3)."""
+    for _ in range(s.config.num_players):
+        if s.hands[s.current].sum() > 0:
+            return
+        s.current = (s.current + 1) % s.config.num_players
+
+
+def _reveal(s: Sab2State, placed: int) -> bool:
+    """Turn up every face-down goal reached (repeating); True when the gold goal is among them (§1.10)."""
+    geo = geometry(s.config)
+    gold = False
+    changed = True
+    while changed:
+        changed = False
+        for slot, cell in enumerate(geo.goal_cells):
+            if s.goal_revealed[slot]:
+                continue
+            reaching = [d for d, j in enumerate(geo.nbr_list[cell])
+                        if j >= 0 and s.cell_shape[j] >= 0 and (s.reach[j] >> OPP[d]) & 1]  # fmt: skip
+            if not reaching:
+                continue
+            kind = int(s.goal_kind[slot])
+            best_key, best_rot = None, 0
+            for rot in (0, 1):
+                ob = int(sc.SHAPE_OPEN[2 * kind + rot])
+                towards = sum((ob >> d) & 1 for d in reaching)
+                placed_dir = [d for d, j in enumerate(geo.nbr_list[cell]) if j == placed]
+                towards_placed = int(any((ob >> d) & 1 for d in placed_dir))
+                mismatches = sum(
+                    1
+                    for d, j in enumerate(geo.nbr_list[cell])
+                    if j >= 0 and s.cell_shape[j] >= 0 and d not in reaching
+                    and ((ob >> d) & 1) != ((int(sc.SHAPE_OPEN[s.cell_shape[j]]) >> OPP[d]) & 1)
+                )
+                key = (-towards, -towards_placed, mismatches, rot)
+                if best_key is None or key < best_key:
+                    best_key, best_rot = key, rot
+            s.cell_shape[cell] = 2 * kind + best_rot
+            s.goal_revealed[slot] = True
+            _log(s, Sab2Event.REVEAL, -1, kind, -1, cell, best_rot)
+            gold |= kind == sc.KIND_GOALS[0]
+            changed = True
+        if changed:
+            _refresh_reach(s)
+    return gold
+
+
+def _end_round(s: Sab2State, gold_reached: bool) -> None:
+    """Winners and payouts (§2.8-§2.9), then theft decisions (§2.10), then the next round (§2.11)."""
+    geo = geometry(s.config)
+    roles = s.roles.tolist()
+    trapped = s.trapped.tolist()
+    open_blue = open_green = False
+    if gold_reached:
+        gold_cell = geo.goal_cells[int(np.flatnonzero(s.goal_kind == sc.KIND_GOALS[0])[0])]
+        open_blue, open_green = sb.team_routes(s.cell_shape, geo.nbr_list, geo.start_cell, gold_cell)
+    win = scoring.winners(roles, trapped, gold_reached, s.finder if gold_reached else None, open_blue, open_green)
+    pay = scoring.payouts(roles, win, trapped, sb.crystals_on_board(s.cell_shape))
+    s.round_start_gold = s.gold.copy()
+    s.gold += np.array(pay, dtype=np.int32)
+    _log(s, Sab2Event.ROUND_END, s.last_player, -1, -1, -1, 0 if gold_reached else 1)
+    for seat, g in enumerate(pay):
+        if g:
+            _log(s, Sab2Event.PAYOUT, -1, -1, seat, -1, g)
+    s.round_summary = {
+        "round": s.round, "gold_reached": gold_reached, "finder": s.finder if gold_reached else None,
+        "open_blue": open_blue, "open_green": open_green, "roles": roles, "trapped": trapped,
+        "winners": [int(w) for w in win], "payouts": pay,
+    }  # fmt: skip
+    thieves = [seat for seat in range(s.config.num_players) if s.theft[seat] and not s.trapped[seat]]
+    if thieves:
+        latest = max(thieves, key=lambda seat: int(s.theft_time[seat]))
+        s.thieves = scoring.theft_order(thieves, latest, s.config.num_players)
+    else:
+        s.thieves = []
+    s.phase = Phase.THEFT
+    _next_thief(s)
+
+
+def _next_thief(s: Sab2State) -> None:
+    while s.thieves:
+        thief = s.thieves.pop(0)
+        stealable = scoring.stealable(s.gold.tolist(), s.stolen_held.tolist())
+        if any(g > 0 for seat, g in enumerate(stealable) if seat != thief):
+            s.current = thief
+            return
+    _finish_round(s)
+
+
+def _steal(s: Sab2State, thief: int, victim: int) -> None:
+    s.gold[victim] -= 1
+    s.gold[thief] += 1
+    s.stolen_held[thief] += 1
+    _log(s, Sab2Event.STEAL, thief, -1, victim)
+    _next_thief(s)
+
+
+def _finish_round(s: Sab2State) -> None:
+    gained = s.gold - s.round_start_gold
+    summary = dict(s.round_summary, gold=s.gold.tolist(), gained=gained.tolist())
+    s.round_results.append(summary)
+    s.round_just_ended = True
+    s.phase = Phase.TURN
+    if s.config.reward == "gold":
+        s.last_rewards = gained.astype(float)
+    else:
+        s.last_rewards = np.where(np.array(summary["winners"]) > 0, 1.0, -1.0)
+    if s.round + 1 < s.config.rounds:
+        start_round(s, s.round + 1, starter=(s.last_player + 1) % s.config.num_players)
+    else:
+        s.game_over = True
+    s.board_changed()
+
+
+def reward_range(config: GameConfig) -> tuple[float, float]:
+    """Per round: at worst 4 thefts; at best every crystal (a lone geologist) or 5 gold, plus one theft."""
+    if config.reward == "win":
+        return -1.0, 1.0
+    return -4.0, 11.0
+
+
+def card_conservation(s: Sab2State) -> NDArray[np.int64]:
+    """Count of every deck kind over the set-aside cards, pile, hands, discards, maze and cards in front of players."""
+    deck = s.round_decks[s.round]
+    counts = np.bincount(deck[: sc.REMOVED_PER_ROUND].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    counts += np.bincount(deck[s.deck_pos :].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    counts += s.hands.sum(0) + s.discards
+    kinds = s.cell_shape[s.cell_shape >= 0] // 2
+    counts += np.bincount(kinds[kinds < sc.NUM_PATH_KINDS].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    for t in range(3):
+        counts[KIND_BROKEN[t]] += int(s.broken[:, t].sum())
+    counts[X["trapped"]] += int(s.trapped.sum())
+    counts[X["theft"]] += int(s.theft.sum())
+    return counts
+
+
+__all__ = ["apply_action", "card_conservation", "legal_action_mask", "new_game", "reward_range"]
