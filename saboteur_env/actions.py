@@ -223,6 +223,10 @@ def action_layout(config: GameConfig) -> ActionLayout:
         from saboteur_env.duel.actions import duel_action_layout
 
         return duel_action_layout(config)  # type: ignore[return-value]
+    if config.game == "sab2":
+        from saboteur_env.sab2.rules import action_layout as sab2_action_layout
+
+        return sab2_action_layout(config)  # type: ignore[return-value]
     return config.cached("_action_layout", ActionLayout)
 
 

@@ -134,6 +134,7 @@ from saboteur_env.config import ConfigError, GameConfig
 from saboteur_env.duel.state import DuelState
 from saboteur_env.observation import encode_observation, encode_state, observation_layout, state_size
 from saboteur_env.render import render_text
+from saboteur_env.sab2.state import Sab2State
 from saboteur_env.state import GameState
 
 
@@ -215,7 +216,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             # PettingZoo's api_test passes arbitrary options; unknown keys are reported, not fatal.
             warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
         if start is not None:
-            if not isinstance(start, (GameState, DuelState)) or start.config != self.config or start.game_over:
+            states = (GameState, DuelState, Sab2State)
+            if not isinstance(start, states) or start.config != self.config or start.game_over:
                 raise ConfigError("options['game'] must be an unfinished game state with this environment's config")
             self.game = start.clone()
         else:
@@ -261,7 +263,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._rewards_set = reward_step
         if game.round_just_ended:
             result = game.round_results[-1]
-            if type(game) is DuelState:  # score piles are public in the duel (RULES.md §5.3)
+            if type(game) in (DuelState, Sab2State):  # scores are public there (RULES.md §5.2, §5.3)
                 self.infos = {a: {"round_result": dict(result)} for a in self.agents}
             else:
                 # Public facts of the round for everyone; nugget values only for their owner (RULES.md §5.1).

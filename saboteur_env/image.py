@@ -19,6 +19,7 @@ from saboteur_env.board import geometry
 from saboteur_env.cards import KIND_GOAL_GOLD, TOOL_NAMES
 from saboteur_env.duel.state import DuelState
 from saboteur_env.observation import PlayerView, player_view
+from saboteur_env.sab2.state import Sab2State
 from saboteur_env.state import GameState
 
 CELL = 36
@@ -147,6 +148,10 @@ def render_image(state: GameState, viewer: int | str | None = None) -> NDArray[n
         from saboteur_env.duel.render import render_image as duel_render_image
 
         return duel_render_image(state, viewer)
+    if type(state) is Sab2State:
+        from saboteur_env.sab2.render import render_image as sab2_render_image
+
+        return sab2_render_image(state, viewer)
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if not 0 <= viewer < state.config.num_players:
             raise ValueError(f"viewer={viewer} out of range; valid: 0..{state.config.num_players - 1}")

@@ -56,6 +56,8 @@ from saboteur_env.cards import (
 from saboteur_env.config import GameConfig
 from saboteur_env.duel import observation as duel_observation
 from saboteur_env.duel.state import DuelState
+from saboteur_env.sab2 import observation as sab2_observation
+from saboteur_env.sab2.state import Sab2State
 from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
 
 PLANES = (
@@ -145,6 +147,8 @@ def observation_layout(config: GameConfig) -> ObservationLayout:
     """The observation layout of a configuration (built once per config object); the duel has its own."""
     if config.game == "duel":
         return duel_observation.duel_observation_layout(config)  # type: ignore[return-value]
+    if config.game == "sab2":
+        return sab2_observation.sab2_observation_layout(config)  # type: ignore[return-value]
     return config.cached("_observation_layout", ObservationLayout)
 
 
@@ -219,6 +223,8 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat``: public information plus that seat's private information only."""
     if type(state) is DuelState:
         return duel_observation.encode_observation(state, seat)
+    if type(state) is Sab2State:
+        return sab2_observation.encode_observation(state, seat)
     lay = state.obs_layout
     p, hw, off = lay.num_players, lay.hw, lay.off
     out = np.zeros(lay.size, dtype=np.float32)
@@ -253,6 +259,8 @@ def encode_state(state: GameState) -> NDArray[np.float32]:
     every hand, broken tools, draw pile contents, gold, round and seat to act; absolute seats."""
     if type(state) is DuelState:
         return duel_observation.encode_state(state)
+    if type(state) is Sab2State:
+        return sab2_observation.encode_state(state)
     cfg = state.config
     p = cfg.num_players
     goals = np.zeros((3, 3), dtype=np.float32)
@@ -299,6 +307,8 @@ def decode_state(vector: NDArray[np.floating], config: GameConfig) -> dict[str, 
 def state_size(config: GameConfig) -> int:
     if config.game == "duel":
         return duel_observation.state_size(config)
+    if config.game == "sab2":
+        return sab2_observation.state_size(config)
     p = config.num_players
     return (
         NUM_PUBLIC_PLANES * config.num_cells + 9 + 2 * (p + 1) + p * NUM_DECK_KINDS + 3 * p + NUM_DECK_KINDS

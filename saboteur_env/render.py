@@ -13,6 +13,7 @@ from saboteur_env import board
 from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
 from saboteur_env.duel.state import DuelState
 from saboteur_env.observation import Event, PlayerView, player_view
+from saboteur_env.sab2.state import Sab2State
 from saboteur_env.state import EventType, GameState
 
 
@@ -110,6 +111,10 @@ def render_text(state: GameState, viewer: int | str | None = None) -> str:
         from saboteur_env.duel.render import render_text as duel_render_text
 
         return duel_render_text(state, viewer)
+    if type(state) is Sab2State:
+        from saboteur_env.sab2.render import render_text as sab2_render_text
+
+        return sab2_render_text(state, viewer)
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if not 0 <= viewer < state.config.num_players:
             raise ValueError(f"viewer={viewer} out of range; valid: 0..{state.config.num_players - 1}")

@@ -43,6 +43,8 @@ from saboteur_env.config import GameConfig
 from saboteur_env.duel import rules as duel_rules
 from saboteur_env.duel.state import DuelState
 from saboteur_env.errors import GameOverError, IllegalActionError
+from saboteur_env.sab2 import rules as sab2_rules
+from saboteur_env.sab2.state import Sab2State
 from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
 
 HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
@@ -58,6 +60,8 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
     """
     if config.game == "duel":
         return duel_rules.new_game(config, rng)  # type: ignore[return-value]
+    if config.game == "sab2":
+        return sab2_rules.new_game(config, rng)  # type: ignore[return-value]
     p, rounds = config.num_players, config.rounds
     deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int16), DECK_COUNTS)
     role_cards = np.array(
@@ -146,6 +150,8 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
         return cached
     if type(state) is DuelState:
         return duel_rules.legal_action_mask(state)
+    if type(state) is Sab2State:
+        return sab2_rules.legal_action_mask(state)
     layout = state.layout
     mask = np.zeros(layout.num_actions, dtype=bool)
     if not state.game_over:
@@ -231,6 +237,8 @@ def apply_action(state: GameState, action: int, *, inplace: bool = False) -> Gam
     """
     if type(state) is DuelState:
         return duel_rules.apply_action(state, action, inplace=inplace)  # type: ignore[return-value]
+    if type(state) is Sab2State:
+        return sab2_rules.apply_action(state, action, inplace=inplace)  # type: ignore[return-value]
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
     layout = state.layout
@@ -444,6 +452,8 @@ def returns(state: GameState) -> NDArray[np.float64]:
     """Nuggets per seat so far (the final score once the game is over)."""
     if type(state) is DuelState:
         return np.array(state.nuggets, dtype=np.float64)
+    if type(state) is Sab2State:
+        return state.gold.astype(np.float64)
     return state.gold_nuggets.astype(np.float64)
 
 
@@ -451,6 +461,8 @@ def reward_range(config: GameConfig) -> tuple[float, float]:
     """Bounds of one seat's summed rewards over a game (``"gold"``: at most 9 cards of 3 nuggets per round)."""
     if config.game == "duel":
         return duel_rules.reward_range(config)
+    if config.game == "sab2":
+        return sab2_rules.reward_range(config)
     if config.reward == "win":
         return -float(config.rounds), float(config.rounds)
     return 0.0, float(MAX_GOLD_DRAWN * 3 * config.rounds)

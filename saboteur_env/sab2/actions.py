@@ -26,6 +26,7 @@ segment             size                meaning
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,10 @@ PLACEABLE: tuple[tuple[int, int], ...] = tuple(
 )
 PLACEABLE_SHAPE = np.array([2 * k + r for k, r in PLACEABLE], dtype=np.int16)
 PLACEABLE_KIND = np.array([k for k, _ in PLACEABLE], dtype=np.int16)
+_CODE = sc.KIND_CODES[: sc.NUM_PATH_KINDS] + tuple(
+    ("BROKEN_PICKAXE", "BROKEN_LANTERN", "BROKEN_CART", "REPAIR_PICKAXE", "REPAIR_LANTERN", "REPAIR_CART",
+     "REPAIR_PICKAXE_LANTERN", "REPAIR_PICKAXE_CART", "REPAIR_LANTERN_CART", "ROCKFALL", "MAP")
+) + tuple(a.name for a in sc.ExpansionAction)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,9 @@ class Sab2Action:
 
 
 class Sab2ActionLayout:
-    def __init__(self, num_players: int, num_cells: int) -> None:
+    def __init__(self, num_players: int, num_cells: int, coords: Callable[[int], tuple[int, int]] | None = None):
         p, hw, o = num_players, num_cells, len(PLACEABLE)
+        self.coords = coords
         self.num_players, self.num_cells, self.num_orientations = p, hw, o
         self.sizes = {"place": hw * o, "break": 3 * p, "repair": 3 * p, "double_repair": 6 * p, "rockfall": 2 * hw,
                       "map": 3, "theft": 1, "hands_off": p, "swap_hand": p, "inspection": p, "swap_hats": p,
@@ -125,6 +131,39 @@ class Sab2ActionLayout:
         if seg == "steal":
             return Sab2Action(seg, target=i)
         return Sab2Action(seg)  # stop
+
+    def _where(self, cell: int) -> str:
+        return f"{self.coords(cell)}" if self.coords else f"cell {cell}"
+
+    def to_string(self, action: int) -> str:
+        act = self.decode(action)
+        seg = act.segment
+        seat = f"seat+{act.target}" if act.target > 0 else "yourself"
+        tools = ("pickaxe", "lantern", "cart")
+        if seg == "place":
+            kind, rot = PLACEABLE[act.orientation]
+            return f"place {sc.KIND_CODES[kind]}{' 180' if rot else ''} at {self._where(act.cell)}"
+        if seg == "break":
+            return f"broken {tools[act.tool]} on {seat}"
+        if seg == "repair":
+            return f"repair {tools[act.tool]} of {seat}"
+        if seg == "double_repair":
+            from saboteur_env.cards import DOUBLE_REPAIR_TOOLS
+
+            return f"double repair: {tools[DOUBLE_REPAIR_TOOLS[act.card][act.tool]]} of {seat}"
+        if seg == "rockfall":
+            return f"rockfall{' (expansion card)' if act.card else ''} at {self._where(act.cell)}"
+        if seg == "map":
+            return f"map on goal {act.slot}"
+        if seg == "discard":
+            return f"discard {_CODE[act.kind]} face down"
+        if seg == "stop":
+            return "stop discarding"
+        if seg == "free":
+            return f"free yourself of {('broken pickaxe', 'broken lantern', 'broken cart', 'Trapped!')[act.tool]}"
+        if seg == "steal":
+            return f"steal 1 gold from {seat}"
+        return f"{seg.replace('_', ' ')}{'' if seg == 'theft' else ' on ' + seat}"
 
     def encode(self, act: Sab2Action) -> int:
         seg, off, p = act.segment, self.offset[act.segment], self.num_players

@@ -31,7 +31,7 @@ X = {a.name.lower(): sc.FIRST_EXPANSION_ACTION + int(a) for a in sc.ExpansionAct
 
 
 def action_layout(config: GameConfig) -> Sab2ActionLayout:
-    return config.cached("_sab2_action_layout", lambda c: Sab2ActionLayout(c.num_players, c.num_cells))
+    return config.cached("_sab2_action_layout", lambda c: Sab2ActionLayout(c.num_players, c.num_cells, c.cell_coords))
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
@@ -75,6 +75,7 @@ def start_round(s: Sab2State, rnd: int, starter: int) -> None:
     s.phase, s.pending, s.free_target, s.thieves, s.finder = Phase.TURN, 0, -1, [], -1
     s.current = starter
     s.last_player = starter
+    s.round_first_event = len(s.events)
     _refresh_reach(s)
     _skip_empty(s)
 

@@ -87,6 +87,7 @@ class Sab2State:
     round_results: list[dict] = field(default_factory=list)
     events: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
     num_decisions: int = 0
+    round_first_event: int = 0
     game_over: bool = False
     round_just_ended: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
