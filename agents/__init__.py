@@ -40,6 +40,9 @@ LADDER: dict[str, tuple[type, type]] = {
 }
 AGENTS = LADDER  # names accepted by make_agent and the tournament
 DUEL_AGENTS = ("random", "greedy")  # names for game="duel" (greedy = agents.duel.DuelGreedyAgent)
+# Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
+# role-aware Sab2Agent (the base policies read base-game views); the cheating oracles have no Saboteur 2 version.
+SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted")
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
@@ -60,6 +63,14 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
 
             return DuelGreedyAgent(config)
         raise ValueError(f"unknown duel agent {name!r}; valid for game='duel': {', '.join(DUEL_AGENTS)}")
+    if config.game == "sab2":
+        if name == "random":
+            return RandomAgent(config)
+        if name in SAB2_AGENTS:
+            from agents.sab2 import Sab2Agent
+
+            return Sab2Agent(config, role_aware=name != "greedy")
+        raise ValueError(f"unknown Saboteur 2 agent {name!r}; valid for game='sab2': {', '.join(SAB2_AGENTS)}")
     if name not in LADDER:
         raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
     miner, saboteur = LADDER[name]
@@ -79,6 +90,7 @@ __all__ = [
     "CHEATING",
     "DUEL_AGENTS",
     "LADDER",
+    "SAB2_AGENTS",
     "Agent",
     "RandomAgent",
     "RoleDispatch",

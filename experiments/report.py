@@ -31,6 +31,7 @@ import numpy as np
 
 from agents import CHEATING
 from experiments.duel import head_to_head
+from experiments.sab2 import role_table
 from experiments.stats import paired_difference, wilson_interval
 from experiments.tournament import read_rounds
 
@@ -524,10 +525,13 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
     Base-game rounds feed T1-T6 and the ratings; duel rounds (``header.game == "duel"``) feed the head-to-head
     table D1 (win/draw/loss with Wilson intervals, paired score difference).
     """
-    rounds, duels = [], []
+    rounds, duels, sab2 = [], [], []
     for r in read_rounds(log):
-        if r["header"].get("game") == "duel":
+        game = r["header"].get("game")
+        if game == "duel":
             duels.append({"header": r["header"], "end": r["end"]})
+        elif game == "sab2":
+            sab2.append({"header": r["header"], "end": r["end"]})
         else:
             rounds.append(compact(r))
     out = out or (log if log.is_dir() else log.parent) / "report"
@@ -547,9 +551,12 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         })  # fmt: skip
     if duels:
         tables["D1_head_to_head"] = head_to_head(duels)
+    if sab2:
+        tables["S1_sab2_roles"] = role_table(sab2)
     for name, rows in tables.items():
         write_csv(out / f"{name}.csv", rows)
-    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} base-game rounds, {len(duels)} duel rounds).\n"]
+    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} base-game rounds, {len(duels)} duel rounds, "
+             f"{len(sab2)} Saboteur 2 rounds).\n"]
     titles = {
         "T1_balance": "T1 balance (miner win rate per cell, Wilson 95% interval over games)",
         "T2_matrix": "T2 miner policy x saboteur policy: miner win rate [95% interval]",
@@ -558,6 +565,8 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         "T5_beliefs": "T5 belief quality",
         "T6_deception": "T6 deception and behaviour (reference observer)",
         "ratings": "Ratings per (agent, role), openskill Plackett-Luce",
+        "S1_sab2_roles": "S1 Saboteur 2 by role at the round end (win rate with Wilson 95% interval over seat-rounds, "
+        "gold per round after thefts with a normal 95% interval, share of rounds where the gold was reached)",
         "D1_head_to_head": "D1 duel head-to-head (A score = wins + half the draws, Wilson 95% interval; nugget "
         "difference A - B per seed over both colour games, normal 95% interval)",
     }

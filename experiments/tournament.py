@@ -33,12 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import CHEATING, DUEL_AGENTS, LADDER, make_agent
+from agents import CHEATING, DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
 from experiments.duel import play_duel
 from experiments.duel import summary_table as duel_summary_table
+from experiments.sab2 import play_sab2
+from experiments.sab2 import summary_table as sab2_summary_table
 from experiments.stats import mean_interval, paired_difference, wilson_interval
 from saboteur_env import RULES_VERSION, EventType, raw_env
 from saboteur_env.board import geometry
@@ -219,6 +221,8 @@ Task = tuple
 def _task(args: Task) -> list[dict]:
     if args[0] == "duel":
         return play_duel(*args[1:])
+    if args[0] == "sab2":
+        return play_sab2(*args[1:])
     return play_game(*args)
 
 
@@ -231,6 +235,12 @@ class TournamentWorker:
     def play(self, tasks: list[Task]) -> list[list[dict]]:
         out = []
         for task in tasks:
+            if task[0] == "sab2":
+                _, n, agent, seed = task
+                key = f"sab2:{n}"
+                env = self.envs.get(key) or self.envs.setdefault(key, raw_env(game="sab2", num_players=n))
+                out.append(play_sab2(n, agent, seed, env=env))
+                continue
             if task[0] == "duel":
                 _, blue, green, seed, layout = task
                 key = f"duel:{layout}"
@@ -280,13 +290,15 @@ def read_rounds(path: Path) -> Iterator[dict]:
 
 
 def _game_key(h: dict) -> tuple:
+    if h.get("game") == "sab2":
+        return "sab2", h["players"], h["agent"], h["seed"]
     if h.get("game") == "duel":
         return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"]
     return h["players"], h["miners"], h["saboteurs"], h["seed"], h.get("insert")
 
 
 def _task_key(t: Task) -> tuple:
-    return t if t[0] == "duel" else (t[0], t[1], t[2], t[3], t[5])
+    return t if t[0] in ("duel", "sab2") else (t[0], t[1], t[2], t[3], t[5])
 
 
 def _done_games(path: Path, rounds: int) -> set[tuple]:
@@ -350,6 +362,24 @@ def run_duel(
         raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
     pairs = [(a, b) for a in agents for b in agents if a != b] or [(agents[0], agents[0])]
     tasks: list[Task] = [("duel", a, b, seed + g, layout) for a, b in pairs for g in range(games)]
+    yield from _execute(tasks, workers, out, backend, address, chunk)
+
+
+def run_sab2(
+    players: list[int],
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    workers: int = 1,
+    out: Path | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    chunk: int = 4,
+) -> Iterator[list[dict]]:
+    """Saboteur 2 cells (players x agent, the agent in every seat), game ``g`` on seed ``seed + g``."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    tasks: list[Task] = [("sab2", n, a, seed + g) for n in players for a in agents for g in range(games)]
     yield from _execute(tasks, workers, out, backend, address, chunk)
 
 
@@ -468,9 +498,10 @@ def summary_table(rounds: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=("base", "duel"), default="base", help="rule set")
+    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
     parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
-                        help="duel: agents; every ordered pair plays (both colours on the same seeds)")  # fmt: skip
+                        help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
+                        "agent, which plays every seat")  # fmt: skip
     parser.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default="seed_5x9", help="duel geometry")
     parser.add_argument("--miners", nargs="+", default=list(DEFAULT_MINERS), help="miner policies")
     parser.add_argument("--saboteurs", nargs="+", default=list(DEFAULT_SABOTEURS), help="saboteur policies")
@@ -491,6 +522,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--games, --workers and --chunk must be at least 1")
     if args.address and args.backend != "ray":
         parser.error("--address needs --backend ray")
+    if args.game == "sab2":
+        for n in args.players:
+            if not 2 <= n <= 12:
+                parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
+        for name in args.agents:
+            if name not in SAB2_AGENTS:
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}")
+        games = run_sab2(args.players, args.agents, args.games, args.seed, args.workers, args.out, args.backend,
+                         args.address, args.chunk)  # fmt: skip
+        print(sab2_summary_table([r for records in games for r in records]))
+        return 0
     if args.game == "duel":
         for name in args.agents:
             if name not in DUEL_AGENTS and not name.startswith("ppo:"):

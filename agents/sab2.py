@@ -1,0 +1,202 @@
+"""Saboteur 2 agents, reading only their observation (decoded by ``Sab2ObservationLayout.split``).
+
+``Sab2Agent(config, role_aware=True)`` is the role-dispatching heuristic:
+
+* everyone digging (blue / green gold-diggers, Boss, Profiteer; the role-blind ``greedy`` variant always digs):
+  the placement that most shortens the tile distance from the connected tunnel to the goals not known to be stone;
+  a digger of one colour never lays a door of the other colour, and a geologist prefers crystal cards (each one
+  pays it at the round end) over tunnelling;
+* saboteurs: the placement that most lengthens that distance (dead ends and turns on the frontier), rockfalls on
+  the tunnel card nearest a goal, broken tools and Trapped! on the seat that dug last;
+* all roles: repair / free themselves first (a repair card, Free at Last!, or option C with two spare cards), play
+  Theft on themselves, and as thieves steal from the richest player; inspect when nothing better is left; pass by
+  discarding their least useful card, then stop.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env import GameConfig
+from saboteur_env.board import geometry
+from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import PLACEABLE, SEGMENTS, Sab2ActionLayout
+from saboteur_env.sab2.cards import Sab2Role as R
+from saboteur_env.sab2.observation import SEAT_COLUMNS, sab2_observation_layout
+from saboteur_env.sab2.rules import action_layout
+from saboteur_env.sab2.state import Phase
+
+INF = 99
+DECAY = 0.6
+_OPP = (2, 3, 0, 1)
+DIGGERS = (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS, R.PROFITEER)
+GOLD = SEAT_COLUMNS.index("gold")
+
+
+class Sab2Agent:
+    """Role-dispatching Saboteur 2 heuristic (``role_aware=False``: the role-blind digger, ``greedy``)."""
+
+    def __init__(self, config: GameConfig, role_aware: bool = True) -> None:
+        if config.game != "sab2":
+            raise ValueError(f"Sab2Agent plays game='sab2', not {config.game!r}")
+        self.config = config
+        self.role_aware = role_aware
+        self.name = "heuristic" if role_aware else "greedy"
+        self.layout: Sab2ActionLayout = action_layout(config)
+        self.obs_layout = sab2_observation_layout(config)
+        self.geo = geometry(config)
+        self.rng = np.random.default_rng()
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    # ---- board analysis from the observation planes ----
+    def _targets(self, planes: NDArray[np.float32]) -> list[int]:
+        """Goal cells worth digging to: the gold if the agent peeked it, else face-down goals not known stone."""
+        cells = [c for c in self.geo.goal_cells if planes[26, c] > 0.5]
+        gold = [c for c in cells if planes[29, c] > 0.5]
+        return gold or [c for c in cells if planes[30, c] < 0.5]
+
+    def _distance(self, empty: NDArray[np.bool_], goal: int) -> NDArray[np.int64]:
+        dist = np.full(self.config.num_cells, INF, dtype=np.int64)
+        queue: deque[int] = deque()
+        for j in self.geo.nbr_list[goal]:
+            if j >= 0 and empty[j]:
+                dist[j] = 1
+                queue.append(j)
+        while queue:
+            x = queue.popleft()
+            for j in self.geo.nbr_list[x]:
+                if j >= 0 and empty[j] and dist[j] == INF:
+                    dist[j] = dist[x] + 1
+                    queue.append(j)
+        return dist
+
+    def _frontier(self, planes, empty) -> list[int]:
+        conn = sum((planes[4 + e] > 0.5).astype(np.int64) << e for e in range(4))
+        out = []
+        for x in np.flatnonzero(conn).tolist():
+            for d, j in enumerate(self.geo.nbr_list[x]):
+                if j >= 0 and (conn[x] >> d) & 1 and (empty[j] or self.geo.is_goal_cell[j]):
+                    out.append(j)
+        return out
+
+    def _score(self, frontier: list[int], maps: dict[int, NDArray[np.int64]]) -> float:
+        total = 0.0
+        for goal, dist in maps.items():
+            best = min((0 if f == goal else int(dist[f]) for f in frontier), default=INF)
+            total += DECAY ** min(best, 30)
+        return total
+
+    def _placement_value(self, planes, empty, maps, frontier, base, cell: int, orient: int) -> float:
+        kind, rot = PLACEABLE[orient]
+        sid = 2 * kind + rot
+        groups = sc.SHAPE_ARM_GROUP[sid]
+        conn = [(int(planes[4 + _OPP[d], j]) > 0) if j >= 0 else False for d, j in enumerate(self.geo.nbr_list[cell])]
+        reached = 0
+        if sc.SHAPE_LADDER[sid]:
+            reached = int(sc.SHAPE_OPEN[sid])
+        for d in range(4):
+            if conn[d] and (int(sc.SHAPE_OPEN[sid]) >> d) & 1:
+                reached |= int(groups[d])
+        new = list(frontier)
+        for d, j in enumerate(self.geo.nbr_list[cell]):
+            if j >= 0 and (reached >> d) & 1 and (empty[j] or self.geo.is_goal_cell[j]):
+                new.append(j)
+        new = [f for f in new if f != cell]
+        return self._score(new, maps) - base
+
+    # ---- policy ----
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("act() needs a mask with at least one legal action")
+        v = self.obs_layout.split(observation)
+        role = int(v["role"].argmax()) if self.role_aware else R.BLUE_DIGGER
+        digging_role = role in DIGGERS or not self.role_aware
+        phase = int(v["status"][6 + self.config.num_players : 6 + self.config.num_players + len(Phase)].argmax())
+        by: dict[str, list[int]] = {}
+        for a, g in zip(legal.tolist(), self.layout.segment_of[legal].tolist(), strict=True):
+            by.setdefault(SEGMENTS[g], []).append(a)
+        hand = v["hand"]
+        seats = v["seats"]
+        if phase == Phase.THEFT:
+            return max(by["steal"], key=lambda a: (seats[self.layout.decode(a).target, GOLD], -a))
+        if phase in (Phase.PASS, Phase.FREE):
+            if "stop" in by:
+                return by["stop"][0]
+            return self._cheapest(by["discard"], hand, role)
+        # 1. Free yourself.
+        broken = seats[0, 0:3] > 0.5
+        trapped = seats[0, 3] > 0.5
+        for seg in ("repair", "double_repair", "free_at_last"):
+            own = [a for a in by.get(seg, []) if self.layout.decode(a).target == 0]
+            if own and (broken.any() or trapped):
+                return own[0]
+        if by.get("free") and (broken.any() or trapped) and hand.sum() >= 4:
+            return by["free"][0]
+        # 2. Theft on yourself.
+        if by.get("theft"):
+            return by["theft"][0]
+        planes = v["board"].reshape(v["board"].shape[0], -1)
+        empty = (planes[0:4].sum(0) == 0) & (planes[26] < 0.5)
+        maps = {g: self._distance(empty, g) for g in self._targets(planes)}
+        frontier = self._frontier(planes, empty)
+        base = self._score(frontier, maps)
+        # 3. Placements.
+        best, best_value = -1, 0.0
+        for a in by.get("place", []):
+            act = self.layout.decode(a)
+            kind, _ = PLACEABLE[act.orientation]
+            value = self._placement_value(planes, empty, maps, frontier, base, act.cell, act.orientation)
+            if not digging_role and role == R.SABOTEUR:
+                value = -value
+            if self.role_aware:
+                doors = sc.SHAPE_DOOR[:, 2 * kind]
+                if (role == R.BLUE_DIGGER and doors[1].any()) or (role == R.GREEN_DIGGER and doors[0].any()):
+                    value -= 1.0  # a door of the other team
+                if role == R.GEOLOGIST:
+                    value = abs(value) * 0.2 + (0.5 if sc.SHAPE_CRYSTALS[2 * kind] else 0.0)
+            value += 1e-6 * self.rng.random()
+            if value > best_value:
+                best, best_value = a, value
+        if best >= 0:
+            return int(best)
+        # 4. Saboteurs: rockfall near a goal, then break / trap the others.
+        if role == R.SABOTEUR and self.role_aware:
+            rocks = by.get("rockfall", [])
+            if rocks and maps:
+                nearest = {a: min(int(d[self.layout.decode(a).cell]) for d in maps.values()) for a in rocks}
+                return min(rocks, key=lambda a: (nearest[a], a))
+            for seg in ("trapped", "break"):
+                targets = [a for a in by.get(seg, []) if self.layout.decode(a).target != 0]
+                if targets:
+                    return targets[int(self.rng.integers(len(targets)))]
+        # 5. Information and the rest.
+        for seg in ("map", "inspection"):
+            if by.get(seg):
+                return by[seg][int(self.rng.integers(len(by[seg])))]
+        if by.get("discard"):
+            return self._cheapest(by["discard"], hand, role)
+        return int(legal[int(self.rng.integers(legal.size))])
+
+    def _cheapest(self, discards: list[int], hand: NDArray[np.float32], role: int) -> int:
+        """The least useful card to discard: dead ends and doors of the other team first, then spare action cards."""
+
+        def value(a: int) -> float:
+            kind = self.layout.decode(a).kind
+            if kind < sc.NUM_PATH_KINDS:
+                spec = sc.SPECS[kind]
+                v = 0.5 if not spec.dead_end else 0.1
+                if spec.crystals and role == R.GEOLOGIST:
+                    v += 1.0
+                return v
+            return 0.3
+
+        return min(discards, key=lambda a: (value(a), a))
+
+
+__all__ = ["Sab2Agent"]

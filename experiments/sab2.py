@@ -1,0 +1,112 @@
+"""Saboteur 2 games for the tournament: one game, its log records, the per-role results table.
+
+A cell is (players, agent): every seat plays the agent (role-dispatching ones play each dealt role). Game ``g`` of
+every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: ``header`` (game, seed, players,
+agents, roles dealt, round, starter), ``events`` (public; the private part of a face-down discard, a map peek, an
+inspection or a hat swap under ``private``), ``actions`` and ``end`` (gold reached, finder, door routes, winners,
+payouts, gold totals and gains after the thefts, roles at the end).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from agents import make_agent
+from experiments.stats import mean_interval, wilson_interval
+from saboteur_env import RULES_VERSIONS, raw_env
+from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import _CODE
+from saboteur_env.sab2.state import Sab2Event
+
+EVENT_NAMES = {int(t): t.name.lower() for t in Sab2Event}
+
+
+def _event(game, row) -> dict:
+    etype, actor, kind, target, cell, arg = row
+    rec: dict = {"type": EVENT_NAMES[etype], "actor": actor}
+    if kind >= 0:
+        rec["kind"] = _CODE[kind] if kind < sc.NUM_DECK_KINDS else sc.KIND_CODES[kind]
+    if target >= 0:
+        rec["target"] = target
+    if cell >= 0:
+        rec["cell"] = list(game.config.cell_coords(cell))
+    if arg >= 0:
+        rec["arg"] = arg
+    return rec
+
+
+def play_sab2(num_players: int, agent: str, seed: int, env: raw_env | None = None) -> list[dict]:
+    """Play one seeded Saboteur 2 game with ``agent`` in every seat; returns one record per round."""
+    if env is None or env.config.num_players != num_players:
+        env = raw_env(game="sab2", num_players=num_players)
+    cfg = env.config
+    agents = [make_agent(agent, cfg) for _ in range(num_players)]
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    for i, (a, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(num_players), strict=True)):
+        a.reset(i, num_players, int(ss.generate_state(1)[0]))
+
+    def header() -> dict:
+        return {"game": "sab2", "rules_version": RULES_VERSIONS["sab2"], "seed": seed, "players": num_players,
+                "agent": agent, "agents": [agent] * num_players, "round": game.round, "starter": game.current,
+                "roles": game.roles.tolist()}  # fmt: skip
+
+    records: list[dict] = []
+    current = {"header": header(), "events": [], "actions": []}
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        first = game.num_events
+        action = agents[seat].act(obs["observation"], obs["action_mask"])
+        env.step(action)
+        current["actions"].append(action)
+        current["events"].extend(_event(game, game.events[i]) for i in range(first, game.num_events))
+        if game.round_just_ended:
+            current["end"] = dict(game.round_results[-1], decisions=len(current["actions"]))
+            records.append(current)
+            if not game.game_over:
+                current = {"header": header(), "events": [], "actions": []}
+    return records
+
+
+def role_table(rounds: list[dict]) -> list[dict]:
+    """Per (players, agent, role at the round end): rounds, win rate (Wilson 95%), mean gold paid + stolen."""
+    acc: dict[tuple[int, str, str], dict[str, list[float]]] = defaultdict(lambda: {"win": [], "gain": []})
+    reached: dict[tuple[int, str], list[bool]] = defaultdict(list)
+    for r in rounds:
+        h, end = r["header"], r["end"]
+        if h.get("game") != "sab2":
+            continue
+        reached[(h["players"], h["agent"])].append(end["gold_reached"])
+        for role, won, gain in zip(end["roles"], end["winners"], end["gained"], strict=True):
+            cell = acc[(h["players"], h["agent"], sc.ROLE_NAMES[role])]
+            cell["win"].append(float(won))
+            cell["gain"].append(float(gain))
+    rows = []
+    for (n, agent, role), cell in sorted(acc.items()):
+        k = len(cell["win"])
+        wins = int(sum(cell["win"]))
+        lo, hi = wilson_interval(wins, k)
+        mean, glo, ghi = mean_interval(cell["gain"])
+        rows.append({"players": n, "agent": agent, "role": role, "seat_rounds": k, "win_rate": round(wins / k, 4),
+                     "ci_low": round(lo, 4), "ci_high": round(hi, 4), "gold_per_round": round(mean, 3),
+                     "gold_ci_low": round(glo, 3), "gold_ci_high": round(ghi, 3),
+                     "gold_reached": round(float(np.mean(reached[(n, agent)])), 4)})  # fmt: skip
+    return rows
+
+
+def summary_table(rounds: list[dict]) -> str:
+    rows = role_table(rounds)
+    header = (f"{'N':>3} {'agent':<10} {'role':<18} {'seat-rounds':>11} {'win rate':>9} {'95% CI':>16} "
+              f"{'gold/round':>10} {'gold reached':>12}")  # fmt: skip
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        ci = f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
+        lines.append(f"{r['players']:>3} {r['agent']:<10} {r['role']:<18} {r['seat_rounds']:>11} {r['win_rate']:>9.1%} "
+                     f"{ci:>16} {r['gold_per_round']:>10.2f} {r['gold_reached']:>12.1%}")  # fmt: skip
+    return "\n".join(lines)
