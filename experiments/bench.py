@@ -3,6 +3,7 @@
     python -m experiments.bench                      # raw_env and env() at 4 and 10 players
     python -m experiments.bench --games 300 --repeats 3
     python -m experiments.bench --game duel --games 100      # Saboteur: The Duel (both layouts)
+    python -m experiments.bench --game sab2 --players 6 12   # Saboteur 2
 
 Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
 (``legal[rng.integers(len(legal))]``). "Decisions" count non-``None`` actions; dead steps at the end are excluded.
@@ -61,17 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=100, help="games (of 3 rounds) per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--game", choices=("base", "duel"), default="base")
+    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base")
     args = parser.parse_args(argv)
     # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
-    cases = [(n, {}) for n in args.players] if args.game == "base" else [
-        (2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]  # fmt: skip
+    if args.game == "duel":
+        cases = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]
+    else:
+        cases = [(n, {"game": args.game} if args.game == "sab2" else {}) for n in args.players]
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{args.games} games x {args.repeats} repeats (median and best decisions/s, median games/s)")
     print(f"{'target':<8} {'players':>13} {'decisions/s':>12} {'best':>9} {'games/s':>9}")
     targets = {"engine": None, "raw_env": raw_env, "env()": env}
     for n, config in cases:
-        label = config.get("duel_layout", str(n))
+        label = config.get("duel_layout", f"{n}")
         for name, make in targets.items():
             runs = [
                 bench_engine(n, args.games, args.seed, **config)

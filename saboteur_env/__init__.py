@@ -37,7 +37,8 @@ from saboteur_env.state import EventType, GameState
 
 __version__ = "0.2.0"
 RULES_VERSION = "base-1"  # bump when game behaviour changes (golden replays are tied to it)
-RULES_VERSIONS = {"base": RULES_VERSION, "duel": "duel-1", "sab2": "sab2-1"}  # per game (logs record the one they were played under)
+# Per game; tournament logs record the version they were played under.
+RULES_VERSIONS = {"base": RULES_VERSION, "duel": "duel-1", "sab2": "sab2-1"}
 
 
 def env(**kwargs: Any) -> Any:

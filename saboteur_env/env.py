@@ -1,4 +1,5 @@
-"""Saboteur (base game) and Saboteur: The Duel (``game="duel"``) as a PettingZoo AEC environment.
+"""Saboteur (base game), Saboteur 2 (``game="sab2"``) and Saboteur: The Duel (``game="duel"``) as a PettingZoo
+AEC environment.
 
 Environment card
 ================
@@ -7,7 +8,7 @@ Environment card
 Import               ``from saboteur_env import env, raw_env`` (or ``pettingzoo.make("aec", "saboteur/saboteur-v0")``)
 Actions              Discrete, ``num_actions(config)`` (1293 for 4 players, margin 0); identical for every seat
 Parallel API         no (turn-based; ``turn_based_aec_to_parallel`` works)
-Agents               ``player_0`` ... ``player_{N-1}``, N = 3..10 (duel: ``player_0`` blue, ``player_1`` green)
+Agents               ``player_0`` ... ``player_{N-1}``: N = 3..10 base, 2..12 sab2, 2 duel (blue, green)
 Observation          ``Dict(observation=Box(float32, (D,)), action_mask=Box(int8, (A,)))``
 Observation values   non-negative counts, one-hots and 0..1 coordinates (bounds in the space)
 Rewards              nuggets won at each round end (``reward="gold"``) or +1/-1 per round (``reward="win"``)
@@ -80,6 +81,33 @@ Single-seat Gymnasium view
 agents play the others; ``step`` returns at the learner's next decision with all the reward its seat earned
 meanwhile, and ``action_masks()`` serves MaskablePPO.
 
+Saboteur 2 (``game="sab2"``)
+----------------------------
+``env(game="sab2", num_players=2..12)``: RULES.md §2 with the §4.3 decisions on the same engine interface
+(``saboteur_env.sab2``): the base cards plus the 24 modelled expansion path cards (bridges, double curves, ladders
+joined to the start, blue/green doors, crystals) and 21 expansion action cards, 15 role cards (one dealt each, the
+rest a hidden reserve), 10 cards set aside unseen each round, 6-card hands, the §2.8 door winner table, §2.9
+payouts (Boss -1, Profiteer -2, geologists share the crystals, trapped players get nothing) and §2.10 thefts.
+
+* A turn can take several decisions by the same agent (the observation's ``status`` gives the phase): **pass** =
+  ``discard`` a kind, then ``discard`` another or ``stop`` (at most three, then the draws); **option C** = ``free``
+  (a broken tool or Trapped!), then exactly two ``discard`` decisions; after the payouts every thief in §2.10 order
+  makes one ``steal`` decision (skipped when nobody has stealable gold). Masks allow only legal continuations.
+  Actions (``saboteur_env.sab2.actions``): place, break / repair / double repair (seat-relative targets), rockfall
+  (base or expansion card), map, theft, hands off, swap your hand, inspection, swap your hats, trapped!, free at
+  last!, discard, stop, free, steal.
+* Observation (``saboteur_env.sab2.observation``): 31 board planes (arms, connected arms, tunnels, doors by colour,
+  ladders, crystals, goals, own peeks), own role (after any hat swap), hand, a row per seat (tools, Trapped!,
+  Theft, hand size, gold, hats swapped, maps, discards, inspections), own inspection results, last round's roles,
+  who inspected whom, pile / reserve / thieves, round, seat to act, phase, recent public events. Gold totals are
+  public; inspection results and a swapped role are private.
+* Rewards: ``"gold"``: gold paid plus gold stolen minus gold lost, at each round end (after the thefts); ``"win"``:
+  +1 to each winner and -1 to everyone else at each round end (geologists are never winners). ``round_result``
+  infos are public (roles are revealed at a round end).
+* Agents: ``random``, ``greedy`` (role-blind digger) and the role-dispatching ``heuristic`` (``agents.sab2``; every
+  role-dispatching ladder name plays it); ``python -m experiments.tournament --game sab2 --players 6 12 --agents
+  heuristic random`` prints win rates and gold per role.
+
 Saboteur: The Duel (``game="duel"``)
 ------------------------------------
 ``env(game="duel", duel_layout="seed_5x9" | "official_5x10")``: RULES.md §3 with the §4.4 decisions, two players,
@@ -111,8 +139,9 @@ Version History
 ---------------
 * v0: initial release - base game, 3-10 players, 3 rounds, gold or win rewards; ``ansi``, ``human`` and
   ``rgb_array`` rendering (saboteur-env 0.1.0).
-* v0, saboteur-env 0.2.0: ``game="duel"`` (Saboteur: The Duel, two layouts) added; ``SingleSeatEnv`` gains an
-  optional ``shaping`` potential. Base-game behaviour, spaces and seeds are unchanged.
+* v0, saboteur-env 0.2.0: ``game="duel"`` (Saboteur: The Duel, two layouts) and ``game="sab2"`` (Saboteur 2,
+  2-12 players) added; ``SingleSeatEnv`` gains an optional ``shaping`` potential. Base-game behaviour, spaces and
+  seeds are unchanged.
 """
 
 from __future__ import annotations
