@@ -31,7 +31,7 @@ import numpy as np
 
 from agents import CHEATING
 from experiments.duel import head_to_head
-from experiments.sab2 import role_table
+from experiments.sab2 import role_table, team_table
 from experiments.stats import paired_difference, wilson_interval
 from experiments.tournament import read_rounds
 
@@ -553,6 +553,7 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         tables["D1_head_to_head"] = head_to_head(duels)
     if sab2:
         tables["S1_sab2_roles"] = role_table(sab2)
+        tables["S2_sab2_teams"] = team_table(sab2)
     for name, rows in tables.items():
         write_csv(out / f"{name}.csv", rows)
     parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} base-game rounds, {len(duels)} duel rounds, "
@@ -567,6 +568,7 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
         "ratings": "Ratings per (agent, role), openskill Plackett-Luce",
         "S1_sab2_roles": "S1 Saboteur 2 by role at the round end (win rate with Wilson 95% interval over seat-rounds, "
         "gold per round after thefts with a normal 95% interval, share of rounds where the gold was reached)",
+        "S2_sab2_teams": "S2 Saboteur 2 outcomes per round by side (Wilson 95% intervals for the team win rates)",
         "D1_head_to_head": "D1 duel head-to-head (A score = wins + half the draws, Wilson 95% interval; nugget "
         "difference A - B per seed over both colour games, normal 95% interval)",
     }

@@ -100,11 +100,52 @@ def role_table(rounds: list[dict]) -> list[dict]:
     return rows
 
 
+def team_table(rounds: list[dict]) -> list[dict]:
+    """Per (players, agent): share of rounds won by each side - blue team, green team (both when a door-free route
+    let both win), saboteurs (gold not reached), nobody of the teams (gold reached behind doors of both colours) -
+    with the team win rates' Wilson 95% intervals."""
+    acc: dict[tuple[int, str], list[tuple[bool, bool, bool]]] = defaultdict(list)
+    for r in rounds:
+        h, end = r["header"], r["end"]
+        if h.get("game") != "sab2":
+            continue
+        roles, winners = end["roles"], end["winners"]
+        blue = any(w and role == sc.Sab2Role.BLUE_DIGGER for role, w in zip(roles, winners, strict=True))
+        green = any(w and role == sc.Sab2Role.GREEN_DIGGER for role, w in zip(roles, winners, strict=True))
+        acc[(h["players"], h["agent"])].append((end["gold_reached"], blue, green))
+    rows = []
+    for (n, agent), outcomes in sorted(acc.items()):
+        k = len(outcomes)
+        reached = sum(o[0] for o in outcomes)
+        blue = sum(o[1] for o in outcomes)
+        green = sum(o[2] for o in outcomes)
+        both = sum(o[1] and o[2] for o in outcomes)
+        no_team = sum(o[0] and not o[1] and not o[2] for o in outcomes)
+        row = {"players": n, "agent": agent, "rounds": k, "gold_reached": round(reached / k, 4),
+               "blue_team_won": round(blue / k, 4), "green_team_won": round(green / k, 4),
+               "both_teams": round(both / k, 4), "no_team_with_gold": round(no_team / k, 4),
+               "saboteurs_won": round((k - reached) / k, 4)}  # fmt: skip
+        for team, wins in (("blue", blue), ("green", green)):
+            lo, hi = wilson_interval(wins, k)
+            row[f"{team}_ci"] = f"[{lo:.3f}, {hi:.3f}]"
+        rows.append(row)
+    return rows
+
+
 def summary_table(rounds: list[dict]) -> str:
+    teams = team_table(rounds)
+    lines = [f"{'N':>3} {'agent':<10} {'rounds':>6} {'gold reached':>12} {'blue team':>10} {'green team':>10} "
+             f"{'both':>6} {'no team':>8} {'saboteurs':>9}"]  # fmt: skip
+    lines.append("-" * len(lines[0]))
+    for t in teams:
+        lines.append(f"{t['players']:>3} {t['agent']:<10} {t['rounds']:>6} {t['gold_reached']:>12.1%} "
+                     f"{t['blue_team_won']:>10.1%} {t['green_team_won']:>10.1%} {t['both_teams']:>6.1%} "
+                     f"{t['no_team_with_gold']:>8.1%} {t['saboteurs_won']:>9.1%}")  # fmt: skip
+    lines.append("")
     rows = role_table(rounds)
     header = (f"{'N':>3} {'agent':<10} {'role':<18} {'seat-rounds':>11} {'win rate':>9} {'95% CI':>16} "
               f"{'gold/round':>10} {'gold reached':>12}")  # fmt: skip
-    lines = [header, "-" * len(header)]
+    lines += [header, "-" * len(header)]
     for r in rows:
         ci = f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
         lines.append(f"{r['players']:>3} {r['agent']:<10} {r['role']:<18} {r['seat_rounds']:>11} {r['win_rate']:>9.1%} "

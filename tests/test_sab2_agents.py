@@ -77,11 +77,18 @@ def test_sab2_tournament__end_to_end_and_report(tmp_path, capsys):
             str(tmp_path)]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "win rate" in out and "heuristic" in out and "random" in out
+    assert "win rate" in out and "blue team" in out and "heuristic" in out and "random" in out
     records = list(read_rounds(tmp_path))
     assert len(records) == 12 and {r["header"]["agent"] for r in records} == {"heuristic", "random"}
     tables = report.build_report(tmp_path, with_plots=False)
     rows = tables["S1_sab2_roles"]
     assert sum(r["seat_rounds"] for r in rows) == 12 * 4
+    teams = tables["S2_sab2_teams"]
+    assert [t["rounds"] for t in teams] == [6, 6]
+    for t in teams:
+        assert t["gold_reached"] + t["saboteurs_won"] == pytest.approx(1.0)
+        assert t["blue_team_won"] + t["green_team_won"] - t["both_teams"] + t["no_team_with_gold"] == pytest.approx(
+            t["gold_reached"]
+        )
     with pytest.raises(SystemExit):
         main(["--game", "sab2", "--players", "13"])
