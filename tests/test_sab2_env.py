@@ -129,3 +129,22 @@ def test_sab2__pettingzoo_seed_render_and_rewards():
         for a in e.possible_agents:
             totals[a] += e.rewards[a]
     assert [totals[a] for a in e.possible_agents] == e.game.gold.tolist()
+
+
+def test_sab2__single_seat_env_and_error_messages():
+    from agents import make_agent
+    from saboteur_env import IllegalActionError, SingleSeatEnv
+
+    cfg = GameConfig(game="sab2", num_players=5)
+    e = SingleSeatEnv(lambda seat: make_agent("heuristic", cfg), game="sab2", num_players=5)
+    e.reset(seed=4)
+    rng = np.random.default_rng(4)
+    total, done = 0.0, False
+    while not done:
+        _, reward, done, _, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        total += reward
+    assert total == e.game.gold[e.seat]
+    s = new_game(cfg, np.random.default_rng(0))
+    bad = int(np.flatnonzero(~legal_action_mask(s))[-1])  # a steal outside the theft phase
+    with pytest.raises(IllegalActionError, match="only a steal|no legal target|holds no"):
+        apply_action(s, bad)

@@ -223,8 +223,8 @@ def apply_action(s: Sab2State, action: int, *, inplace: bool = False) -> Sab2Sta
         raise GameOverError("the game is over; start a new game")
     a = layout.check(action)
     if not legal_action_mask(s)[a]:
-        raise IllegalActionError(f"illegal action {a} ({layout.decode(a)}) for seat {s.current} in phase "
-                                 f"{Phase(s.phase).name}")  # fmt: skip
+        raise IllegalActionError(f"illegal action {a} ({layout.to_string(a)}) for seat {s.current} in phase "
+                                 f"{Phase(s.phase).name.lower()}: {_why(s, a)}")  # fmt: skip
     if not inplace:
         s = s.clone()
     s._cache.pop("mask", None)
@@ -309,6 +309,20 @@ def apply_action(s: Sab2State, action: int, *, inplace: bool = False) -> Sab2Sta
     _draw(s, me, draws)
     _next_turn(s)
     return s
+
+
+def _why(s: Sab2State, a: int) -> str:
+    act = action_layout(s.config).decode(a)
+    if s.phase == Phase.THEFT:
+        return "only a steal is possible now (a thief chooses a seat with stealable gold)"
+    if s.phase in (Phase.PASS, Phase.FREE) and act.segment not in ("discard", "stop"):
+        return "finish the pass / option C first (discard" + (" or stop)" if s.phase == Phase.PASS else ")")
+    plays_card = 0 <= act.kind < sc.NUM_DECK_KINDS and act.segment not in ("free", "steal", "stop")
+    if plays_card and not s.hands[s.current, act.kind]:
+        return f"seat {s.current} holds no {action_layout(s.config).to_string(a).split(' ')[1]}"
+    if act.segment == "place" and (s.broken[s.current].any() or s.trapped[s.current]):
+        return "a player with a broken tool or Trapped! cannot place path cards"
+    return "no legal target or placement"
 
 
 def _discard_step(s: Sab2State, me: int, kind: int) -> None:
