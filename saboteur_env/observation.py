@@ -464,4 +464,9 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         from saboteur_env.duel.view import duel_view
 
         return duel_view(state, seat)  # type: ignore[return-value]
+    if type(state) is Sab2State:
+        raise ValueError(
+            "player_view covers the base game and the duel; for game='sab2' decode the observation with "
+            "saboteur_env.sab2.observation.sab2_observation_layout(config).split(obs)"
+        )
     return PlayerView.from_observation(encode_observation(state, seat), state.config)
