@@ -28,18 +28,22 @@ def make_env(players: int, opponents: str, seed: int, shaping: float = 0.0, **co
 
 
 def train(players: int, opponents: str, steps: int, seed: int, out: Path | None, checkpoint_every: int = 0,
-          n_steps: int = 512, batch_size: int = 128, verbose: int = 0, shaping: float = 0.0):  # fmt: skip
-    """Train and return the model (saved to ``out/final.zip`` when ``out`` is given)."""
+          n_steps: int = 512, batch_size: int = 128, verbose: int = 0, shaping: float = 0.0,
+          init: Path | None = None):  # fmt: skip
+    """Train and return the model (saved to ``out/final.zip`` when ``out`` is given); ``init`` continues a saved one."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CheckpointCallback
 
     env = make_env(players, opponents, seed, shaping)
-    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=batch_size, seed=seed, verbose=verbose,
-                        device="cpu")  # fmt: skip
+    if init is not None:
+        model = MaskablePPO.load(init, env=env, device="cpu", seed=seed, verbose=verbose)
+    else:
+        model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=batch_size, seed=seed, verbose=verbose,
+                            device="cpu")  # fmt: skip
     callbacks = []
     if out is not None and checkpoint_every > 0:
         callbacks.append(CheckpointCallback(checkpoint_every, str(out), name_prefix="ppo"))
-    model.learn(total_timesteps=steps, callback=callbacks or None)
+    model.learn(total_timesteps=steps, callback=callbacks or None, reset_num_timesteps=init is None)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         model.save(out / "final.zip")
@@ -54,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/ppo"))
     parser.add_argument("--checkpoint-every", type=int, default=20_000)
+    parser.add_argument("--init", type=Path, default=None, help="continue training a saved model (.zip)")
     parser.add_argument("--shaping", type=float, default=0.0,
                         help="dense reward per tile of progress to the gold for digger seats (0 = off)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -61,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--players {args.players} is out of range; valid: 3..10")
     if args.shaping < 0:
         parser.error(f"--shaping {args.shaping} must be >= 0")
+    if args.init is not None and not args.init.exists():
+        parser.error(f"--init {args.init} does not exist")
     train(args.players, args.opponents, args.steps, args.seed, args.out, args.checkpoint_every, verbose=1,
-          shaping=args.shaping)  # fmt: skip
+          shaping=args.shaping, init=args.init)  # fmt: skip
     print(f"saved {args.out / 'final.zip'}")
     return 0
 
