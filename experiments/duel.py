@@ -14,6 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from agents import make_agent
+from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
 from saboteur_env import RULES_VERSIONS, raw_env
 from saboteur_env.duel import cards as dc
@@ -44,8 +45,7 @@ def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: r
     agents = [make_agent(blue, cfg), make_agent(green, cfg)]
     env.reset(seed=seed)
     game = env.unwrapped.game
-    for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(2), strict=True)):
-        agent.reset(i, 2, int(ss.generate_state(1)[0]))
+    seat_agents(agents, seed)
 
     def header() -> dict:
         return {
@@ -53,27 +53,10 @@ def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: r
             "agents": [blue, green], "duel_layout": layout, "round": game.round, "starter": game.current,
         }  # fmt: skip
 
-    records: list[dict] = []
-    current = {"header": header(), "events": [], "actions": []}
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        seat = env.possible_agents.index(name)
-        first = game.num_events
-        action = agents[seat].act(obs["observation"], obs["action_mask"])
-        env.step(action)
-        current["actions"].append(action)
-        current["events"].extend(_event(game, game.events[i]) for i in range(first, game.num_events))
-        if game.round_just_ended:
-            result = game.round_results[-1]
-            current["end"] = {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"],
-                              "decisions": len(current["actions"])}  # fmt: skip
-            records.append(current)
-            if not game.game_over:
-                current = {"header": header(), "events": [], "actions": []}
-    return records
+    def end(result: dict) -> dict:
+        return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
+
+    return play_rounds(env, agents, header, lambda row: _event(game, row), end)
 
 
 def head_to_head(rounds: list[dict]) -> list[dict]:

@@ -14,6 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from agents import make_agent
+from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
 from saboteur_env import RULES_VERSIONS, raw_env
 from saboteur_env.sab2 import cards as sc
@@ -45,33 +46,14 @@ def play_sab2(num_players: int, agent: str, seed: int, env: raw_env | None = Non
     agents = [make_agent(agent, cfg) for _ in range(num_players)]
     env.reset(seed=seed)
     game = env.unwrapped.game
-    for i, (a, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(num_players), strict=True)):
-        a.reset(i, num_players, int(ss.generate_state(1)[0]))
+    seat_agents(agents, seed)
 
     def header() -> dict:
         return {"game": "sab2", "rules_version": RULES_VERSIONS["sab2"], "seed": seed, "players": num_players,
                 "agent": agent, "agents": [agent] * num_players, "round": game.round, "starter": game.current,
                 "roles": game.roles.tolist()}  # fmt: skip
 
-    records: list[dict] = []
-    current = {"header": header(), "events": [], "actions": []}
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        seat = env.possible_agents.index(name)
-        first = game.num_events
-        action = agents[seat].act(obs["observation"], obs["action_mask"])
-        env.step(action)
-        current["actions"].append(action)
-        current["events"].extend(_event(game, game.events[i]) for i in range(first, game.num_events))
-        if game.round_just_ended:
-            current["end"] = dict(game.round_results[-1], decisions=len(current["actions"]))
-            records.append(current)
-            if not game.game_over:
-                current = {"header": header(), "events": [], "actions": []}
-    return records
+    return play_rounds(env, agents, header, lambda row: _event(game, row), dict)
 
 
 def role_table(rounds: list[dict]) -> list[dict]:

@@ -311,6 +311,11 @@ def _done_games(path: Path, rounds: int) -> set[tuple]:
     return {k for k, c in counts.items() if c >= rounds}
 
 
+def _check_backend(backend: str) -> None:
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+
+
 def run(
     players: list[int],
     miners: list[str],
@@ -331,8 +336,7 @@ def run(
     ``backend``: ``"local"`` (``workers`` processes) or ``"ray"`` (``workers`` actors on the Ray cluster at
     ``address``, a local one when ``None``; ``chunk`` games per request).
     """
-    if backend not in ("local", "ray"):
-        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    _check_backend(backend)
     inserts = [None] if not inserts else list(inserts)
     tasks: list[Task] = [
         (n, m, s, seed + g, beliefs, i)
@@ -358,8 +362,7 @@ def run_duel(
 ) -> Iterator[list[dict]]:
     """Duels between every ordered pair of distinct ``agents`` (both colour assignments; one agent: self-play),
     game ``g`` on seed ``seed + g``; yields each game's round records in a deterministic order."""
-    if backend not in ("local", "ray"):
-        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    _check_backend(backend)
     pairs = [(a, b) for a in agents for b in agents if a != b] or [(agents[0], agents[0])]
     tasks: list[Task] = [("duel", a, b, seed + g, layout) for a, b in pairs for g in range(games)]
     yield from _execute(tasks, workers, out, backend, address, chunk)
@@ -377,8 +380,7 @@ def run_sab2(
     chunk: int = 4,
 ) -> Iterator[list[dict]]:
     """Saboteur 2 cells (players x agent, the agent in every seat), game ``g`` on seed ``seed + g``."""
-    if backend not in ("local", "ray"):
-        raise ValueError(f"backend={backend!r}; valid: 'local', 'ray'")
+    _check_backend(backend)
     tasks: list[Task] = [("sab2", n, a, seed + g) for n in players for a in agents for g in range(games)]
     yield from _execute(tasks, workers, out, backend, address, chunk)
 

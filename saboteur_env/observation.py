@@ -58,6 +58,7 @@ from saboteur_env.duel import observation as duel_observation
 from saboteur_env.duel.state import DuelState
 from saboteur_env.sab2 import observation as sab2_observation
 from saboteur_env.sab2.state import Sab2State
+from saboteur_env.slices import named_slices
 from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
 
 PLANES = (
@@ -107,13 +108,7 @@ class ObservationLayout:
             "event_count": (1,),
             "history": (L, self.event_size),
         }
-        self.slices: dict[str, slice] = {}
-        start = 0
-        for name, shape in self.shapes.items():
-            size = int(np.prod(shape))
-            self.slices[name] = slice(start, start + size)
-            start += size
-        self.size = start
+        self.slices, self.size = named_slices(self.shapes)
         self.off = {name: s.start for name, s in self.slices.items()}
         self.hw = hw
         # Upper bounds per element (observations are non-negative).

@@ -37,6 +37,7 @@ from saboteur_env.config import GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent, DuelState
+from saboteur_env.slices import named_slices
 
 NUM_PLANES = 44
 EVENT_SIZE = 1 + len(DuelEvent) + 1 + dc.NUM_KINDS + 3
@@ -62,13 +63,7 @@ class DuelObservationLayout:
             "status": (2,),
             "history": (config.history_length, EVENT_SIZE),
         }
-        self.slices: dict[str, slice] = {}
-        start = 0
-        for name, shape in self.shapes.items():
-            size = int(np.prod(shape))
-            self.slices[name] = slice(start, start + size)
-            start += size
-        self.size = start
+        self.slices, self.size = named_slices(self.shapes)
         high = np.ones(self.size, dtype=np.float32)
         high[self.slices["hand"]] = dc.HAND_SIZE
         high[self.slices["hand_sizes"]] = dc.HAND_SIZE

@@ -8,8 +8,6 @@ in rank order. Same distribution as shuffling at the start of each round, with n
 
 from __future__ import annotations
 
-import copy
-import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -17,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.config import GameConfig
+from saboteur_env.statebase import ArrayState
 
 
 class DuelEvent(IntEnum):
@@ -38,7 +37,7 @@ class DuelEvent(IntEnum):
 
 
 @dataclass
-class DuelState:
+class DuelState(ArrayState):
     """One Duel game. Arrays over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin)."""
 
     config: GameConfig
@@ -92,37 +91,3 @@ class DuelState:
     @property
     def num_events(self) -> int:
         return len(self.events)
-
-    def board_changed(self) -> None:
-        self._cache = {}
-
-    def clone(self) -> DuelState:
-        out = copy.copy(self)
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray):
-                setattr(out, name, value.copy())
-        out.score = [list(p) for p in self.score]
-        out.events = list(self.events)
-        out.round_results = copy.deepcopy(self.round_results)
-        out._cache = {}
-        return out
-
-    def __getstate__(self) -> dict:
-        d = dict(vars(self))
-        d["_cache"] = {}
-        return d
-
-    def __setstate__(self, d: dict) -> None:
-        self.__dict__.update(d)
-
-    def fingerprint(self) -> str:
-        """Hash of every field (arrays by bytes) for determinism tests."""
-        h = hashlib.sha256()
-        for name in sorted(vars(self)):
-            if name in ("_cache", "config"):
-                continue
-            value = getattr(self, name)
-            h.update(name.encode())
-            h.update(value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
-        h.update(repr(self.config).encode())
-        return h.hexdigest()

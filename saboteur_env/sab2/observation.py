@@ -36,6 +36,7 @@ from saboteur_env.cards import EDGE_PAIRS
 from saboteur_env.config import GameConfig
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
+from saboteur_env.slices import named_slices
 
 NUM_PLANES = 31
 SEAT_COLUMNS = ("broken_pickaxe", "broken_lantern", "broken_cart", "trapped", "theft", "hand_size", "gold",
@@ -59,13 +60,7 @@ class Sab2ObservationLayout:
             "status": (3 + 3 + p + len(Phase) + 5,),
             "history": (L, self.event_size),
         }
-        self.slices: dict[str, slice] = {}
-        pos = 0
-        for name, shape in self.shapes.items():
-            size = int(np.prod(shape))
-            self.slices[name] = slice(pos, pos + size)
-            pos += size
-        self.size = pos
+        self.slices, self.size = named_slices(self.shapes)
         high = np.ones(self.size, dtype=np.float32)
         high[self.slices["hand"]] = sc.HAND_SIZE
         seats = high[self.slices["seats"]].reshape(p, len(SEAT_COLUMNS))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -11,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.config import GameConfig
+from saboteur_env.statebase import ArrayState
 
 
 class Phase(IntEnum):
@@ -47,7 +46,7 @@ class Sab2Event(IntEnum):
 
 
 @dataclass
-class Sab2State:
+class Sab2State(ArrayState):
     config: GameConfig
     # ---- set-up of every round (hidden) ----
     round_decks: NDArray[np.int16]  # (rounds, 112) kinds; the first 10 are removed unseen
@@ -103,37 +102,3 @@ class Sab2State:
     @property
     def num_events(self) -> int:
         return len(self.events)
-
-    def board_changed(self) -> None:
-        self._cache = {}
-
-    def clone(self) -> Sab2State:
-        out = copy.copy(self)
-        for name, value in vars(self).items():
-            if isinstance(value, np.ndarray):
-                setattr(out, name, value.copy())
-        out.thieves = list(self.thieves)
-        out.events = list(self.events)
-        out.round_results = copy.deepcopy(self.round_results)
-        out.round_summary = copy.deepcopy(self.round_summary)
-        out._cache = {}
-        return out
-
-    def __getstate__(self) -> dict:
-        d = dict(vars(self))
-        d["_cache"] = {}
-        return d
-
-    def __setstate__(self, d: dict) -> None:
-        self.__dict__.update(d)
-
-    def fingerprint(self) -> str:
-        h = hashlib.sha256()
-        for name in sorted(vars(self)):
-            if name in ("_cache", "config"):
-                continue
-            value = getattr(self, name)
-            h.update(name.encode())
-            h.update(value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
-        h.update(repr(self.config).encode())
-        return h.hexdigest()
