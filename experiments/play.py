@@ -3,6 +3,7 @@
     python -m experiments.play --players 4 --seat 0 --bots heuristic --seed 7
     saboteur-play --players 5 --bots bayes
     saboteur-play --game duel --seat 1 --bots greedy          # Saboteur: The Duel (moves by number)
+    saboteur-play --game sab2 --players 6 --bots heuristic    # Saboteur 2 (moves by number)
 
 On your turn you see your view (board, your hand, tools, recent public events) and the numbered legal moves.
 Answer with a number, or with a short notation:
@@ -29,9 +30,10 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import DUEL_AGENTS, LADDER, make_agent
+from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text, returns
 from saboteur_env.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
+from saboteur_env.sab2.cards import ROLE_NAMES as ROLE_NAMES_SAB2
 
 HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]
 
@@ -104,23 +106,23 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
 
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=("base", "duel"), default="base")
-    parser.add_argument("--players", type=int, default=None, help="3-10 (base; the duel has 2)")
+    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base")
+    parser.add_argument("--players", type=int, default=None, help="3-10 (base), 2-12 (sab2); the duel has 2")
     parser.add_argument("--seat", type=int, default=0, help="your seat")
     parser.add_argument("--bots", default="heuristic", help=f"bot policy: {', '.join(sorted(LADDER))}")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     inp, out = stdin or sys.stdin, stdout or sys.stdout
-    duel = args.game == "duel"
+    duel, sab2 = args.game == "duel", args.game == "sab2"
     if args.players is None:
-        args.players = 2 if duel else 4
-    lo, hi = (2, 2) if duel else (3, 10)
+        args.players = 2 if duel else 5 if sab2 else 4
+    lo, hi = (2, 2) if duel else (2, 12) if sab2 else (3, 10)
     if not lo <= args.players <= hi:
         parser.error(f"--players {args.players} is out of range; valid: {lo}..{hi}")
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
-    valid_bots = DUEL_AGENTS if duel else tuple(sorted(LADDER))
+    valid_bots = DUEL_AGENTS if duel else SAB2_AGENTS if sab2 else tuple(sorted(LADDER))
     if args.bots not in valid_bots:
         parser.error(f"--bots {args.bots!r} is unknown; valid: {', '.join(valid_bots)}")
     env = raw_env(game=args.game, num_players=args.players, rounds=args.rounds)
@@ -140,6 +142,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     if duel:
         say(f"Saboteur: The Duel: you are {('blue', 'green')[args.seat]} (seat {args.seat}); the bot plays "
             f"'{args.bots}'. Type a move number.")  # fmt: skip
+    elif sab2:
+        say(f"Saboteur 2: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. Type a move number.")
     else:
         say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. "
             "Type 'help' for notation.")  # fmt: skip
@@ -182,6 +186,12 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
             result = game.round_results[-1]
             say(f"\n== round {result['round'] + 1} over ({result['reason']}): gained {result['gained']}; "
                 f"totals {result['nuggets']}")  # fmt: skip
+        elif game.round_just_ended and not term and sab2:
+            result = game.round_results[-1]
+            roles = [ROLE_NAMES_SAB2[r] for r in result["roles"]]
+            reached = "reached" if result["gold_reached"] else "not reached"
+            say(f"\n== round {result['round'] + 1} over: gold {reached}; roles {roles}; winners {result['winners']}; "
+                f"gold {result['gold']}")  # fmt: skip
         elif game.round_just_ended and not term:
             result = game.round_results[-1]
             roles = ["saboteur" if r else "digger" for r in result["roles"]]

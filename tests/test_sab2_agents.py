@@ -92,3 +92,16 @@ def test_sab2_tournament__end_to_end_and_report(tmp_path, capsys):
         )
     with pytest.raises(SystemExit):
         main(["--game", "sab2", "--players", "13"])
+
+
+def test_sab2_play__human_seat_by_numbers():
+    import io
+
+    from experiments.play import main as play_main
+
+    out = io.StringIO()
+    stdin = io.StringIO("d T05\n" + "0\n" * 3000)
+    assert play_main(["--game", "sab2", "--players", "4", "--seat", "2", "--bots", "heuristic", "--seed", "5"],
+                     stdin, out) == 0  # fmt: skip
+    text = out.getvalue()
+    assert "type a move number" in text and text.count("== round") == 3 and "== game over" in text
