@@ -140,16 +140,8 @@ def encode_observation(s: Sab2State, seat: int) -> NDArray[np.float32]:
     seats[:, 6] = s.gold[order]
     seats[:, 7] = s.hats_swapped[order]
     seats[:, 8:11] = s.peeked[order]
-    first = s.round_first_event
-    discarded = np.zeros(p)
-    inspections = np.zeros((p, p), dtype=np.float32)
-    for etype, actor, _, target, _, _ in s.events[first:]:
-        if etype == Sab2Event.DISCARD:
-            discarded[actor] += 1
-        elif etype == Sab2Event.INSPECTION:
-            inspections[actor, target] = 1
-    seats[:, 11] = discarded[order]
-    rel = inspections[np.ix_(order, order)]
+    seats[:, 11] = s.discarded[order]
+    rel = s.inspections[order][:, order]
     v["inspections"][:] = rel
     seats[:, 12] = rel[0]
     seats[:, 13] = rel[:, 0]
@@ -172,24 +164,22 @@ def encode_observation(s: Sab2State, seat: int) -> NDArray[np.float32]:
     if s.phase == Phase.FREE and s.current == seat:
         status[tail + 1 + s.free_target] = 1
     L = cfg.history_length
-    if L:
-        events = s.events[-L:]
-        hist = v["history"]
-        base = L - len(events)
+    if L and s.events:
+        ev = np.array(s.events[-L:], dtype=np.int64)  # (k, 6): type, actor, kind, target, cell, arg
+        rows = v["history"][L - len(ev) :]
+        idx = np.arange(len(ev))
         nt = len(Sab2Event)
-        for i, (etype, actor, kind, target, cell, arg) in enumerate(events):
-            row = hist[base + i]
-            row[0] = 1
-            row[1 + etype] = 1
-            if actor >= 0:
-                row[1 + nt + (actor - seat) % p] = 1
-            if kind >= 0:
-                row[1 + nt + p + kind] = 1
-            if target >= 0:
-                row[1 + nt + p + sc.NUM_KINDS + (target - seat) % p] = 1
-            if cell >= 0:
-                row[-3:-1] = lay.cell_rowcol[cell]
-            row[-1] = max(arg, 0) / 10.0
+        rows[:, 0] = 1
+        rows[idx, 1 + ev[:, 0]] = 1
+        has = ev[:, 1] >= 0
+        rows[idx[has], 1 + nt + (ev[has, 1] - seat) % p] = 1
+        has = ev[:, 2] >= 0
+        rows[idx[has], 1 + nt + p + ev[has, 2]] = 1
+        has = ev[:, 3] >= 0
+        rows[idx[has], 1 + nt + p + sc.NUM_KINDS + (ev[has, 3] - seat) % p] = 1
+        has = ev[:, 4] >= 0
+        rows[idx[has], -3:-1] = lay.cell_rowcol[ev[has, 4]]
+        rows[:, -1] = np.maximum(ev[:, 5], 0) / 10.0
     return out
 
 

@@ -66,6 +66,8 @@ def start_round(s: Sab2State, rnd: int, starter: int) -> None:
     s.theft_time = np.full(p, -1, dtype=np.int32)
     s.inspected = np.full((p, p), -1, dtype=np.int8)
     s.hats_swapped = np.zeros(p, dtype=bool)
+    s.inspections = np.zeros((p, p), dtype=bool)
+    s.discarded = np.zeros(p, dtype=np.int16)
     s.peeked = np.zeros((p, 3), dtype=bool)
     s.discards = np.zeros(sc.NUM_DECK_KINDS, dtype=np.int16)
     s.cell_shape = np.full(cfg.num_cells, -1, dtype=np.int16)
@@ -290,6 +292,7 @@ def apply_action(s: Sab2State, action: int, *, inplace: bool = False) -> Sab2Sta
         _draw(s, target, 1)  # the target draws one; the player draws nothing (E12)
     elif seg == "inspection":
         s.inspected[me, target] = s.roles[target]
+        s.inspections[me, target] = True
         _log(s, Sab2Event.INSPECTION, me, act.kind, target)
     elif seg == "swap_hats":
         s.roles[target] = s.round_roles[s.round][s.reserve_pos]
@@ -331,6 +334,7 @@ def _discard_step(s: Sab2State, me: int, kind: int) -> None:
         s.hands[me, kind] -= 1
         s.discards[kind] += 1
         s.last_player = me
+        s.discarded[me] += 1
         _log(s, Sab2Event.DISCARD, me)
     if s.phase == Phase.FREE:
         s.pending -= 1

@@ -64,6 +64,8 @@ class Sab2State(ArrayState):
     theft_time: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) decision it was played
     inspected: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P, P) role seen, -1 none
     hats_swapped: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P,) this round
+    inspections: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, P) i inspected j (public)
+    discarded: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) face-down discards
     peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3)
     discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (55,)
     cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) shape id, -1
