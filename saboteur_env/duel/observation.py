@@ -164,21 +164,19 @@ def encode_observation(s: DuelState, seat: int) -> NDArray[np.float32]:
     v["round"][min(s.round, 2)] = 1
     v["status"][:] = (float(s.current == me and not s.game_over), float(me == 1))
     L = layout.history_length
-    if L:
-        events = s.events[-L:]
-        hist = v["history"]
-        base = L - len(events)
+    if L and s.events:
+        ev = np.array(s.events[-L:], dtype=np.int64)  # (k, 5): type, actor, kind, cell, arg
+        rows = v["history"][L - len(ev) :]
+        idx = np.arange(len(ev))
         ntypes = len(DuelEvent)
-        for i, (etype, actor, kind, cell, arg) in enumerate(events):
-            row = hist[base + i]
-            row[0] = 1
-            row[1 + etype] = 1
-            row[1 + ntypes] = float(actor == me)
-            if kind >= 0:
-                row[2 + ntypes + kind] = 1
-            if cell >= 0:
-                row[-3:-1] = layout.cell_rowcol[cell]
-            row[-1] = max(arg, 0) / 3.0
+        rows[:, 0] = 1
+        rows[idx, 1 + ev[:, 0]] = 1
+        rows[:, 1 + ntypes] = ev[:, 1] == me
+        has = ev[:, 2] >= 0
+        rows[idx[has], 2 + ntypes + ev[has, 2]] = 1
+        has = ev[:, 3] >= 0
+        rows[idx[has], -3:-1] = layout.cell_rowcol[ev[has, 3]]
+        rows[:, -1] = np.maximum(ev[:, 4], 0) / 3.0
     return out
 
 
