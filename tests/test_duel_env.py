@@ -254,3 +254,50 @@ def test_duel__identical_across_processes_and_global_rng_noise():
     outs.add(trajectory(env(game="duel"), seed=21, episodes=2, noise=True))
     assert len(outs) == 1
     assert trajectory(env(game="duel"), seed=22, episodes=1) != trajectory(env(game="duel"), seed=21, episodes=1)
+
+
+def _reference_placeable(s, player: int, cell: int, kind: int, rot: int) -> bool:
+    """RULES.md §3.5 read directly for one placement."""
+    geo = board.geometry(s.config)
+    if s.cell_shape[cell] >= 0 or geo.is_goal_cell[cell]:
+        return False
+    shape = dc.SHAPES[dc.shape_id(kind, rot)]
+    adjacent = connects = False
+    for d, j in enumerate(geo.nbr_list[cell]):
+        if j < 0:
+            continue
+        if shape.ladder >= 0 and geo.is_goal_cell[j]:
+            return False
+        if s.cell_shape[j] < 0:
+            continue
+        other = dc.SHAPES[s.cell_shape[j]]
+        if shape.ladder >= 0 and other.nuggets > 0:
+            return False
+        adjacent = True
+        theirs = (other.open_bits >> ((d + 2) % 4)) & 1
+        mine = (shape.open_bits >> d) & 1
+        if mine != theirs:
+            return False
+        closed = (shape.door_bits[1 - player] >> d) & 1
+        if mine and not closed and (s.reach[player][j] >> ((d + 2) % 4)) & 1:
+            connects = True
+    if shape.ladder >= 0:
+        joins = shape.ladder == player or s.reach[player][geo.start_cells[shape.ladder]] != 0
+        return adjacent and (joins or connects)
+    return connects
+
+
+def test_duel__placement_table_matches_the_rules_text():
+    rng = np.random.default_rng(9)
+    s = new_game(CFG, rng)
+    checked = 0
+    while not s.game_over and checked < 12:
+        if s.num_decisions % 7 == 0:
+            for player in (0, 1):
+                table = board.placement_table(s, player)
+                for cell in range(CFG.num_cells):
+                    for o, (kind, rot) in enumerate(dc.PLACEABLE):
+                        assert table[cell, o] == _reference_placeable(s, player, cell, kind, rot), (cell, kind, rot)
+            checked += 1
+        s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+    assert checked == 12

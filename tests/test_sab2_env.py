@@ -150,3 +150,48 @@ def test_sab2__single_seat_env_and_error_messages():
     bad = int(np.flatnonzero(~legal_action_mask(s))[-1])  # a steal outside the theft phase
     with pytest.raises(IllegalActionError, match=r"steal 1 gold .* no legal target"):
         apply_action(s, bad)
+
+
+def _reference_placeable(s, cell: int, kind: int, rot: int) -> bool:
+    """RULES.md §1.9.1 and §2.5 read directly: empty non-goal cell, edge matching with every neighbouring maze card,
+    and a connected facing arm - or, for a ladder, any neighbouring maze card and no goal next to it."""
+    from saboteur_env.board import geometry
+
+    geo = geometry(s.config)
+    if s.cell_shape[cell] >= 0 or geo.is_goal_cell[cell]:
+        return False
+    sid = 2 * kind + rot
+    mine = int(sc.SHAPE_OPEN[sid])
+    adjacent = connected = False
+    for d, j in enumerate(geo.nbr_list[cell]):
+        if j < 0:
+            continue
+        if sc.SHAPE_LADDER[sid] and geo.is_goal_cell[j]:
+            return False
+        if s.cell_shape[j] < 0:
+            continue
+        adjacent = True
+        theirs = (int(sc.SHAPE_OPEN[s.cell_shape[j]]) >> ((d + 2) % 4)) & 1
+        if ((mine >> d) & 1) != theirs:
+            return False
+        if theirs and (mine >> d) & 1 and (s.reach[j] >> ((d + 2) % 4)) & 1:
+            connected = True
+    return adjacent if sc.SHAPE_LADDER[sid] else connected
+
+
+def test_sab2__placement_table_matches_the_rules_text():
+    from saboteur_env.sab2.actions import PLACEABLE
+    from saboteur_env.sab2.rules import placement_table
+
+    rng = np.random.default_rng(7)
+    s = new_game(GameConfig(game="sab2", num_players=4), rng)
+    checked = 0
+    while not s.game_over and checked < 12:
+        if s.num_decisions % 9 == 0 and s.phase == Phase.TURN:
+            table = placement_table(s)
+            for cell in range(s.config.num_cells):
+                for o, (kind, rot) in enumerate(PLACEABLE):
+                    assert table[cell, o] == _reference_placeable(s, cell, kind, rot), (cell, kind, rot)
+            checked += 1
+        s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+    assert checked == 12
