@@ -18,7 +18,6 @@ from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
 from saboteur_env import RULES_VERSIONS, raw_env
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2.actions import _CODE
 from saboteur_env.sab2.state import Sab2Event
 
 EVENT_NAMES = {int(t): t.name.lower() for t in Sab2Event}
@@ -28,7 +27,7 @@ def _event(game, row) -> dict:
     etype, actor, kind, target, cell, arg = row
     rec: dict = {"type": EVENT_NAMES[etype], "actor": actor}
     if kind >= 0:
-        rec["kind"] = _CODE[kind] if kind < sc.NUM_DECK_KINDS else sc.KIND_CODES[kind]
+        rec["kind"] = sc.HAND_CODES[kind] if kind < sc.NUM_DECK_KINDS else sc.KIND_CODES[kind]
     if target >= 0:
         rec["target"] = target
     if cell >= 0:

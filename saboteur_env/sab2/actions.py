@@ -50,10 +50,6 @@ PLACEABLE: tuple[tuple[int, int], ...] = tuple(
 )
 PLACEABLE_SHAPE = np.array([2 * k + r for k, r in PLACEABLE], dtype=np.int16)
 PLACEABLE_KIND = np.array([k for k, _ in PLACEABLE], dtype=np.int16)
-_CODE = sc.KIND_CODES[: sc.NUM_PATH_KINDS] + tuple(
-    ("BROKEN_PICKAXE", "BROKEN_LANTERN", "BROKEN_CART", "REPAIR_PICKAXE", "REPAIR_LANTERN", "REPAIR_CART",
-     "REPAIR_PICKAXE_LANTERN", "REPAIR_PICKAXE_CART", "REPAIR_LANTERN_CART", "ROCKFALL", "MAP")
-) + tuple(a.name for a in sc.ExpansionAction)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -156,7 +152,7 @@ class Sab2ActionLayout:
         if seg == "map":
             return f"map on goal {act.slot}"
         if seg == "discard":
-            return f"discard {_CODE[act.kind]} face down"
+            return f"discard {sc.HAND_CODES[act.kind]} face down"
         if seg == "stop":
             return "stop discarding"
         if seg == "free":

@@ -150,3 +150,9 @@ def kind_of(code: str) -> int:
     if code not in KIND_CODES:
         raise ValueError(f"unknown Saboteur 2 card {code!r}")
     return KIND_CODES.index(code)
+
+# Codes of every card kind a hand can hold (path codes, then action card names).
+HAND_CODES = KIND_CODES[: NUM_PATH_KINDS] + tuple(
+    ("BROKEN_PICKAXE", "BROKEN_LANTERN", "BROKEN_CART", "REPAIR_PICKAXE", "REPAIR_LANTERN", "REPAIR_CART",
+     "REPAIR_PICKAXE_LANTERN", "REPAIR_PICKAXE_CART", "REPAIR_LANTERN_CART", "ROCKFALL", "MAP")
+) + tuple(a.name if a != ExpansionAction.ROCKFALL else "ROCKFALL_2" for a in ExpansionAction)  # fmt: skip

@@ -14,7 +14,6 @@ import numpy as np
 from saboteur_env.board import geometry
 from saboteur_env.config import ConfigError, GameConfig
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2.actions import _CODE
 from saboteur_env.sab2.rules import _refresh_reach, new_game
 from saboteur_env.sab2.state import Sab2State
 
@@ -25,9 +24,9 @@ TOOLS = ("pickaxe", "lantern", "cart")
 
 def sab2_kind(code: str) -> int:
     """Kind id of a hand card code (``"T05"``, ``"X07"``, ``"MAP"``, ``"THEFT"``, ``"SWAP_HATS"``...)."""
-    if code.upper() in _CODE:
-        return _CODE.index(code.upper())
-    raise ConfigError(f"unknown Saboteur 2 card {code!r}; valid: {', '.join(_CODE)}")
+    if code.upper() in sc.HAND_CODES:
+        return sc.HAND_CODES.index(code.upper())
+    raise ConfigError(f"unknown Saboteur 2 card {code!r}; valid: {', '.join(sc.HAND_CODES)}")
 
 
 def make_sab2_state(

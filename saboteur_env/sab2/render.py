@@ -13,7 +13,6 @@ from numpy.typing import NDArray
 
 from saboteur_env.board import geometry
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2.actions import _CODE
 from saboteur_env.sab2.observation import SEAT_COLUMNS, encode_observation, sab2_observation_layout
 from saboteur_env.sab2.state import Phase, Sab2State
 
@@ -83,7 +82,7 @@ def render_text(state: Sab2State, viewer: int | str | None = None) -> str:
                      + (f", {', '.join(marks)}" if marks else ""))  # fmt: skip
     if private:
         lines.append(f"my role: {sc.ROLE_NAMES[int(v['role'].argmax())]}")
-        hand = ", ".join(f"{_CODE[k]}x{int(n)}" for k, n in enumerate(v["hand"]) if n)
+        hand = ", ".join(f"{sc.HAND_CODES[k]}x{int(n)}" for k, n in enumerate(v["hand"]) if n)
         lines.append(f"my hand: {hand or '(empty)'}")
         for i in np.flatnonzero(v["inspected"].max(1) > 0.5):
             lines.append(f"inspected seat+{i}: {sc.ROLE_NAMES[int(v['inspected'][i].argmax())]}")
