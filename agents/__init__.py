@@ -41,8 +41,9 @@ LADDER: dict[str, tuple[type, type]] = {
 AGENTS = LADDER  # names accepted by make_agent and the tournament
 DUEL_AGENTS = ("random", "greedy")  # names for game="duel" (greedy = agents.duel.DuelGreedyAgent)
 # Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
-# role-aware Sab2Agent (the base policies read base-game views); the cheating oracles have no Saboteur 2 version.
-SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted")
+# role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants.
+SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted",
+               "role_oracle", "gold_oracle")  # fmt: skip
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
@@ -66,6 +67,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
     if config.game == "sab2":
         if name == "random":
             return RandomAgent(config)
+        if name in ("role_oracle", "gold_oracle"):
+            from agents.sab2 import Sab2Oracle
+
+            return Sab2Oracle(config, knows=name.split("_")[0].replace("role", "roles"))
         if name in SAB2_AGENTS:
             from agents.sab2 import Sab2Agent
 

@@ -199,4 +199,55 @@ class Sab2Agent:
         return min(discards, key=lambda a: (value(a), a))
 
 
-__all__ = ["Sab2Agent"]
+class Sab2Oracle(Sab2Agent):
+    """**Cheating** upper bound (never in ratings): the heuristic plus the hidden state read through ``env.state()``
+    (bind it with ``bind_state``). ``gold``: digs only towards the true gold goal; ``roles``: also breaks and traps
+    the seats of the other side (saboteurs for the digging roles, everyone else for saboteurs)."""
+
+    def __init__(self, config: GameConfig, knows: str) -> None:
+        super().__init__(config, role_aware=True)
+        if knows not in ("gold", "roles"):
+            raise ValueError(f"knows={knows!r} must be 'gold' or 'roles'")
+        self.knows = knows
+        self.name = f"{knows}_oracle"
+        self._state_fn = None
+
+    def bind_state(self, state_fn) -> None:
+        self._state_fn = state_fn
+
+    def _hidden(self) -> dict:
+        if self._state_fn is None:
+            raise RuntimeError(f"{type(self).__name__} needs bind_state(env.state) before acting")
+        from saboteur_env.sab2.observation import decode_state
+
+        return decode_state(self._state_fn(), self.config)
+
+    def _targets(self, planes: NDArray[np.float32]) -> list[int]:
+        hidden = self._hidden()
+        for slot, kind in enumerate(hidden["goal_kinds"]):
+            cell = self.geo.goal_cells[slot]
+            if kind == sc.KIND_GOALS[0] and planes[26, cell] > 0.5:
+                return [cell]
+        return super()._targets(planes)
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        v = self.obs_layout.split(observation)
+        p = self.config.num_players
+        in_turn = int(v["status"][6 + p : 6 + p + len(Phase)].argmax()) == Phase.TURN
+        if self.knows == "roles" and in_turn:
+            roles = self._hidden()["roles"]
+            saboteur = roles[self._seat] == R.SABOTEUR
+            for a in np.flatnonzero(action_mask).tolist():
+                act = self.layout.decode(a)
+                if act.segment in ("trapped", "break") and act.target != 0:
+                    target = (self._seat + act.target) % p
+                    if (roles[target] == R.SABOTEUR) != saboteur:  # the other side
+                        return a
+        return super().act(observation, action_mask)
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        super().reset(seat, num_players, seed)
+        self._seat = seat
+
+
+__all__ = ["Sab2Agent", "Sab2Oracle"]

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from agents import make_agent
+from agents import CHEATING, make_agent
 from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
 from saboteur_env import RULES_VERSIONS, raw_env
@@ -44,6 +44,9 @@ def play_sab2(num_players: int, agent: str, seed: int, env: raw_env | None = Non
     cfg = env.config
     agents = [make_agent(agent, cfg) for _ in range(num_players)]
     env.reset(seed=seed)
+    for a in agents:
+        if hasattr(a, "bind_state"):
+            a.bind_state(env.state)  # the cheating oracles
     game = env.unwrapped.game
     seat_agents(agents, seed)
 
@@ -121,7 +124,8 @@ def summary_table(rounds: list[dict]) -> str:
     for t in teams:
         lines.append(f"{t['players']:>3} {t['agent']:<10} {t['rounds']:>6} {t['gold_reached']:>12.1%} "
                      f"{t['blue_team_won']:>10.1%} {t['green_team_won']:>10.1%} {t['both_teams']:>6.1%} "
-                     f"{t['no_team_with_gold']:>8.1%} {t['saboteurs_won']:>9.1%}")  # fmt: skip
+                     f"{t['no_team_with_gold']:>8.1%} {t['saboteurs_won']:>9.1%}"
+                     + (" (cheating)" if t["agent"] in CHEATING else ""))  # fmt: skip
     lines.append("")
     rows = role_table(rounds)
     header = (f"{'N':>3} {'agent':<10} {'role':<18} {'seat-rounds':>11} {'win rate':>9} {'95% CI':>16} "

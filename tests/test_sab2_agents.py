@@ -29,7 +29,10 @@ def test_sab2_agents__every_ladder_name_plays():
         agent = make_agent(name, cfg)
         assert name == "random" or isinstance(agent, Sab2Agent)
     with pytest.raises(ValueError, match="valid for game='sab2'"):
-        make_agent("role_oracle", cfg)
+        make_agent("nobody", cfg)
+    for oracle in ("role_oracle", "gold_oracle"):
+        records = play_sab2(5, oracle, seed=2)
+        assert len(records) == 3
 
 
 def _choice(s, seat: int = 0) -> str:

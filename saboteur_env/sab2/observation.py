@@ -198,3 +198,13 @@ def encode_state(s: Sab2State) -> NDArray[np.float32]:
 def state_size(config: GameConfig) -> int:
     p = config.num_players
     return sab2_observation_layout(config).size + p * 6 + p * sc.NUM_DECK_KINDS + 9
+
+
+def decode_state(vector: NDArray[np.floating], config: GameConfig) -> dict[str, list[int]]:
+    """Hidden facts from an :func:`encode_state` vector: ``roles`` per seat and ``goal_kinds`` per goal slot. For
+    centralised critics and the clearly-named oracle agents only."""
+    p = config.num_players
+    start = sab2_observation_layout(config).size
+    roles = np.asarray(vector[start : start + 6 * p]).reshape(p, 6).argmax(axis=1)
+    goals = np.asarray(vector[start + 6 * p + p * sc.NUM_DECK_KINDS :]).reshape(3, 3).argmax(axis=1)
+    return {"roles": [int(r) for r in roles], "goal_kinds": [int(sc.KIND_GOALS[g]) for g in goals]}
