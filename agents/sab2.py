@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import GameConfig
+from saboteur_env.arms import OPP
 from saboteur_env.board import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.actions import PLACEABLE, SEGMENTS, Sab2ActionLayout
@@ -31,7 +32,6 @@ from saboteur_env.sab2.state import Phase
 
 INF = 99
 DECAY = 0.6
-_OPP = (2, 3, 0, 1)
 DIGGERS = (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS, R.PROFITEER)
 GOLD = SEAT_COLUMNS.index("gold")
 
@@ -95,7 +95,7 @@ class Sab2Agent:
         kind, rot = PLACEABLE[orient]
         sid = 2 * kind + rot
         groups = sc.SHAPE_ARM_GROUP[sid]
-        conn = [(int(planes[4 + _OPP[d], j]) > 0) if j >= 0 else False for d, j in enumerate(self.geo.nbr_list[cell])]
+        conn = [(int(planes[4 + OPP[d], j]) > 0) if j >= 0 else False for d, j in enumerate(self.geo.nbr_list[cell])]
         reached = 0
         if sc.SHAPE_LADDER[sid]:
             reached = int(sc.SHAPE_OPEN[sid])

@@ -135,7 +135,10 @@ def explain_illegal(s: DuelState, action: int) -> str:
     return "not allowed in this position"
 
 
-# ---- transitions -------------------------------------------------------------------------------------------------
+# ---- transitions ---------------------------------------------------------------------------------------------
+PLAYED_ACTION_CARDS = frozenset({"break", "repair", "double_repair", "rockfall", "map", "key"})
+
+
 def apply_action(s: DuelState, action: int, *, inplace: bool = False) -> DuelState:
     """Apply one action of the player to act; returns the new state (``s`` itself when ``inplace``)."""
     layout = duel_action_layout(s.config)
@@ -155,6 +158,9 @@ def apply_action(s: DuelState, action: int, *, inplace: bool = False) -> DuelSta
     draws = 1
     placed = -1
     seg = act.segment
+    if seg in PLAYED_ACTION_CARDS:  # the action card goes from the hand to the discard pile
+        s.hands[p, act.kind] -= 1
+        s.discards[act.kind] += 1
     if seg in ("place", "place_bribe"):
         kind, rot = dc.PLACEABLE[act.orientation]
         s.hands[p, kind] -= 1
@@ -164,26 +170,18 @@ def apply_action(s: DuelState, action: int, *, inplace: bool = False) -> DuelSta
         if seg == "place_bribe":
             _bribe(s, p, act.cell, with_placement=True)
     elif seg == "break":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         s.broken[q, act.tool] = True
         _log(s, DuelEvent.BREAK, p, act.kind, -1, act.tool)
     elif seg == "repair":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         s.broken[p, act.tool] = False
         _log(s, DuelEvent.REPAIR, p, act.kind, -1, 1 << act.tool)
     elif seg == "double_repair":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         tools = DOUBLE_TOOLS[dc.KIND_DOUBLE_REPAIR.index(act.kind)]
         chosen = tools if act.choice == 2 else (tools[act.choice],)
         for t in chosen:
             s.broken[p, t] = False
         _log(s, DuelEvent.REPAIR, p, act.kind, -1, sum(1 << t for t in chosen))
     elif seg == "rockfall":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         removed = int(dc.SHAPE_KIND[s.cell_shape[act.cell]])
         s.discards[removed] += 1
         s.cell_shape[act.cell] = -1
@@ -192,13 +190,9 @@ def apply_action(s: DuelState, action: int, *, inplace: bool = False) -> DuelSta
             s.keys_left += 1
         _log(s, DuelEvent.ROCKFALL, p, removed, act.cell, -1)
     elif seg == "map":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         s.peeked[p, act.slot] = True
         _log(s, DuelEvent.MAP, p, act.kind, -1, act.slot)
     elif seg == "key":
-        s.hands[p, act.kind] -= 1
-        s.discards[act.kind] += 1
         s.cell_key[act.cell] = True
         s.keys_left -= 1
         _log(s, DuelEvent.KEY, p, act.kind, act.cell, -1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.arms import OPP
 from saboteur_env.board import geometry
 from saboteur_env.cards import DOUBLE_REPAIR_TOOLS
 from saboteur_env.config import GameConfig
@@ -21,7 +22,6 @@ from saboteur_env.sab2 import scoring
 from saboteur_env.sab2.actions import PLACEABLE, PLACEABLE_KIND, PLACEABLE_SHAPE, Sab2ActionLayout
 from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
 
-OPP = (2, 3, 0, 1)
 KIND_BROKEN = tuple(sc.FIRST_BASE_ACTION + t for t in range(3))
 KIND_REPAIR = tuple(sc.FIRST_BASE_ACTION + 3 + t for t in range(3))
 KIND_DOUBLE = tuple(sc.FIRST_BASE_ACTION + 6 + c for c in range(3))
