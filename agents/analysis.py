@@ -16,9 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import GameConfig, PlayerView
-from saboteur_env.board import START_SHAPE, connected_arms, geometry
-from saboteur_env.cards import PLACEABLE, SHAPE_ID, SHAPE_SPECS, SHAPES
-from saboteur_env.state import GameState
+from saboteur_env.base.board import START_SHAPE, connected_arms, geometry
+from saboteur_env.base.cards import PLACEABLE, SHAPE_ID, SHAPE_SPECS, SHAPES
+from saboteur_env.base.state import GameState
 
 INF = 99
 _OPP = (2, 3, 0, 1)
@@ -158,7 +158,7 @@ def _cell_class(view: PlayerView, r: int, c: int) -> int:
 
 
 def _shape_keys() -> dict[tuple[int, int, int, int], int]:
-    from saboteur_env.cards import GOAL_KINDS, KIND_GOAL_GOLD, KIND_START
+    from saboteur_env.base.cards import GOAL_KINDS, KIND_GOAL_GOLD, KIND_START
 
     out: dict[tuple[int, int, int, int], int] = {}
     for i, s in enumerate(SHAPES):

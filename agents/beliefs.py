@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.tracker import PublicEvent
-from saboteur_env.cards import DIGGERS_BY_PLAYERS, GOAL_KINDS, KIND_GOAL_GOLD, SABOTEURS_BY_PLAYERS, Role
-from saboteur_env.state import EventType
+from saboteur_env.base.cards import DIGGERS_BY_PLAYERS, GOAL_KINDS, KIND_GOAL_GOLD, SABOTEURS_BY_PLAYERS, Role
+from saboteur_env.base.state import EventType
 
 PROGRESS, NEUTRAL, HARM = 0, 1, 2
 

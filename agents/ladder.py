@@ -32,9 +32,9 @@ from agents.analysis import DEAD_END_ORIENTATION, INF, ONWARD, placement_outcome
 from agents.beliefs import BayesModel, BeliefModel, SuspicionModel
 from agents.tracker import ViewTracker, analysed, known_gold
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
-from saboteur_env.cards import KIND_GOAL_GOLD, KIND_MAP, KIND_ROCKFALL, SHAPE_SPECS, SHAPES, Role
-from saboteur_env.observation import decode_state
-from saboteur_env.state import EventType
+from saboteur_env.base.cards import KIND_GOAL_GOLD, KIND_MAP, KIND_ROCKFALL, SHAPE_SPECS, SHAPES, Role
+from saboteur_env.base.observation import decode_state
+from saboteur_env.base.state import EventType
 
 CAP = 20  # distances are capped so that unreachable goals do not dominate expectations
 DEAD_END_SHAPE = np.array([SHAPE_SPECS[s.kind].dead_end for s in SHAPES] + [False])  # index -1: no card

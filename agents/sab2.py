@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import GameConfig
-from saboteur_env.arms import OPP
-from saboteur_env.board import geometry
+from saboteur_env.common.arms import OPP
+from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.actions import PLACEABLE, SEGMENTS, Sab2ActionLayout
 from saboteur_env.sab2.cards import Sab2Role as R

@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
-from saboteur_env.board import geometry
-from saboteur_env.cards import SHAPE_ID, SHAPE_SPECS, SHAPES, Role
+from saboteur_env.base.cards import SHAPE_ID, SHAPE_SPECS, SHAPES, Role
+from saboteur_env.common.geometry import geometry
 
 _STEPS = ((-1, 0), (0, 1), (1, 0), (0, -1))
 

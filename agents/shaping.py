@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.analysis import PublicBoard
-from saboteur_env.cards import KIND_GOAL_GOLD, Role
-from saboteur_env.state import GameState
+from saboteur_env.base.cards import KIND_GOAL_GOLD, Role
+from saboteur_env.base.state import GameState
 
 
 class GoldProgress:

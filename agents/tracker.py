@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from agents.analysis import DEAD_END_KIND, PublicBoard, board_from_view
 from saboteur_env import EventType, GameConfig, PlayerView
-from saboteur_env.state import GameState
+from saboteur_env.base.state import GameState
 
 _CACHE: OrderedDict[bytes, tuple] = OrderedDict()  # board bytes -> (reach, distance_maps, frontier, distance)
 _CACHE_SIZE = 4096

@@ -32,7 +32,7 @@ import numpy as np
 
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text, returns
-from saboteur_env.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
+from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
 from saboteur_env.sab2.cards import ROLE_NAMES as ROLE_NAMES_SAB2
 
 HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]

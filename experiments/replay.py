@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import GameConfig, apply_action, new_game
-from saboteur_env.cards import KIND_CODES, TOOL_NAMES
-from saboteur_env.image import render_image
-from saboteur_env.state import EventType, GameState
+from saboteur_env import GameConfig, apply_action, new_game, render_image
+from saboteur_env.base.cards import KIND_CODES, TOOL_NAMES
+from saboteur_env.base.state import EventType, GameState
 
 
 def caption(state: GameState, index: int, viewer: int | str | None) -> str:

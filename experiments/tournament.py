@@ -43,9 +43,9 @@ from experiments.sab2 import play_sab2
 from experiments.sab2 import summary_table as sab2_summary_table
 from experiments.stats import mean_interval, paired_difference, wilson_interval
 from saboteur_env import RULES_VERSION, EventType, raw_env
-from saboteur_env.board import geometry
-from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD
-from saboteur_env.config import DUEL_LAYOUT_NAMES
+from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
+from saboteur_env.common.geometry import geometry
+from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
 
 LOG_NAME = "rounds.jsonl.gz"
 EVENT_NAMES = {int(t): t.name.lower() for t in EventType}

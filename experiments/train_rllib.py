@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
-from saboteur_env.rules import apply_action, new_game
+from saboteur_env.base.rules import apply_action, new_game
 
 try:
     import gymnasium as gym

@@ -1,66 +1,72 @@
-"""saboteur-env: the hidden-role tunnel card game Saboteur as a numpy rules engine and a PettingZoo AEC env.
+"""saboteur-env: Saboteur, Saboteur 2 and Saboteur: The Duel as numpy rules engines and a PettingZoo AEC env.
 
-Engine (no RL library needed): ``GameConfig``, ``new_game``, ``legal_action_mask``, ``apply_action``, ``GameState``,
-the action codec (``decode_action``, ``encode_action``, ``action_to_string``, ``num_actions``), observations
-(``encode_observation``, ``PlayerView``) and ``render_text``. Environment: ``env`` and ``raw_env`` (PettingZoo AEC,
-imported lazily so the engine works without pettingzoo).
+Every game is a :class:`~saboteur_env.variant.Variant` in the registry ``saboteur_env.variants`` (``"base"``,
+``"sab2"``, ``"duel"``, plus any a user registers); ``GameConfig(game=...)`` picks one. The engine API below is
+the same for every game: ``new_game``, ``legal_action_mask``, ``apply_action``, ``returns``, the action codec
+(``decode_action``, ``encode_action``, ``action_to_string``, ``num_actions``), observations (``encode_observation``,
+``player_view``), pictures (``render_text``, ``render_image``). Environment: ``env``, ``raw_env`` and
+``SingleSeatEnv`` (``saboteur_env.aec``, imported on first use).
+
+Imports run one way: this package -> ``api`` -> ``variants`` (the registry) -> each game's package (``base``,
+``sab2``, ``duel``) -> ``common`` (shared ground that knows no game) and ``variant`` (the protocol).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from saboteur_env.actions import (
-    Action,
-    ActionError,
-    ActionType,
+from saboteur_env import variants
+from saboteur_env.api import (
     action_layout,
     action_to_string,
+    apply_action,
     decode_action,
     encode_action,
-    num_actions,
-)
-from saboteur_env.config import ConfigError, GameConfig
-from saboteur_env.observation import PlayerView, encode_observation, observation_layout, player_view
-from saboteur_env.render import render_text
-from saboteur_env.rules import (
-    GameOverError,
-    IllegalActionError,
-    apply_action,
+    encode_observation,
+    encode_state,
     final_ranking,
     is_terminal,
     legal_action_mask,
     new_game,
+    num_actions,
+    observation_layout,
+    player_view,
+    render_image,
+    render_text,
     returns,
+    reward_range,
+    state_size,
 )
-from saboteur_env.state import EventType, GameState
+from saboteur_env.base.actions import Action, ActionType
+from saboteur_env.base.observation import PlayerView
+from saboteur_env.base.state import EventType, GameState
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import (
+    ActionError,
+    ConfigError,
+    GameOverError,
+    IllegalActionError,
+    SeatError,
+    StateError,
+)
+from saboteur_env.variant import Frame, Variant
 
-__version__ = "0.2.0"
-RULES_VERSION = "base-1"  # bump when game behaviour changes (golden replays are tied to it)
-# Per game; tournament logs record the version they were played under.
-RULES_VERSIONS = {"base": RULES_VERSION, "duel": "duel-1", "sab2": "sab2-1"}
+__version__ = "0.3.0"
+RULES_VERSION = variants.get("base").rules_version  # the base game's (golden replays are tied to it)
+# Per game; tournament logs record the version they were played under (a user variant registered later is
+# listed by ``variants.rules_versions()``).
+RULES_VERSIONS = variants.rules_versions()
 
-
-def env(**kwargs: Any) -> Any:
-    """PettingZoo AEC environment with the standard wrappers (see ``saboteur_env.env``)."""
-    from saboteur_env.env import env as _env
-
-    return _env(**kwargs)
-
-
-def raw_env(**kwargs: Any) -> Any:
-    """PettingZoo AEC environment without wrappers (raises ``IllegalActionError`` on illegal moves)."""
-    from saboteur_env.env import raw_env as _raw_env
-
-    return _raw_env(**kwargs)
+_AEC_NAMES = ("env", "raw_env", "SingleSeatEnv")
 
 
 def __getattr__(name: str) -> Any:
-    # The Gymnasium single-seat wrapper lives with the RL adapters; import it only when asked for.
-    if name == "SingleSeatEnv":
-        from saboteur_env.env import SingleSeatEnv
+    # The PettingZoo/Gymnasium adapters live in ``saboteur_env.aec``; import them only when asked for. The module
+    # has its own name, so importing it never replaces these attributes (``saboteur_env.env`` stays the factory).
+    if name in _AEC_NAMES:
+        from saboteur_env import aec
 
-        return SingleSeatEnv
+        return getattr(aec, name)
     raise AttributeError(f"module 'saboteur_env' has no attribute {name!r}")
 
 
@@ -70,7 +76,7 @@ def _register() -> None:
     except ImportError:  # the engine works without pettingzoo
         return
     if hasattr(pettingzoo, "register"):
-        pettingzoo.register("aec", "saboteur/saboteur-v0", entry_point="saboteur_env.env:env")
+        pettingzoo.register("aec", "saboteur/saboteur-v0", entry_point="saboteur_env.aec:env")
 
 
 _register()
@@ -83,12 +89,16 @@ __all__ = [
     "ActionType",
     "ConfigError",
     "EventType",
+    "Frame",
     "GameConfig",
     "GameOverError",
     "GameState",
     "IllegalActionError",
     "PlayerView",
+    "SeatError",
     "SingleSeatEnv",
+    "StateError",
+    "Variant",
     "__version__",
     "action_layout",
     "action_to_string",
@@ -96,6 +106,7 @@ __all__ = [
     "decode_action",
     "encode_action",
     "encode_observation",
+    "encode_state",
     "env",
     "final_ranking",
     "is_terminal",
@@ -105,6 +116,10 @@ __all__ = [
     "observation_layout",
     "player_view",
     "raw_env",
+    "render_image",
     "render_text",
     "returns",
+    "reward_range",
+    "state_size",
+    "variants",
 ]

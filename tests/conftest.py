@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
-from saboteur_env.actions import Action, ActionType, action_layout
-from saboteur_env.positions import kind_of, make_state
+from saboteur_env.base.actions import Action, ActionType, action_layout
+from saboteur_env.base.positions import kind_of, make_state
 
 __all__ = ["BOARD_ROW2", "EMPTY_BOARD", "legal_moves", "make_state", "place", "random_states"]
 

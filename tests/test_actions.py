@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from saboteur_env import ActionError, GameConfig, action_to_string, decode_action, encode_action, num_actions
-from saboteur_env.actions import Action, ActionType, action_layout
-from saboteur_env.cards import PLACEABLE
+from saboteur_env.base.actions import Action, ActionType, action_layout
+from saboteur_env.base.cards import PLACEABLE
 
 
 @pytest.mark.parametrize("config", [GameConfig(num_players=3), GameConfig(num_players=10), GameConfig(margin=2)])

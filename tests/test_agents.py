@@ -9,8 +9,8 @@ from agents import CHEATING, LADDER, make_agent
 from agents.analysis import PublicBoard, board_from_view, placement_outcomes
 from agents.base import RoleDispatch
 from saboteur_env import player_view, raw_env
-from saboteur_env.actions import ActionType, action_layout
-from saboteur_env.positions import make_state
+from saboteur_env.base.actions import ActionType, action_layout
+from saboteur_env.base.positions import make_state
 
 
 def _play(num_players: int, miners: str, saboteurs: str, seed: int) -> list[int]:
@@ -106,7 +106,7 @@ def test_agents__overt_saboteur_blocks_near_the_gold():
 
 
 def test_agents__decode_state_reads_the_hidden_facts():
-    from saboteur_env.observation import decode_state
+    from saboteur_env.base.observation import decode_state
 
     env = raw_env(num_players=6)
     env.reset(seed=9)

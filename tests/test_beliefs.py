@@ -16,8 +16,8 @@ from agents.beliefs import (
     event_categories,
 )
 from agents.tracker import PublicEvent
-from saboteur_env.cards import KIND_GOAL_STONE_A
-from saboteur_env.state import EventType
+from saboteur_env.base.cards import KIND_GOAL_STONE_A
+from saboteur_env.base.state import EventType
 
 GOALS = (8, 26, 44)  # storage cells of the goal slots on the 5x9 frame
 

@@ -18,8 +18,7 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from saboteur_env import ConfigError, GameOverError, IllegalActionError, env, raw_env
-from saboteur_env.actions import ActionError
+from saboteur_env import ActionError, ConfigError, GameOverError, IllegalActionError, env, raw_env
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -125,7 +124,7 @@ def test_env__clone_game_is_independent():
 
 
 def test_env__reset_from_hand_built_state():
-    from saboteur_env.positions import make_state
+    from saboteur_env.base.positions import make_state
 
     e = raw_env(num_players=4)
     state = make_state(e.config, hands={0: {"MAP": 1}}, current=0)
@@ -215,14 +214,14 @@ def test_env__game_end_dead_steps_and_final_infos():
 
 
 def test_env__only_env_module_imports_rl_libraries():
-    """The engine runs without PettingZoo or Gymnasium: only saboteur_env/env.py imports them."""
+    """The engine runs without PettingZoo or Gymnasium: only saboteur_env/aec.py imports them."""
     import ast
     from pathlib import Path
 
     import saboteur_env
 
-    for path in Path(saboteur_env.__file__).parent.glob("*.py"):
-        if path.name == "env.py":
+    for path in Path(saboteur_env.__file__).parent.rglob("*.py"):
+        if path.name == "aec.py":
             continue
         tree = ast.parse(path.read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

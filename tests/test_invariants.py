@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from saboteur_env import GameConfig, IllegalActionError, apply_action, legal_action_mask, new_game
-from saboteur_env.board import reach_fixpoint, refresh_planes
-from saboteur_env.cards import DECK_COUNTS
-from saboteur_env.observation import encode_observation, observation_layout, rebuild_history, refresh_seat_table
-from saboteur_env.rules import card_conservation, reward_range
+from saboteur_env.base.board import reach_fixpoint, refresh_planes
+from saboteur_env.base.cards import DECK_COUNTS
+from saboteur_env.base.observation import encode_observation, observation_layout, rebuild_history, refresh_seat_table
+from saboteur_env.base.rules import card_conservation, reward_range
 
 
 def _play(num_players: int, seed: int, fuzz: bool = True, reward: str = "gold"):

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 from conftest import random_states
 
-from saboteur_env import legal_action_mask, render_text
-from saboteur_env.cards import NUM_DECK_KINDS
-from saboteur_env.image import render_image
-from saboteur_env.observation import encode_observation, rebuild_history
-from saboteur_env.state import EventType, GameState
+from saboteur_env import legal_action_mask, render_image, render_text
+from saboteur_env.base.cards import NUM_DECK_KINDS
+from saboteur_env.base.observation import encode_observation, rebuild_history
+from saboteur_env.base.state import EventType, GameState
 
 
 def resample_hidden(state: GameState, seat: int, rng: np.random.Generator) -> GameState:

@@ -17,7 +17,7 @@ from saboteur_env.sab2.state import Phase
 def _invariants(s) -> None:
     if s.phase != Phase.THEFT:
         assert (card_conservation(s) == sc.DECK_COUNTS).all()
-    from saboteur_env.board import geometry
+    from saboteur_env.common.geometry import geometry
 
     geo = geometry(s.config)
     assert np.array_equal(s.reach, reach(s.cell_shape, geo.nbr_list, geo.start_cell))
@@ -155,7 +155,7 @@ def test_sab2__single_seat_env_and_error_messages():
 def _reference_placeable(s, cell: int, kind: int, rot: int) -> bool:
     """RULES.md §1.9.1 and §2.5 read directly: empty non-goal cell, edge matching with every neighbouring maze card,
     and a connected facing arm - or, for a ladder, any neighbouring maze card and no goal next to it."""
-    from saboteur_env.board import geometry
+    from saboteur_env.common.geometry import geometry
 
     geo = geometry(s.config)
     if s.cell_shape[cell] >= 0 or geo.is_goal_cell[cell]:

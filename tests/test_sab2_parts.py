@@ -64,7 +64,7 @@ def _maze(cards_at: dict[tuple[int, int], tuple[str, int]]):
     import numpy as np
 
     from saboteur_env import GameConfig
-    from saboteur_env.board import geometry
+    from saboteur_env.common.geometry import geometry
     from saboteur_env.sab2 import cards as sc
 
     geo = geometry(GameConfig())

@@ -8,8 +8,8 @@ from gymnasium.utils.env_checker import check_env
 
 from agents import make_agent
 from saboteur_env import ConfigError, GameConfig, IllegalActionError, SingleSeatEnv
-from saboteur_env.actions import Action, ActionType
-from saboteur_env.positions import kind_of
+from saboteur_env.base.actions import Action, ActionType
+from saboteur_env.base.positions import kind_of
 
 
 def _env(n: int = 5, opponent: str = "random", **kw) -> SingleSeatEnv:
@@ -79,7 +79,7 @@ def test_single_seat__gymnasium_checker():
 def test_single_seat__gold_progress_shaping():
     """Shaping pays coef per tile of progress made by the learner's own placement, only to gold-diggers."""
     from agents.shaping import GoldProgress
-    from saboteur_env.positions import make_state
+    from saboteur_env.base.positions import make_state
 
     board = """
     . . . . . . . . ?

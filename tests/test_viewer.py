@@ -12,9 +12,8 @@ from agents import make_agent
 from agents.base import RoleDispatch
 from experiments import play, replay
 from experiments.tournament import play_game
-from saboteur_env import GameConfig, apply_action, raw_env
-from saboteur_env.image import render_image
-from saboteur_env.positions import make_state
+from saboteur_env import GameConfig, apply_action, raw_env, render_image
+from saboteur_env.base.positions import make_state
 
 
 def test_image__shape_and_changes_with_placements():
@@ -117,7 +116,7 @@ def test_replay__logged_game_ends_on_the_live_final_board(tmp_path):
 def test_replay__captions_hide_other_seats_discards():
     state = make_state(None, hands={0: {"T05": 1}}, current=0)
     layout = state.layout
-    from saboteur_env.actions import Action, ActionType
+    from saboteur_env.base.actions import Action, ActionType
 
     after = apply_action(state, layout.encode(Action(ActionType.DISCARD, 0 + 4)))
     i = after.num_events - 1

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saboteur_env.actions import ActionError
-from saboteur_env.cards import TOOL_NAMES
-from saboteur_env.config import GameConfig
+from saboteur_env.common.cards import TOOL_NAMES
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import check_action_id
 from saboteur_env.duel import cards as dc
 
 SEGMENTS = ("place", "place_bribe", "break", "repair", "double_repair", "rockfall", "map", "key",
@@ -89,12 +89,8 @@ class DuelActionLayout:
             self.segment_of[self.offset[name] : self.offset[name] + sizes[name]] = i
 
     def check(self, action: object) -> int:
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise ActionError(f"action {action!r} must be an int in 0..{self.size - 1}")
-        a = int(action)
-        if not 0 <= a < self.size:
-            raise ActionError(f"action {a} is out of range; valid: 0..{self.size - 1}")
-        return a
+        """Validate an action id (int, numpy integer or 0-d integer array in range) and return it as ``int``."""
+        return check_action_id(action, self.size)
 
     def decode(self, action: int) -> DuelAction:
         a = self.check(action)

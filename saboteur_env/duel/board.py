@@ -17,35 +17,18 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.arms import OPP, reach_from
-from saboteur_env.config import DUEL_LAYOUTS, GameConfig
+from saboteur_env.common.arms import OPP, reach_from
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.geometry import Geometry
 from saboteur_env.duel import cards as dc
 
-DR = (-1, 0, 1, 0)
-DC = (0, 1, 0, -1)
 
-
-class DuelGeometry:
-    """Neighbour tables, start and goal cells of one duel configuration (storage indices)."""
+class DuelGeometry(Geometry):
+    """The shared grid geometry plus the Duel's goal slots and the cells next to a goal (storage indices)."""
 
     def __init__(self, config: GameConfig) -> None:
-        _, _, blue, green, goals = DUEL_LAYOUTS[config.duel_layout]
+        super().__init__(config)
         self.config = config
-        self.rows, self.cols = config.rows, config.cols
-        self.num_cells = config.num_cells
-        self.start_cells = (config.cell_index(*blue), config.cell_index(*green))
-        self.goal_cells = tuple(config.cell_index(*g) for g in goals)
-        nbr = np.full((self.num_cells, 4), -1, dtype=np.int64)
-        for cell in range(self.num_cells):
-            r, c = divmod(cell, self.cols)
-            for d in range(4):
-                rr, cc = r + DR[d], c + DC[d]
-                if 0 <= rr < self.rows and 0 <= cc < self.cols:
-                    nbr[cell, d] = rr * self.cols + cc
-        self.nbr = nbr
-        self.nbr_list = nbr.tolist()
-        self.is_goal_cell = np.zeros(self.num_cells, dtype=bool)
-        self.is_goal_cell[list(self.goal_cells)] = True
         self.goal_slot = {cell: i for i, cell in enumerate(self.goal_cells)}
         # Cells next to a goal cell: ladders may never go there (§3.5 step 3).
         self.next_to_goal = np.zeros(self.num_cells, dtype=bool)

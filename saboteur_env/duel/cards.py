@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.cards import EDGE_NAMES, PathCardSpec, make_shape
+from saboteur_env.common.cards import EDGE_NAMES, PathCardSpec, make_shape
 
 BLUE, GREEN = 0, 1
 COLOURS = ("blue", "green")

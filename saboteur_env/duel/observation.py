@@ -32,12 +32,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.cards import EDGE_PAIRS
-from saboteur_env.config import GameConfig
+from saboteur_env.common.cards import EDGE_PAIRS
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.slices import named_slices
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent, DuelState
-from saboteur_env.slices import named_slices
 
 NUM_PLANES = 44
 EVENT_SIZE = 1 + len(DuelEvent) + 1 + dc.NUM_KINDS + 3

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env.config import ConfigError, GameConfig
+from saboteur_env.common.config import ConfigError, GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.rules import new_game

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.cards import TOOL_NAMES
+from saboteur_env.common.cards import TOOL_NAMES
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent, DuelState
@@ -135,7 +135,7 @@ def render_image(state: DuelState, viewer: int | str | None = None) -> NDArray[n
     trolls, ladders, gold with counters, face-down goals, and a status line per player."""
     from PIL import Image, ImageDraw
 
-    from saboteur_env.image import _ARM, CELL, COLOURS, PAD, ROW, _font
+    from saboteur_env.common.draw import ARM, CELL, COLOURS, PAD, ROW, default_font
 
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if viewer not in (0, 1):
@@ -150,7 +150,7 @@ def render_image(state: DuelState, viewer: int | str | None = None) -> NDArray[n
     height = cfg.rows * CELL + 2 * PAD + 3 * ROW
     img = Image.new("RGB", (width, height), COLOURS["background"])
     d = ImageDraw.Draw(img)
-    font = _font()
+    font = default_font()
     p = view.planes
     half = CELL // 2
     for cell in range(cfg.num_cells):
@@ -172,7 +172,7 @@ def render_image(state: DuelState, viewer: int | str | None = None) -> NDArray[n
         for e in range(4):
             if p[PLANE["open_N"] + e, cell] < 0.5:
                 continue
-            dx, dy = _ARM[e]
+            dx, dy = ARM[e]
             reach = p[PLANE["reach_me_N"] + e, cell] > 0.5 and private
             colour = COLOURS["connected"] if reach else COLOURS["tunnel"]
             if p[PLANE["door_mine_N"] + e, cell] > 0.5 or p[PLANE["door_other_N"] + e, cell] > 0.5:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.config import GameConfig
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import GameOverError, IllegalActionError
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIR_A, PAIR_B, PAIRS, PASS_EMPTY, duel_action_layout
 from saboteur_env.duel.state import DuelEvent, DuelState
-from saboteur_env.errors import GameOverError, IllegalActionError
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.config import GameConfig
+from saboteur_env.common.config import GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.observation import duel_observation_layout, encode_observation

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saboteur_env.actions import ActionError
+from saboteur_env.common.errors import check_action_id
 from saboteur_env.sab2 import cards as sc
 
 SEGMENTS = ("place", "break", "repair", "double_repair", "rockfall", "map", "theft", "hands_off", "swap_hand",
@@ -84,12 +84,8 @@ class Sab2ActionLayout:
             self.segment_of[self.offset[name] : self.offset[name] + self.sizes[name]] = i
 
     def check(self, action: object) -> int:
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise ActionError(f"action {action!r} must be an int in 0..{self.num_actions - 1}")
-        a = int(action)
-        if not 0 <= a < self.num_actions:
-            raise ActionError(f"action {a} is out of range; valid: 0..{self.num_actions - 1}")
-        return a
+        """Validate an action id (int, numpy integer or 0-d integer array in range) and return it as ``int``."""
+        return check_action_id(action, self.num_actions)
 
     def decode(self, action: int) -> Sab2Action:
         a = self.check(action)
@@ -144,7 +140,7 @@ class Sab2ActionLayout:
         if seg == "repair":
             return f"repair {tools[act.tool]} of {seat}"
         if seg == "double_repair":
-            from saboteur_env.cards import DOUBLE_REPAIR_TOOLS
+            from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS
 
             return f"double repair: {tools[DOUBLE_REPAIR_TOOLS[act.card][act.tool]]} of {seat}"
         if seg == "rockfall":

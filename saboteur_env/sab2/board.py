@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.arms import reach_from
+from saboteur_env.common.arms import reach_from
 from saboteur_env.sab2 import cards as sc
 
 _ARM_GROUP: list[list[int]] = sc.SHAPE_ARM_GROUP.tolist()

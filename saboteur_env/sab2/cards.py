@@ -12,7 +12,7 @@ from enum import IntEnum
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.cards import ACTION_CARD_COPIES, BASE_PATH_CARDS, PathCardSpec
+from saboteur_env.common.cards import ACTION_CARD_COPIES, BASE_PATH_CARDS, PathCardSpec
 
 _N, _E, _S, _W = 0, 1, 2, 3
 _B, _G = "blue", "green"
@@ -98,7 +98,7 @@ NUM_KINDS = KIND_START + 4
 
 
 def _specs() -> tuple[PathCardSpec | None, ...]:
-    from saboteur_env.cards import GOAL_GOLD, GOAL_STONE_A, GOAL_STONE_B, START_CARD
+    from saboteur_env.common.cards import GOAL_GOLD, GOAL_STONE_A, GOAL_STONE_B, START_CARD
 
     start = PathCardSpec(START_CARD.code, START_CARD.name, START_CARD.groups)  # its ladder has no effect (§1.2)
     return PATH_CARDS + (None,) * (NUM_DECK_KINDS - NUM_PATH_KINDS) + (start, GOAL_GOLD, GOAL_STONE_A, GOAL_STONE_B)
@@ -114,7 +114,7 @@ def _shape_rows() -> tuple[NDArray[np.uint8], NDArray[np.uint8], NDArray[np.uint
                            NDArray[np.int8]]:  # fmt: skip
     """Per shape id (2 * kind + rotation): open bits, arm groups (4 per shape), door arms per colour (2), ladder
     flag, crystals. A door marks every arm of its tunnel (the whole group carries it, §2.5)."""
-    from saboteur_env.cards import make_shape
+    from saboteur_env.common.cards import make_shape
 
     n = 2 * NUM_KINDS
     open_bits = np.zeros(n, np.uint8)

@@ -31,12 +31,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.board import geometry
-from saboteur_env.cards import EDGE_PAIRS
-from saboteur_env.config import GameConfig
+from saboteur_env.common.cards import EDGE_PAIRS
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.geometry import geometry
+from saboteur_env.common.slices import named_slices
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
-from saboteur_env.slices import named_slices
 
 NUM_PLANES = 31
 SEAT_COLUMNS = ("broken_pickaxe", "broken_lantern", "broken_cart", "trapped", "theft", "hand_size", "gold",

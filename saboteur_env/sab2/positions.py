@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env.board import geometry
-from saboteur_env.config import ConfigError, GameConfig
+from saboteur_env.common.config import ConfigError, GameConfig
+from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.rules import _refresh_reach, new_game
 from saboteur_env.sab2.state import Sab2State

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.board import geometry
+from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.observation import SEAT_COLUMNS, encode_observation, sab2_observation_layout
 from saboteur_env.sab2.state import Phase, Sab2State
@@ -103,7 +103,7 @@ def render_image(state: Sab2State, viewer: int | str | None = None) -> NDArray[n
     Trapped!, Theft) and the round / pile / phase."""
     from PIL import Image, ImageDraw
 
-    from saboteur_env.image import _ARM, CELL, COLOURS, PAD, ROW, _font
+    from saboteur_env.common.draw import ARM, CELL, COLOURS, PAD, ROW, default_font
 
     cfg = state.config
     p = cfg.num_players
@@ -122,7 +122,7 @@ def render_image(state: Sab2State, viewer: int | str | None = None) -> NDArray[n
     height = cfg.rows * CELL + 2 * PAD + (p + 1) * ROW
     img = Image.new("RGB", (width, height), COLOURS["background"])
     d = ImageDraw.Draw(img)
-    font = _font()
+    font = default_font()
     half = CELL // 2
     for cell in range(cfg.num_cells):
         r, c = divmod(cell, cfg.cols)
@@ -150,7 +150,7 @@ def render_image(state: Sab2State, viewer: int | str | None = None) -> NDArray[n
         for e in range(4):
             if planes[e, cell] < 0.5:
                 continue
-            dx, dy = _ARM[e]
+            dx, dy = ARM[e]
             colour = COLOURS["connected"] if planes[4 + e, cell] > 0.5 else COLOURS["tunnel"]
             if planes[14 + e, cell] > 0.5:
                 colour = _DOOR_RGB[0]

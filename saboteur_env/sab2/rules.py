@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.arms import OPP
-from saboteur_env.board import geometry
-from saboteur_env.cards import DOUBLE_REPAIR_TOOLS
-from saboteur_env.config import GameConfig
-from saboteur_env.errors import GameOverError, IllegalActionError
+from saboteur_env.common.arms import OPP
+from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import GameOverError, IllegalActionError
+from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import scoring

@@ -8,8 +8,8 @@ from enum import IntEnum
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.config import GameConfig
-from saboteur_env.statebase import ArrayState
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.statebase import ArrayState
 
 
 class Phase(IntEnum):

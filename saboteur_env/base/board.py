@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.cards import (
+from saboteur_env.base.cards import (
     GOAL_KINDS,
     KIND_GOAL_GOLD,
     KIND_START,
@@ -31,8 +31,9 @@ from saboteur_env.cards import (
     SHAPE_OPEN,
     SHAPES,
 )
-from saboteur_env.config import GOAL_CELLS, START_CELL, GameConfig
-from saboteur_env.state import GameState
+from saboteur_env.base.state import GameState
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.geometry import Geometry, geometry
 
 NOT_PLACEABLE_CODE = 4096
 START_SHAPE = SHAPE_ID[(KIND_START, 0)]
@@ -108,35 +109,6 @@ def _build_contrib() -> NDArray[np.int64]:
 
 _CONTRIB = _build_contrib()
 _D4 = np.arange(4)[:, None]
-
-
-class Geometry:
-    """Static geometry of a configuration: neighbour tables, start and goal cells."""
-
-    def __init__(self, config: GameConfig) -> None:
-        self.rows, self.cols, self.num_cells = config.rows, config.cols, config.num_cells
-        hw = self.num_cells
-        nbr = np.full((hw, 4), -1, dtype=np.int64)
-        for i in range(hw):
-            r, c = divmod(i, self.cols)
-            for d, (dr, dc) in enumerate(((-1, 0), (0, 1), (1, 0), (0, -1))):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < self.rows and 0 <= cc < self.cols:
-                    nbr[i, d] = rr * self.cols + cc
-        self.nbr = nbr
-        self.nbr_list: list[tuple[int, ...]] = [tuple(int(x) for x in row) for row in nbr]
-        self.nbr_pad = np.where(nbr < 0, hw, nbr).T.copy()  # (4, HW) with sentinel HW for off-area
-        self.start_cell = config.cell_index(*START_CELL)
-        self.goal_cells = tuple(config.cell_index(*g) for g in GOAL_CELLS)
-        self.is_goal_cell = np.zeros(hw, dtype=bool)
-        self.is_goal_cell[list(self.goal_cells)] = True
-        self.row_of = np.arange(hw) // self.cols
-        self.col_of = np.arange(hw) % self.cols
-
-
-def geometry(config: GameConfig) -> Geometry:
-    """The geometry of a configuration (built once per config object)."""
-    return config.cached("_geometry", Geometry)
 
 
 # ---- connectivity -----------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.config import GameConfig
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.geometry import geometry
 
 
 class EventType(IntEnum):
@@ -141,13 +142,10 @@ class GameState:
 
 def attach_tables(state: GameState) -> None:
     """Point the state at its config's shared tables (geometry, layouts)."""
-    from saboteur_env.actions import action_layout
-    from saboteur_env.board import geometry
-    from saboteur_env.observation import observation_layout
-
+    variant = state.config.variant  # through the variant: this module imports no layout module
     state.geo = geometry(state.config)
-    state.layout = action_layout(state.config)
-    state.obs_layout = observation_layout(state.config)
+    state.layout = variant.action_layout(state.config)
+    state.obs_layout = variant.observation_layout(state.config)
 
 
 _ARRAY_FIELDS = (

@@ -45,21 +45,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import board
-from saboteur_env.cards import (
-    DECK_SIZE,
+from saboteur_env.base import board
+from saboteur_env.base.cards import (
     GOAL_KINDS,
     KIND_GOAL_GOLD,
     NUM_DECK_KINDS,
     NUM_KINDS,
 )
-from saboteur_env.config import GameConfig
-from saboteur_env.duel import observation as duel_observation
-from saboteur_env.duel.state import DuelState
-from saboteur_env.sab2 import observation as sab2_observation
-from saboteur_env.sab2.state import Sab2State
-from saboteur_env.slices import named_slices
-from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.slices import named_slices
 
 PLANES = (
     "open_n", "open_e", "open_s", "open_w",
@@ -139,11 +134,7 @@ class ObservationLayout:
 
 
 def observation_layout(config: GameConfig) -> ObservationLayout:
-    """The observation layout of a configuration (built once per config object); the duel has its own."""
-    if config.game == "duel":
-        return duel_observation.duel_observation_layout(config)  # type: ignore[return-value]
-    if config.game == "sab2":
-        return sab2_observation.sab2_observation_layout(config)  # type: ignore[return-value]
+    """The observation layout of a base-game configuration (built once per config object)."""
     return config.cached("_observation_layout", ObservationLayout)
 
 
@@ -216,10 +207,6 @@ def refresh_seat_table(state: GameState) -> None:
 
 def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat``: public information plus that seat's private information only."""
-    if type(state) is DuelState:
-        return duel_observation.encode_observation(state, seat)
-    if type(state) is Sab2State:
-        return sab2_observation.encode_observation(state, seat)
     lay = state.obs_layout
     p, hw, off = lay.num_players, lay.hw, lay.off
     out = np.zeros(lay.size, dtype=np.float32)
@@ -235,7 +222,7 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     out[off["hand"] : off["seats"]] = state.hands[seat]
     # seat_table holds the P seat rows twice, so the seat-relative order is one contiguous slice.
     out[off["seats"] : off["deck_size"]] = state.seat_table[seat : seat + p].ravel()
-    out[off["deck_size"]] = DECK_SIZE - state.deck_pos
+    out[off["deck_size"]] = state.round_decks.shape[1] - state.deck_pos
     out[off["gold_deck_size"]] = state.gold_deck_size
     out[off["round"] + state.round] = 1.0
     out[off["to_act"] + (state.current - seat) % p] = 1.0
@@ -252,10 +239,6 @@ def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
 def encode_state(state: GameState) -> NDArray[np.float32]:
     """Full state for centralised critics (NOT for agents): public planes, goal kinds, roles, left-over role,
     every hand, broken tools, draw pile contents, gold, round and seat to act; absolute seats."""
-    if type(state) is DuelState:
-        return duel_observation.encode_state(state)
-    if type(state) is Sab2State:
-        return sab2_observation.encode_state(state)
     cfg = state.config
     p = cfg.num_players
     goals = np.zeros((3, 3), dtype=np.float32)
@@ -300,10 +283,6 @@ def decode_state(vector: NDArray[np.floating], config: GameConfig) -> dict[str, 
 
 
 def state_size(config: GameConfig) -> int:
-    if config.game == "duel":
-        return duel_observation.state_size(config)
-    if config.game == "sab2":
-        return sab2_observation.state_size(config)
     p = config.num_players
     return (
         NUM_PUBLIC_PLANES * config.num_cells + 9 + 2 * (p + 1) + p * NUM_DECK_KINDS + 3 * p + NUM_DECK_KINDS
@@ -451,17 +430,5 @@ def _decode_history(
 
 
 def player_view(state: GameState, seat: int) -> PlayerView:
-    """The structured view of ``seat`` (built through the observation, so it cannot hold more).
-
-    For a duel this is a :class:`saboteur_env.duel.view.DuelView`.
-    """
-    if type(state) is DuelState:
-        from saboteur_env.duel.view import duel_view
-
-        return duel_view(state, seat)  # type: ignore[return-value]
-    if type(state) is Sab2State:
-        raise ValueError(
-            "player_view covers the base game and the duel; for game='sab2' decode the observation with "
-            "saboteur_env.sab2.observation.sab2_observation_layout(config).split(obs)"
-        )
+    """The structured view of ``seat`` (built through the observation, so it cannot hold more)."""
     return PlayerView.from_observation(encode_observation(state, seat), state.config)

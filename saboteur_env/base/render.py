@@ -9,12 +9,10 @@ tunnel card, ``•`` for a dead end, ``S`` start, ``G`` revealed gold, ``x`` rev
 
 from __future__ import annotations
 
-from saboteur_env import board
-from saboteur_env.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
-from saboteur_env.duel.state import DuelState
-from saboteur_env.observation import Event, PlayerView, player_view
-from saboteur_env.sab2.state import Sab2State
-from saboteur_env.state import EventType, GameState
+from saboteur_env.base import board
+from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
+from saboteur_env.base.observation import Event, PlayerView, player_view
+from saboteur_env.base.state import EventType, GameState
 
 
 def _cell_block(view: PlayerView, r: int, c: int, goal_mark: str | None) -> list[str]:
@@ -107,14 +105,6 @@ def render_view(view: PlayerView, private: bool = True, goal_marks: tuple[str | 
 
 def render_text(state: GameState, viewer: int | str | None = None) -> str:
     """Text picture of the game: ``viewer`` = a seat (its perspective), None (spectator) or ``"omniscient"``."""
-    if type(state) is DuelState:
-        from saboteur_env.duel.render import render_text as duel_render_text
-
-        return duel_render_text(state, viewer)
-    if type(state) is Sab2State:
-        from saboteur_env.sab2.render import render_text as sab2_render_text
-
-        return sab2_render_text(state, viewer)
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if not 0 <= viewer < state.config.num_players:
             raise ValueError(f"viewer={viewer} out of range; valid: 0..{state.config.num_players - 1}")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import board, observation
-from saboteur_env.actions import ActionType, action_layout
-from saboteur_env.cards import (
+from saboteur_env.base import board, observation
+from saboteur_env.base.actions import ActionType, action_layout
+from saboteur_env.base.cards import (
     DECK_COUNTS,
     DIGGERS_BY_PLAYERS,
     DOUBLE_REPAIR_TOOLS,
@@ -39,13 +39,9 @@ from saboteur_env.cards import (
     TOOL_NAMES,
     Role,
 )
-from saboteur_env.config import GameConfig
-from saboteur_env.duel import rules as duel_rules
-from saboteur_env.duel.state import DuelState
-from saboteur_env.errors import GameOverError, IllegalActionError
-from saboteur_env.sab2 import rules as sab2_rules
-from saboteur_env.sab2.state import Sab2State
-from saboteur_env.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
+from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import GameOverError, IllegalActionError
 
 HAND_SIZE_COLUMN = observation.SEAT_COLUMNS.index("hand_size")
 PEEKED_COLUMN = observation.SEAT_COLUMNS.index("peeked_0")
@@ -54,16 +50,9 @@ DISCARDED_COLUMN = observation.SEAT_COLUMNS.index("discarded")
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
 def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
-    """Draw every random element of a whole game from ``rng`` and start round 1 with seat 0.
-
-    Dispatches on ``config.game``: the duel's state is a :class:`saboteur_env.duel.state.DuelState`.
-    """
-    if config.game == "duel":
-        return duel_rules.new_game(config, rng)  # type: ignore[return-value]
-    if config.game == "sab2":
-        return sab2_rules.new_game(config, rng)  # type: ignore[return-value]
+    """Draw every random element of a whole game from ``rng`` and start round 1 with seat 0."""
     p, rounds = config.num_players, config.rounds
-    deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int16), DECK_COUNTS)
+    deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int16), deck_counts(config))
     role_cards = np.array(
         [Role.GOLD_DIGGER] * DIGGERS_BY_PLAYERS[p] + [Role.SABOTEUR] * SABOTEURS_BY_PLAYERS[p], dtype=np.int8
     )
@@ -73,6 +62,13 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
     round_goals = np.stack([rng.permutation(goals) for _ in range(rounds)])
     gold_deck = rng.permutation(np.array(GOLD_CARD_VALUES, dtype=np.int8))
     return _blank_state(config, round_decks, round_roles, round_goals, gold_deck)
+
+
+def deck_counts(config: GameConfig) -> NDArray[np.int16]:
+    """Copies per deck kind in one round's draw pile: the rulebook's, unless a variant built on these rules
+    declares its own (``deck_counts`` on the variant)."""
+    counts: NDArray[np.int16] = getattr(config.variant, "deck_counts", DECK_COUNTS)
+    return counts
 
 
 def _blank_state(
@@ -148,10 +144,6 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
     cached = state._cache.get("mask")
     if cached is not None:
         return cached
-    if type(state) is DuelState:
-        return duel_rules.legal_action_mask(state)
-    if type(state) is Sab2State:
-        return sab2_rules.legal_action_mask(state)
     layout = state.layout
     mask = np.zeros(layout.num_actions, dtype=bool)
     if not state.game_over:
@@ -235,10 +227,6 @@ def apply_action(state: GameState, action: int, *, inplace: bool = False) -> Gam
         ActionError: ``action`` is not an int in range.
         IllegalActionError: the action is not legal now (the state is left unchanged).
     """
-    if type(state) is DuelState:
-        return duel_rules.apply_action(state, action, inplace=inplace)  # type: ignore[return-value]
-    if type(state) is Sab2State:
-        return sab2_rules.apply_action(state, action, inplace=inplace)  # type: ignore[return-value]
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
     layout = state.layout
@@ -450,19 +438,11 @@ def current_player(state: GameState) -> int:
 
 def returns(state: GameState) -> NDArray[np.float64]:
     """Nuggets per seat so far (the final score once the game is over)."""
-    if type(state) is DuelState:
-        return np.array(state.nuggets, dtype=np.float64)
-    if type(state) is Sab2State:
-        return state.gold.astype(np.float64)
     return state.gold_nuggets.astype(np.float64)
 
 
 def reward_range(config: GameConfig) -> tuple[float, float]:
     """Bounds of one seat's summed rewards over a game (``"gold"``: at most 9 cards of 3 nuggets per round)."""
-    if config.game == "duel":
-        return duel_rules.reward_range(config)
-    if config.game == "sab2":
-        return sab2_rules.reward_range(config)
     if config.reward == "win":
         return -float(config.rounds), float(config.rounds)
     return 0.0, float(MAX_GOLD_DRAWN * 3 * config.rounds)

@@ -28,7 +28,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from saboteur_env.cards import (
+from saboteur_env.base.cards import (
     DOUBLE_REPAIR_TOOLS,
     KIND_BROKEN,
     KIND_DOUBLE_REPAIR,
@@ -40,7 +40,8 @@ from saboteur_env.cards import (
     PLACEABLE,
     TOOL_NAMES,
 )
-from saboteur_env.config import GameConfig
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import ActionError, check_action_id
 
 
 class ActionType(IntEnum):
@@ -51,10 +52,6 @@ class ActionType(IntEnum):
     ROCKFALL = 4
     MAP = 5
     DISCARD = 6
-
-
-class ActionError(ValueError):
-    """An action id or action description is not part of the action space."""
 
 
 @dataclass(frozen=True)
@@ -158,13 +155,8 @@ class ActionLayout:
         return Action(ActionType.DISCARD, a - self.offsets["discard"])
 
     def check(self, action: object) -> int:
-        """Validate an action id (an int or numpy integer in range) and return it as ``int``."""
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ActionError(f"action {action!r} must be an int in 0..{self.num_actions - 1}")
-        a = int(action)
-        if not 0 <= a < self.num_actions:
-            raise ActionError(f"action {a} is out of range; valid: 0..{self.num_actions - 1}")
-        return a
+        """Validate an action id (int, numpy integer or 0-d integer array in range) and return it as ``int``."""
+        return check_action_id(action, self.num_actions)
 
     def decode(self, action: int) -> Action:
         return self._decode_slow(self.check(action))
@@ -218,29 +210,5 @@ class ActionLayout:
 
 
 def action_layout(config: GameConfig) -> ActionLayout:
-    """The layout of a configuration (built once per config object); the duel's is a ``DuelActionLayout``."""
-    if config.game == "duel":
-        from saboteur_env.duel.actions import duel_action_layout
-
-        return duel_action_layout(config)  # type: ignore[return-value]
-    if config.game == "sab2":
-        from saboteur_env.sab2.rules import action_layout as sab2_action_layout
-
-        return sab2_action_layout(config)  # type: ignore[return-value]
+    """The layout of a base-game configuration (built once per config object)."""
     return config.cached("_action_layout", ActionLayout)
-
-
-def num_actions(config: GameConfig) -> int:
-    return action_layout(config).num_actions
-
-
-def decode_action(config: GameConfig, action: int) -> Action:
-    return action_layout(config).decode(action)
-
-
-def encode_action(config: GameConfig, act: Action) -> int:
-    return action_layout(config).encode(act)
-
-
-def action_to_string(config: GameConfig, action: int) -> str:
-    return action_layout(config).to_string(action)

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env import board, observation, rules
-from saboteur_env.cards import (
+from saboteur_env.base import board, observation, rules
+from saboteur_env.base.cards import (
     GOAL_KINDS,
     KIND_CODES,
     KIND_GOAL_GOLD,
@@ -41,8 +41,8 @@ from saboteur_env.cards import (
     TOOL_NAMES,
     Role,
 )
-from saboteur_env.config import ConfigError, GameConfig
-from saboteur_env.state import GameState
+from saboteur_env.base.state import GameState
+from saboteur_env.common.config import ConfigError, GameConfig
 
 _GOAL_TOKENS = {"G": KIND_GOAL_GOLD, "A": KIND_GOAL_STONE_A, "B": KIND_GOAL_STONE_B}
 _GOAL_NAMES = {"gold": KIND_GOAL_GOLD, "stone_a": KIND_GOAL_STONE_A, "stone_b": KIND_GOAL_STONE_B}

@@ -157,14 +157,9 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from saboteur_env import rules
-from saboteur_env.actions import action_layout
-from saboteur_env.config import ConfigError, GameConfig
-from saboteur_env.duel.state import DuelState
-from saboteur_env.observation import encode_observation, encode_state, observation_layout, state_size
-from saboteur_env.render import render_text
-from saboteur_env.sab2.state import Sab2State
-from saboteur_env.state import GameState
+from saboteur_env import api
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import ConfigError, GameOverError
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -199,7 +194,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode={render_mode!r} is not valid; valid: None, 'ansi', 'human', 'rgb_array'")
         if render_viewer is not None and render_viewer != "omniscient" and not (
-            isinstance(render_viewer, int) and 0 <= render_viewer < self.config.num_players
+            isinstance(render_viewer, (int, np.integer))
+            and not isinstance(render_viewer, (bool, np.bool_))
+            and 0 <= render_viewer < self.config.num_players
         ):
             raise ConfigError(
                 f"render_viewer={render_viewer!r} is not valid; valid: None, 'omniscient' or a seat "
@@ -210,8 +207,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         n = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        self._layout = action_layout(self.config)
-        obs_layout = observation_layout(self.config)
+        self.variant = self.config.variant
+        self._layout = self.variant.action_layout(self.config)
+        obs_layout = self.variant.observation_layout(self.config)
         num_actions = self._layout.num_actions
         obs_space = spaces.Dict(
             {
@@ -222,10 +220,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         # Built once: PettingZoo requires the identical space object on every call.
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
         self._action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
-        self.state_space = spaces.Box(0.0, np.inf, (state_size(self.config),), dtype=np.float32)
+        self.state_space = spaces.Box(0.0, np.inf, (self.variant.state_size(self.config),), dtype=np.float32)
         self._zero_mask = np.zeros(num_actions, dtype=np.int8)
         self.np_random, self.np_random_seed = seeding.np_random(None)
-        self.game: GameState | None = None
+        self.game: Any = None  # the variant's state (``variant.state_type``)
 
     # ---- spaces ----
     def observation_space(self, agent: str) -> spaces.Space:
@@ -240,17 +238,20 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
         options = dict(options or {})
-        start: GameState | None = options.pop("game", None)
+        start: Any = options.pop("game", None)
         if options:
             # PettingZoo's api_test passes arbitrary options; unknown keys are reported, not fatal.
             warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
         if start is not None:
-            states = (GameState, DuelState, Sab2State)
-            if not isinstance(start, states) or start.config != self.config or start.game_over:
-                raise ConfigError("options['game'] must be an unfinished game state with this environment's config")
+            if not isinstance(start, self.variant.state_type) or start.config != self.config or start.game_over:
+                raise ConfigError(
+                    f"options['game'] must be an unfinished {self.variant.state_type.__name__} with this "
+                    f"environment's config, got {type(start).__name__}"
+                )
+            self.variant.check_state(start)  # StateError (a ValueError) naming the broken invariant
             self.game = start.clone()
         else:
-            self.game = rules.new_game(self.config, self.np_random)
+            self.game = self.variant.new_game(self.config, self.np_random)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -264,9 +265,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game()
         seat = self._seat[agent]
-        obs = encode_observation(game, seat)
+        obs = self.variant.encode_observation(game, seat)
         if agent == self.agent_selection and not (self.terminations.get(agent) or self.truncations.get(agent)):
-            mask = rules.legal_action_mask(game).view(np.int8).copy()
+            mask = self.variant.legal_action_mask(game).view(np.int8).copy()
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
@@ -274,14 +275,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if not self.agents:
-            raise rules.GameOverError("the game is over and every agent has been removed; call reset()")
+            raise GameOverError("the game is over and every agent has been removed; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None:
             raise ValueError(f"{agent} is alive: step() needs an action id, not None")
         game = self._require_game()
-        rules.apply_action(game, action, inplace=True)  # raises before any change on bad input
+        self.variant.apply_action(game, action, inplace=True)  # raises before any change on bad input
         self._cumulative_rewards[agent] = 0.0
         # Rewards are only non-zero at a round end; skip the per-agent bookkeeping otherwise.
         reward_step = game.round_just_ended
@@ -291,22 +292,18 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
                 self.rewards[a] = values[seat]
             self._rewards_set = reward_step
         if game.round_just_ended:
+            # What each seat may know of the round, as a fresh copy per seat (an agent that edits its info
+            # changes nothing else).
             result = game.round_results[-1]
-            if type(game) in (DuelState, Sab2State):  # scores are public there (RULES.md §5.2, §5.3)
-                self.infos = {a: {"round_result": dict(result)} for a in self.agents}
-            else:
-                # Public facts of the round for everyone; nugget values only for their owner (RULES.md §5.1).
-                public = {k: v for k, v in result.items() if k != "nuggets"}
-                self.infos = {
-                    a: {"round_result": dict(public, my_nuggets=result["nuggets"][self._seat[a]])} for a in self.agents
-                }
+            public = self.variant.public_round_result
+            self.infos = {a: {"round_result": public(result, self._seat[a])} for a in self.agents}
             self._infos_set = True
         elif self._infos_set:
             self.infos = {a: {} for a in self.agents}
             self._infos_set = False
         if game.game_over:
-            ranking = rules.final_ranking(game)
-            totals = rules.returns(game)
+            ranking = api.final_ranking(game)
+            totals = self.variant.returns(game)
             for a, seat in self._seat.items():
                 self.terminations[a] = True
                 self.infos[a] = dict(self.infos[a], final_ranking=ranking[seat], nuggets=int(totals[seat]))
@@ -320,9 +317,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def state(self) -> np.ndarray:
         """Full state for centralised critics. NOT for agents: it contains every hidden element."""
-        return encode_state(self._require_game())
+        return self.variant.encode_state(self._require_game())
 
-    def clone_game(self) -> GameState:
+    def clone_game(self) -> Any:
         """An independent copy of the engine state."""
         return self._require_game().clone()
 
@@ -334,10 +331,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             gymnasium.logger.warn("render() called without a render_mode; pass 'ansi', 'human' or 'rgb_array'")
             return None
         if self.render_mode == "rgb_array":
-            from saboteur_env.image import render_image
-
-            return render_image(self._require_game(), self.render_viewer)
-        text = render_text(self._require_game(), self.render_viewer)
+            return self.variant.render_image(self._require_game(), self.render_viewer)
+        text = self.variant.render_text(self._require_game(), self.render_viewer)
         if self.render_mode == "human":
             print(text)
             return None
@@ -346,9 +341,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     def close(self) -> None:
         pass
 
-    def _require_game(self) -> GameState:
+    def _require_game(self) -> Any:
         if self.game is None:
-            raise rules.GameOverError("reset() must be called before using the environment")
+            raise GameOverError("reset() must be called before using the environment")
         return self.game
 
 
@@ -382,7 +377,7 @@ class SingleSeatEnv(gymnasium.Env):
         learner_seats: Sequence[int] | None = None,
         render_mode: str | None = None,
         illegal_reward: float | None = None,
-        shaping: Callable[[GameState, int], float] | None = None,
+        shaping: Callable[[Any, int], float] | None = None,
         **config: Any,
     ) -> None:
         super().__init__()
@@ -408,7 +403,7 @@ class SingleSeatEnv(gymnasium.Env):
         self._illegal = False
 
     @property
-    def game(self) -> GameState:
+    def game(self) -> Any:
         return self._env._require_game()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -429,7 +424,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self.game.game_over or self._illegal:
-            raise rules.GameOverError("the episode is over; call reset()")
+            raise GameOverError("the episode is over; call reset()")
         if self.game.current != self.seat:
             raise RuntimeError("internal error: the learner is not to act")
         if self.illegal_reward is not None and not self.action_masks()[self._env._layout.check(action)]:
@@ -456,7 +451,7 @@ class SingleSeatEnv(gymnasium.Env):
         """Bool mask of the learner's legal actions (all False once the game is over)."""
         if self.game.game_over:
             return np.zeros(self.action_space.n, dtype=bool)
-        return rules.legal_action_mask(self.game).copy()
+        return self._env.variant.legal_action_mask(self.game).copy()
 
     def render(self) -> str | np.ndarray | None:
         return self._env.render()
@@ -478,7 +473,7 @@ class SingleSeatEnv(gymnasium.Env):
             self._collect()
 
     def _observation(self) -> np.ndarray:
-        return encode_observation(self.game, self.seat)
+        return self._env.variant.encode_observation(self.game, self.seat)
 
     def _info(self) -> dict:
         return {"seat": self.seat, "action_mask": self.action_masks()}

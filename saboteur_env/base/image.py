@@ -15,40 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.board import geometry
-from saboteur_env.cards import KIND_GOAL_GOLD, TOOL_NAMES
-from saboteur_env.duel.state import DuelState
-from saboteur_env.observation import PlayerView, player_view
-from saboteur_env.sab2.state import Sab2State
-from saboteur_env.state import GameState
-
-CELL = 36
-PAD = 8
-ROW = 16
-COLOURS = {
-    "background": (30, 30, 36),
-    "empty": (58, 58, 66),
-    "card": (120, 84, 52),
-    "tunnel": (214, 190, 140),
-    "connected": (255, 226, 92),
-    "cap": (40, 24, 14),
-    "start": (60, 150, 80),
-    "facedown": (40, 60, 120),
-    "gold": (230, 180, 40),
-    "stone": (140, 140, 140),
-    "text": (235, 235, 235),
-    "broken": (230, 70, 60),
-    "ok": (120, 200, 120),
-    "turn": (255, 226, 92),
-}
-_ARM = ((0, -1), (1, 0), (0, 1), (-1, 0))  # unit vectors N, E, S, W in image coordinates (x, y)
-_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-
-
-def _font():
-    from PIL import ImageFont
-
-    return ImageFont.load_default()
+from saboteur_env.base.cards import KIND_GOAL_GOLD, TOOL_NAMES
+from saboteur_env.base.observation import PlayerView, player_view
+from saboteur_env.base.state import GameState
+from saboteur_env.common.draw import ARM, CELL, COLOURS, EDGE_PAIRS, PAD, ROW, default_font
+from saboteur_env.common.geometry import geometry
 
 
 def draw_view(
@@ -64,7 +35,7 @@ def draw_view(
     height = PAD * 2 + ROW + cfg.rows * CELL + PAD + (p + 1) * ROW
     img = Image.new("RGB", (width, height), COLOURS["background"])
     d = ImageDraw.Draw(img)
-    font = _font()
+    font = default_font()
     heading = title or f"round {view.round + 1}/{cfg.rounds}   draw pile {view.deck_size}"
     d.text((PAD, PAD), heading, fill=COLOURS["text"], font=font)
     top = PAD + ROW
@@ -122,14 +93,14 @@ def _draw_tunnels(d, view: PlayerView, r: int, c: int, cx: int, cy: int) -> None
     jb, sb = int(view.join_bits[r, c]), int(view.stub_bits[r, c])
     half = CELL // 2 - 1
     joined = [False] * 4
-    for i, (a, b) in enumerate(_PAIRS):
+    for i, (a, b) in enumerate(EDGE_PAIRS):
         if (jb >> i) & 1:
             joined[a] = joined[b] = True
     for e in range(4):
         if not (ob >> e) & 1:
             continue
         colour = COLOURS["connected"] if (cb >> e) & 1 else COLOURS["tunnel"]
-        ux, uy = _ARM[e]
+        ux, uy = ARM[e]
         end = (cx + ux * half, cy + uy * half)
         if (sb >> e) & 1:  # dead-end stub: stops short of the centre with a cap
             start = (cx + ux * half // 3, cy + uy * half // 3)
@@ -144,14 +115,6 @@ def _draw_tunnels(d, view: PlayerView, r: int, c: int, cx: int, cy: int) -> None
 
 def render_image(state: GameState, viewer: int | str | None = None) -> NDArray[np.uint8]:
     """Image of the game: ``viewer`` = a seat (its perspective), None (public view) or ``"omniscient"``."""
-    if type(state) is DuelState:
-        from saboteur_env.duel.render import render_image as duel_render_image
-
-        return duel_render_image(state, viewer)
-    if type(state) is Sab2State:
-        from saboteur_env.sab2.render import render_image as sab2_render_image
-
-        return sab2_render_image(state, viewer)
     if isinstance(viewer, int) and not isinstance(viewer, bool):
         if not 0 <= viewer < state.config.num_players:
             raise ValueError(f"viewer={viewer} out of range; valid: 0..{state.config.num_players - 1}")

@@ -1,0 +1,189 @@
+"""Game configuration with early validation; it knows no game and asks the registered variant for game facts.
+
+``GameConfig.game`` names a registered variant (``saboteur_env.variants``). The variant declares its player range,
+which game-specific fields apply (``options``), its frame, hand size and a bound on decisions per round; the config
+validates against those declarations and caches the variant on itself (``config.variant``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from saboteur_env.common import registry
+from saboteur_env.common.errors import ConfigError
+
+if TYPE_CHECKING:
+    from saboteur_env.variant import Frame, Variant
+
+MAX_MARGIN = 10
+MAX_HISTORY = 256
+REWARDS = ("gold", "win")
+# Game-specific fields and their defaults: a field applies only to the variants that list it in ``options``.
+GAME_OPTIONS: dict[str, Any] = {"broken_tool_penalty": False, "duel_layout": "seed_5x9"}
+
+T = TypeVar("T")
+
+__all__ = ["GAME_OPTIONS", "MAX_HISTORY", "MAX_MARGIN", "REWARDS", "ConfigError", "GameConfig"]
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Rules and encoding options of one game.
+
+    Attributes:
+        num_players: base 3-10, Saboteur 2 2-12, the Duel 2; default per game (4, 5, 2).
+        margin: extra playable rows/cols on every side of the rulebook frame (rules reference §0.2), 0-10.
+        rounds: rounds in a game, 1-3 (the rulebooks play 3).
+        broken_tool_penalty: optional base-game rule (diggers with a broken tool get no gold); base game only.
+        reward: ``"gold"`` - nuggets won at each round end; ``"win"`` - +1/-1 per round for winners/losers (Duel:
+            +1/-1/0 for the game's winner/loser/a draw at the end).
+        history_length: public events kept in the observation, 0-256.
+        game: a registered variant: ``"base"``, ``"sab2"``, ``"duel"`` or one added with
+            ``saboteur_env.variants.register``.
+        duel_layout: Duel geometry, ``"seed_5x9"`` or ``"official_5x10"``; Duel only.
+    """
+
+    num_players: int = None  # type: ignore[assignment]  # None: the variant's default, resolved in __post_init__
+    margin: int = 0
+    rounds: int = 3
+    broken_tool_penalty: bool = False
+    reward: str = "gold"
+    history_length: int = 16
+    game: str = "base"
+    duel_layout: str = "seed_5x9"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.game, str):
+            raise ConfigError(f"game={self.game!r} must be a str; valid: {', '.join(map(repr, registry.names()))}")
+        variant = registry.lookup(self.game)
+        object.__setattr__(self, "_variant", variant)
+        if self.num_players is None:
+            object.__setattr__(self, "num_players", variant.default_players)
+        self.validate()
+        object.__setattr__(self, "_frame", variant.frame(self))
+
+    @property
+    def variant(self) -> Variant:
+        """The registered variant that plays this config (looked up once)."""
+        return self.__dict__["_variant"]
+
+    def cached(self, key: str, factory: Callable[[GameConfig], T]) -> T:
+        """Per-config memo for derived tables (layouts, geometry); kept out of pickles and comparisons."""
+        value = self.__dict__.get(key)
+        if value is None:
+            value = factory(self)
+            object.__setattr__(self, key, value)
+        return value
+
+    def __getstate__(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    def __hash__(self) -> int:
+        # Cached: configs key the layout caches on every decision, and the generated hash rebuilds a tuple.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            # Strings by CRC: str hashes differ between processes.
+            h = hash((self.num_players, self.margin, self.rounds, self.broken_tool_penalty,
+                      REWARDS.index(self.reward), self.history_length, zlib.crc32(self.game.encode()),
+                      zlib.crc32(self.duel_layout.encode())))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` for the first bad field."""
+        variant = self.variant
+        for name in ("num_players", "margin", "rounds", "history_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name}={value!r} must be an int")
+        if not isinstance(self.broken_tool_penalty, bool):
+            raise ConfigError(f"broken_tool_penalty={self.broken_tool_penalty!r} must be a bool (True or False)")
+        if not isinstance(self.duel_layout, str):
+            raise ConfigError(f"duel_layout={self.duel_layout!r} must be a str")
+        if not isinstance(self.reward, str) or self.reward not in REWARDS:
+            raise ConfigError(f"reward={self.reward!r} is not valid; valid: {', '.join(map(repr, REWARDS))}")
+        for name, default in GAME_OPTIONS.items():
+            if name not in variant.options and getattr(self, name) != default:
+                games = [v for v in registry.names() if name in registry.lookup(v).options]
+                raise ConfigError(
+                    f"{name}={getattr(self, name)!r} only applies to game={' or '.join(map(repr, games))} "
+                    f"(game={self.game!r})"
+                )
+        variant.check_config(self)
+        lo, hi = variant.min_players, variant.max_players
+        if not lo <= self.num_players <= hi:
+            valid = f"{lo}..{hi}" if lo < hi else f"{lo}"
+            raise ConfigError(
+                f"num_players={self.num_players!r} is out of range for game={self.game!r}; valid: {valid}"
+            )
+        _check_range("margin", self.margin, 0, MAX_MARGIN)
+        _check_range("rounds", self.rounds, 1, 3)
+        _check_range("history_length", self.history_length, 0, MAX_HISTORY)
+
+    # ---- derived geometry (storage coordinates = frame coordinates + margin) ----
+    @property
+    def frame(self) -> Frame:
+        """The variant's frame for this config (rows, cols, start and goal cells in frame coordinates)."""
+        return self.__dict__["_frame"]
+
+    @property
+    def frame_rows(self) -> int:
+        return self.frame.rows
+
+    @property
+    def frame_cols(self) -> int:
+        return self.frame.cols
+
+    @property
+    def rows(self) -> int:
+        return self.frame.rows + 2 * self.margin
+
+    @property
+    def cols(self) -> int:
+        return self.frame.cols + 2 * self.margin
+
+    @property
+    def num_cells(self) -> int:
+        return self.rows * self.cols
+
+    def cell_index(self, row: int, col: int) -> int:
+        """Flat storage index of frame cell ``(row, col)`` (frame coordinates may be negative with a margin)."""
+        r, c = row + self.margin, col + self.margin
+        if not (0 <= r < self.rows and 0 <= c < self.cols):
+            raise ConfigError(
+                f"cell ({row}, {col}) is outside the playable area rows "
+                f"{-self.margin}..{self.frame_rows - 1 + self.margin}, "
+                f"cols {-self.margin}..{self.frame_cols - 1 + self.margin}"
+            )
+        return r * self.cols + c
+
+    def cell_coords(self, index: int) -> tuple[int, int]:
+        """Frame coordinates ``(row, col)`` of a flat storage index."""
+        r, c = divmod(index, self.cols)
+        return r - self.margin, c - self.margin
+
+    @property
+    def hand_size(self) -> int:
+        return self.variant.hand_size(self)
+
+    @property
+    def max_decisions_per_round(self) -> int:
+        """A true upper bound on the decisions of one round (the variant's proof is in its docstring)."""
+        return self.variant.max_decisions_per_round(self)
+
+    @property
+    def max_game_length(self) -> int:
+        return self.rounds * self.max_decisions_per_round
+
+
+def _check_range(name: str, value: int, lo: int, hi: int) -> None:
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name}={value!r} is out of range; valid: {lo}..{hi}")

@@ -1,0 +1,75 @@
+"""The variant registry: ``"base"``, ``"sab2"``, ``"duel"``, and any variant a user registers.
+
+>>> from saboteur_env import variants
+>>> variants.names()
+('base', 'sab2', 'duel')
+>>> variants.get("duel").title
+'Saboteur: The Duel'
+
+``register(variant)`` adds a user's own game (an object satisfying :class:`saboteur_env.variant.Variant`); after
+that ``GameConfig(game=variant.name)``, the engine API, the PettingZoo environment and every tool that takes a
+config play it. ``variant_of(config_or_state)`` is the lookup the engine API uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from saboteur_env.base.variant import BASE
+from saboteur_env.common import registry
+from saboteur_env.common.errors import ConfigError
+from saboteur_env.duel.variant import DUEL
+from saboteur_env.sab2.variant import SAB2
+from saboteur_env.variant import Variant
+
+__all__ = ["get", "names", "register", "rules_versions", "variant_of"]
+
+_REQUIRED = [name for name in dir(Variant) if not name.startswith("_")] + list(Variant.__annotations__)
+
+
+def register(variant: Variant, *, replace: bool = False) -> Variant:
+    """Add ``variant`` to the registry under ``variant.name`` (``replace=True`` to redefine a name)."""
+    missing = sorted({name for name in _REQUIRED if not hasattr(variant, name)})
+    if missing:
+        raise ConfigError(f"{variant!r} is not a Variant: it lacks {', '.join(missing)}")
+    if not isinstance(variant.name, str) or not variant.name:
+        raise ConfigError(f"variant name {variant.name!r} must be a non-empty str")
+    if variant.name in registry.names() and not replace:
+        raise ConfigError(f"a variant named {variant.name!r} is already registered (pass replace=True)")
+    registry.add(variant)
+    return variant
+
+
+def unregister(name: str) -> None:
+    """Remove a user variant (the three games cannot be removed)."""
+    if name in ("base", "sab2", "duel"):
+        raise ConfigError(f"the built-in variant {name!r} cannot be unregistered")
+    registry.lookup(name)
+    registry.remove(name)
+
+
+def get(name: str) -> Variant:
+    """The variant registered under ``name`` (``ConfigError`` listing the valid names otherwise)."""
+    return registry.lookup(name)
+
+
+def names() -> tuple[str, ...]:
+    return registry.names()
+
+
+def variant_of(obj: Any) -> Variant:
+    """The variant of a :class:`GameConfig` or of a game state (anything with a ``config``)."""
+    config = getattr(obj, "config", obj)
+    try:
+        return config.variant
+    except AttributeError:
+        raise TypeError(f"expected a GameConfig or a game state, got {type(obj).__name__}") from None
+
+
+def rules_versions() -> dict[str, str]:
+    """Rules version per registered variant (tournament logs and golden files record them)."""
+    return {name: registry.lookup(name).rules_version for name in registry.names()}
+
+
+for _variant in (BASE, SAB2, DUEL):
+    register(_variant)
