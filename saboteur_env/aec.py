@@ -148,7 +148,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gymnasium
 import numpy as np
@@ -219,7 +219,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         )
         # Built once: PettingZoo requires the identical space object on every call.
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
-        self._action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self._action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self.state_space = spaces.Box(0.0, np.inf, (self.variant.state_size(self.config),), dtype=np.float32)
         self._zero_mask = np.zeros(num_actions, dtype=np.int8)
         self.np_random, self.np_random_seed = seeding.np_random(None)
@@ -257,7 +257,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._infos_set = False
         self._rewards_set = False
         self.agent_selection = self.possible_agents[self.game.current]
@@ -369,7 +369,7 @@ class SingleSeatEnv(gymnasium.Env):
     seat and the mask.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 - Gymnasium's own type
 
     def __init__(
         self,
@@ -396,8 +396,10 @@ class SingleSeatEnv(gymnasium.Env):
         self.learner_seats = seats
         self.opponents_factory = opponents
         self.render_mode = render_mode
-        self.observation_space = self._env.observation_space(self._env.possible_agents[0])["observation"]
-        self.action_space = self._env.action_space(self._env.possible_agents[0])
+        first = self._env.possible_agents[0]
+        self.observation_space = cast(spaces.Dict, self._env.observation_space(first))["observation"]
+        self.action_space = discrete = cast(spaces.Discrete, self._env.action_space(first))
+        self._num_actions = int(discrete.n)
         self.seat = seats[0]
         self._opponents: dict[int, Any] = {}
         self._illegal = False
@@ -450,10 +452,10 @@ class SingleSeatEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Bool mask of the learner's legal actions (all False once the game is over)."""
         if self.game.game_over:
-            return np.zeros(self.action_space.n, dtype=bool)
+            return np.zeros(self._num_actions, dtype=bool)
         return self._env.variant.legal_action_mask(self.game).copy()
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> Any:
         return self._env.render()
 
     def close(self) -> None:

@@ -108,14 +108,31 @@ Viewer = int | str | None
 class Variant(Protocol):
     """One game behind the engine API; see the module docstring for the members."""
 
-    name: str
-    title: str
-    rules_version: str
-    min_players: int
-    max_players: int
-    default_players: int
-    options: tuple[str, ...]
-    state_type: type
+    # Facts as data (read-only, so a class attribute of a narrower type satisfies them).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def rules_version(self) -> str: ...
+
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
+    @property
+    def default_players(self) -> int: ...
+
+    @property
+    def options(self) -> tuple[str, ...]: ...
+
+    @property
+    def state_type(self) -> type[Any]: ...
+
 
     def check_config(self, config: GameConfig) -> None: ...
 

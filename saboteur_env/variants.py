@@ -24,7 +24,7 @@ from saboteur_env.variant import Variant
 
 __all__ = ["get", "names", "register", "rules_versions", "variant_of"]
 
-_REQUIRED = [name for name in dir(Variant) if not name.startswith("_")] + list(Variant.__annotations__)
+_REQUIRED = [name for name in dir(Variant) if not name.startswith("_")]
 
 
 def register(variant: Variant, *, replace: bool = False) -> Variant:

@@ -28,7 +28,7 @@ from saboteur_env import (
 
 def test_defect__env_factories_survive_importing_the_env_module():
     """``saboteur_env.env`` was replaced by the submodule of the same name on first use."""
-    import saboteur_env.aec  # noqa: F401 - the import that used to shadow the factory
+    import saboteur_env.aec  # the import that used to shadow the factory
 
     for _ in range(2):
         saboteur_env.env().reset(seed=0)
@@ -121,7 +121,8 @@ def test_defect__zero_dimensional_integer_actions_are_accepted(game, players):
 
 @pytest.mark.parametrize(
     "game,players,field",
-    [("base", 4, "hands"), ("base", 4, "gold_nuggets"), ("sab2", 5, "hands"), ("sab2", 5, "gold"), ("duel", 2, "hands")],
+    [("base", 4, "hands"), ("base", 4, "gold_nuggets"), ("sab2", 5, "hands"), ("sab2", 5, "gold"),
+     ("duel", 2, "hands")],
 )
 def test_defect__reset_from_a_state_with_negative_counts_is_refused(game, players, field):
     e = saboteur_env.raw_env(game=game, num_players=players)

@@ -322,7 +322,7 @@ def _why(s: Sab2State, a: int) -> str:
         return "finish the pass / option C first (discard" + (" or stop)" if s.phase == Phase.PASS else ")")
     plays_card = 0 <= act.kind < sc.NUM_DECK_KINDS and act.segment not in ("free", "steal", "stop")
     if plays_card and not s.hands[s.current, act.kind]:
-        return f"seat {s.current} holds no {action_layout(s.config).to_string(a).split(' ')[1]}"
+        return f"seat {s.current} holds no {sc.HAND_CODES[act.kind]} card"
     if act.segment == "place" and (s.broken[s.current].any() or s.trapped[s.current]):
         return "a player with a broken tool or Trapped! cannot place path cards"
     return "no legal target or placement"
