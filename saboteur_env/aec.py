@@ -12,7 +12,8 @@ Agents               ``player_0`` ... ``player_{N-1}``: N = 3..10 base, 2..12 sa
 Observation          ``Dict(observation=Box(float32, (D,)), action_mask=Box(int8, (A,)))``
 Observation values   non-negative counts, one-hots and 0..1 coordinates (bounds in the space)
 Rewards              nuggets won at each round end (``reward="gold"``) or +1/-1 per round (``reward="win"``)
-Episode              one game: ``rounds`` rounds (default 3); at most ``67 * rounds`` decisions (duel: 146 per round)
+Episode              one game: ``rounds`` rounds (default 3); at most ``config.max_game_length`` decisions
+                     (per round: 67 base, 208 sab2, 146 duel)
 ===================  =======================================================================================
 
 Rules: ``RULES.md`` §0, §1, §4 (base game, 3-10 players). One decision = one card played or discarded by the seat
@@ -142,6 +143,20 @@ Version History
 * v0, saboteur-env 0.2.0: ``game="duel"`` (Saboteur: The Duel, two layouts) and ``game="sab2"`` (Saboteur 2,
   2-12 players) added; ``SingleSeatEnv`` gains an optional ``shaping`` potential. Base-game behaviour, spaces and
   seeds are unchanged.
+* v0, saboteur-env 0.3.0: the games are peers behind one ``Variant`` protocol and a registry
+  (``saboteur_env.variants``; ``register()`` adds a game of your own). Game behaviour, spaces, observations and
+  seeds are unchanged (golden replays byte for byte). Breaking, for code that imported modules directly: this
+  module moved from ``saboteur_env.env`` to ``saboteur_env.aec`` (``saboteur_env.env(...)`` and
+  ``saboteur_env.raw_env`` are unchanged; PettingZoo's entry point is ``saboteur_env.aec:env``); the base game's
+  modules moved to ``saboteur_env.base`` (``saboteur_env.base.board``, ``.positions``, ``.rules``, ...); shared
+  pieces to ``saboteur_env.common`` (``config``, ``errors``, ``geometry``, ``arms``, ``cards`` for the card model);
+  ``DUEL_LAYOUTS`` to ``saboteur_env.duel.variant``; ``ActionError`` to the package (``saboteur_env.ActionError``).
+  Fixes: infos are fresh per-seat copies (an agent editing its info changed other seats' observations in
+  Saboteur 2); ``reset(options={"game": s})`` validates the state (``StateError``); ``render_viewer=True`` and
+  unhashable ``game``/``duel_layout`` values are ``ConfigError``; 0-d integer arrays are accepted as actions;
+  bad seats raise ``SeatError``; an illegal Saboteur 2 Theft id is an ``IllegalActionError``;
+  ``max_game_length`` is a true bound for every game (Saboteur 2: 624, was 201); ``player_view`` works for
+  Saboteur 2 (``saboteur_env.sab2.view.Sab2View``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""The package layout: imports run one way, no cycles, no game imports another, the environment knows no game."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import saboteur_env
+
+ROOT = Path(saboteur_env.__file__).parent
+GAMES = ("base", "sab2", "duel")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """saboteur_env modules imported anywhere in the file (functions included), except ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text())
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("saboteur_env"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("saboteur_env"):
+            # ``from saboteur_env.x import y`` may import the submodule ``x.y``
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if (ROOT.parent / (sub.replace(".", "/") + ".py")).exists()
+                        or (ROOT.parent / sub.replace(".", "/")).is_dir() else node.module)  # fmt: skip
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module_name(p): _imports(p) for p in ROOT.rglob("*.py")}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "package"
+    return parts[1]
+
+
+# Who may import whom (by top-level part of saboteur_env): package -> api -> variants -> each game -> common.
+ALLOWED = {
+    "package": {"package", "api", "variants", "variant", "common", "aec", *GAMES},
+    "aec": {"api", "common", "variant"},
+    "api": {"variants", "common", "variant"},
+    "variants": {"common", "variant", *GAMES},
+    "variant": {"common"},
+    "common": {"common", "variant"},
+    **{game: {game, "common", "variant"} for game in GAMES},
+}
+
+
+def test_architecture__imports_run_one_way():
+    bad = []
+    for module, imported in _graph().items():
+        layer = _layer(module)
+        for target in imported:
+            if _layer(target) not in ALLOWED[layer]:
+                bad.append(f"{module} imports {target}")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_architecture__no_import_cycles():
+    graph = _graph()
+    modules = set(graph)
+
+    def edges(m: str) -> set[str]:
+        # ``import saboteur_env.x`` runs the package first; the package itself is the entry point, not a dependency
+        return {t for t in graph[m] if t in modules and t != "saboteur_env"}
+
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for t in edges(m):
+            if state.get(t) == 1:
+                cycles.append([*stack[stack.index(t) :], t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(modules):
+        if m not in state:
+            visit(m)
+    assert not cycles, cycles
+
+
+def test_architecture__the_checker_can_fail(tmp_path):
+    """The import parser sees function-level imports and skips only TYPE_CHECKING blocks."""
+    f = tmp_path / "m.py"
+    f.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from saboteur_env.sab2 import cards\n"
+        "def g():\n    from saboteur_env.duel import rules\n"
+    )
+    assert _imports(f) == {"saboteur_env.duel.rules"}
+
+
+def _code_words(path: Path) -> set[str]:
+    """Names, attributes and string constants of a module's code (docstrings excluded)."""
+    tree = ast.parse(path.read_text())
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            docstrings.add(id(node.body[0].value))  # type: ignore[attr-defined]
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words.update(node.value.replace("'", " ").replace('"', " ").split())
+    return words
+
+
+def test_architecture__environment_and_api_name_no_game():
+    game_words = {"sab2", "duel", "Sab2State", "DuelState", "GameState", "game=sab2", "game=duel"}
+    for name in ("aec.py", "api.py"):
+        assert not _code_words(ROOT / name) & game_words, name
+    assert {"SAB2", "DUEL"} <= _code_words(ROOT / "variants.py")  # the checker does see names
