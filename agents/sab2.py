@@ -1,4 +1,4 @@
-"""Saboteur 2 agents, reading only their observation (decoded by ``Sab2ObservationLayout.split``).
+"""Saboteur 2 agents, reading only their observation (decoded into a :class:`saboteur_env.sab2.view.Sab2View`).
 
 ``Sab2Agent(config, role_aware=True)`` is the role-dispatching heuristic:
 
@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,14 +27,13 @@ from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.actions import PLACEABLE, SEGMENTS, Sab2ActionLayout
 from saboteur_env.sab2.cards import Sab2Role as R
-from saboteur_env.sab2.observation import SEAT_COLUMNS, sab2_observation_layout
 from saboteur_env.sab2.rules import action_layout
 from saboteur_env.sab2.state import Phase
+from saboteur_env.sab2.view import Sab2View
 
 INF = 99
 DECAY = 0.6
 DIGGERS = (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS, R.PROFITEER)
-GOLD = SEAT_COLUMNS.index("gold")
 
 
 class Sab2Agent:
@@ -46,19 +46,23 @@ class Sab2Agent:
         self.role_aware = role_aware
         self.name = "heuristic" if role_aware else "greedy"
         self.layout: Sab2ActionLayout = action_layout(config)
-        self.obs_layout = sab2_observation_layout(config)
         self.geo = geometry(config)
         self.rng = np.random.default_rng()
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
 
-    # ---- board analysis from the observation planes ----
-    def _targets(self, planes: NDArray[np.float32]) -> list[int]:
+    def view(self, observation: NDArray[np.float32]) -> Sab2View:
+        return Sab2View.from_observation(observation, self.config)
+
+    # ---- board analysis from the view (flat cell indices, as in actions) ----
+    def _targets(self, view: Sab2View) -> list[int]:
         """Goal cells worth digging to: the gold if the agent peeked it, else face-down goals not known stone."""
-        cells = [c for c in self.geo.goal_cells if planes[26, c] > 0.5]
-        gold = [c for c in cells if planes[29, c] > 0.5]
-        return gold or [c for c in cells if planes[30, c] < 0.5]
+        facedown, peeked_gold, peeked_stone = (a.ravel() for a in (view.goal_facedown, view.peeked_gold,
+                                                                   view.peeked_stone))  # fmt: skip
+        cells = [c for c in self.geo.goal_cells if facedown[c]]
+        gold = [c for c in cells if peeked_gold[c]]
+        return gold or [c for c in cells if not peeked_stone[c]]
 
     def _distance(self, empty: NDArray[np.bool_], goal: int) -> NDArray[np.int64]:
         dist = np.full(self.config.num_cells, INF, dtype=np.int64)
@@ -75,8 +79,7 @@ class Sab2Agent:
                     queue.append(j)
         return dist
 
-    def _frontier(self, planes, empty) -> list[int]:
-        conn = sum((planes[4 + e] > 0.5).astype(np.int64) << e for e in range(4))
+    def _frontier(self, conn: NDArray[np.int64], empty: NDArray[np.bool_]) -> list[int]:
         out = []
         for x in np.flatnonzero(conn).tolist():
             for d, j in enumerate(self.geo.nbr_list[x]):
@@ -91,11 +94,13 @@ class Sab2Agent:
             total += DECAY ** min(best, 30)
         return total
 
-    def _placement_value(self, planes, empty, maps, frontier, base, cell: int, orient: int) -> float:
+    def _placement_value(self, conn_bits: NDArray[np.int64], empty: NDArray[np.bool_],
+                         maps: dict[int, NDArray[np.int64]], frontier: list[int], base: float, cell: int,
+                         orient: int) -> float:  # fmt: skip
         kind, rot = PLACEABLE[orient]
         sid = 2 * kind + rot
         groups = sc.SHAPE_ARM_GROUP[sid]
-        conn = [(int(planes[4 + OPP[d], j]) > 0) if j >= 0 else False for d, j in enumerate(self.geo.nbr_list[cell])]
+        conn = [j >= 0 and bool((conn_bits[j] >> OPP[d]) & 1) for d, j in enumerate(self.geo.nbr_list[cell])]
         reached = 0
         if sc.SHAPE_LADDER[sid]:
             reached = int(sc.SHAPE_OPEN[sid])
@@ -114,24 +119,23 @@ class Sab2Agent:
         legal = np.flatnonzero(action_mask)
         if legal.size == 0:
             raise ValueError("act() needs a mask with at least one legal action")
-        v = self.obs_layout.split(observation)
-        role = int(v["role"].argmax()) if self.role_aware else R.BLUE_DIGGER
+        view = self.view(observation)
+        role = view.role if self.role_aware else R.BLUE_DIGGER
         digging_role = role in DIGGERS or not self.role_aware
-        phase = int(v["status"][6 + self.config.num_players : 6 + self.config.num_players + len(Phase)].argmax())
+        phase = view.phase
         by: dict[str, list[int]] = {}
         for a, g in zip(legal.tolist(), self.layout.segment_of[legal].tolist(), strict=True):
             by.setdefault(SEGMENTS[g], []).append(a)
-        hand = v["hand"]
-        seats = v["seats"]
+        hand = view.hand
         if phase == Phase.THEFT:
-            return max(by["steal"], key=lambda a: (seats[self.layout.decode(a).target, GOLD], -a))
+            return max(by["steal"], key=lambda a: (int(view.gold[self.layout.decode(a).target]), -a))
         if phase in (Phase.PASS, Phase.FREE):
             if "stop" in by:
                 return by["stop"][0]
             return self._cheapest(by["discard"], hand, role)
         # 1. Free yourself.
-        broken = seats[0, 0:3] > 0.5
-        trapped = seats[0, 3] > 0.5
+        broken = view.broken[0]
+        trapped = bool(view.trapped[0])
         for seg in ("repair", "double_repair", "free_at_last"):
             own = [a for a in by.get(seg, []) if self.layout.decode(a).target == 0]
             if own and (broken.any() or trapped):
@@ -141,17 +145,17 @@ class Sab2Agent:
         # 2. Theft on yourself.
         if by.get("theft"):
             return by["theft"][0]
-        planes = v["board"].reshape(v["board"].shape[0], -1)
-        empty = (planes[0:4].sum(0) == 0) & (planes[26] < 0.5)
-        maps = {g: self._distance(empty, g) for g in self._targets(planes)}
-        frontier = self._frontier(planes, empty)
+        conn_bits = view.conn_bits.ravel()
+        empty = (view.open_bits.ravel() == 0) & ~view.goal_facedown.ravel()
+        maps = {g: self._distance(empty, g) for g in self._targets(view)}
+        frontier = self._frontier(conn_bits, empty)
         base = self._score(frontier, maps)
         # 3. Placements.
         best, best_value = -1, 0.0
         for a in by.get("place", []):
             act = self.layout.decode(a)
             kind, _ = PLACEABLE[act.orientation]
-            value = self._placement_value(planes, empty, maps, frontier, base, act.cell, act.orientation)
+            value = self._placement_value(conn_bits, empty, maps, frontier, base, act.cell, act.orientation)
             if not digging_role and role == R.SABOTEUR:
                 value = -value
             if self.role_aware:
@@ -183,13 +187,14 @@ class Sab2Agent:
             return self._cheapest(by["discard"], hand, role)
         return int(legal[int(self.rng.integers(legal.size))])
 
-    def _cheapest(self, discards: list[int], hand: NDArray[np.float32], role: int) -> int:
+    def _cheapest(self, discards: list[int], hand: NDArray[np.int64], role: int) -> int:
         """The least useful card to discard: dead ends and doors of the other team first, then spare action cards."""
 
         def value(a: int) -> float:
             kind = self.layout.decode(a).kind
             if kind < sc.NUM_PATH_KINDS:
                 spec = sc.SPECS[kind]
+                assert spec is not None  # every path kind has a card spec
                 v = 0.5 if not spec.dead_end else 0.1
                 if spec.crystals and role == R.GEOLOGIST:
                     v += 1.0
@@ -210,30 +215,29 @@ class Sab2Oracle(Sab2Agent):
             raise ValueError(f"knows={knows!r} must be 'gold' or 'roles'")
         self.knows = knows
         self.name = f"{knows}_oracle"
-        self._state_fn = None
+        self._state_fn: Callable[[], NDArray[np.float32]] | None = None
+        self._seat = 0
 
-    def bind_state(self, state_fn) -> None:
+    def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
         self._state_fn = state_fn
 
-    def _hidden(self) -> dict:
+    def _hidden(self) -> dict[str, list[int]]:
         if self._state_fn is None:
             raise RuntimeError(f"{type(self).__name__} needs bind_state(env.state) before acting")
         from saboteur_env.sab2.observation import decode_state
 
         return decode_state(self._state_fn(), self.config)
 
-    def _targets(self, planes: NDArray[np.float32]) -> list[int]:
+    def _targets(self, view: Sab2View) -> list[int]:
         hidden = self._hidden()
         for slot, kind in enumerate(hidden["goal_kinds"]):
-            cell = self.geo.goal_cells[slot]
-            if kind == sc.KIND_GOALS[0] and planes[26, cell] > 0.5:
-                return [cell]
-        return super()._targets(planes)
+            if kind == sc.KIND_GOALS[0] and view.goal_facedown[view.cell(self.geo.goal_cells[slot])]:
+                return [self.geo.goal_cells[slot]]
+        return super()._targets(view)
 
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
-        v = self.obs_layout.split(observation)
         p = self.config.num_players
-        in_turn = int(v["status"][6 + p : 6 + p + len(Phase)].argmax()) == Phase.TURN
+        in_turn = self.view(observation).phase == Phase.TURN
         if self.knows == "roles" and in_turn:
             roles = self._hidden()["roles"]
             saboteur = roles[self._seat] == R.SABOTEUR

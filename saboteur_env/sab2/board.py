@@ -7,6 +7,8 @@ route from the start avoids every tunnel with a green door (``open_blue``) / a b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -16,7 +18,7 @@ from saboteur_env.sab2 import cards as sc
 _ARM_GROUP: list[list[int]] = sc.SHAPE_ARM_GROUP.tolist()
 
 
-def reach(cell_shape: NDArray[np.int16], nbr: list[list[int]], start: int,
+def reach(cell_shape: NDArray[np.int16], nbr: Sequence[Sequence[int]], start: int,
           blocked: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:  # fmt: skip
     """(cells,) arms connected to the start card, ladders linked to the start; ``blocked`` arms left out."""
     sid = np.maximum(cell_shape, 0)
@@ -28,7 +30,8 @@ def reach(cell_shape: NDArray[np.int16], nbr: list[list[int]], start: int,
     return reach_from(shape, usable.tolist(), _ARM_GROUP, nbr, start, (ladders,))
 
 
-def team_routes(cell_shape: NDArray[np.int16], nbr: list[list[int]], start: int, gold_cell: int) -> tuple[bool, bool]:
+def team_routes(cell_shape: NDArray[np.int16], nbr: Sequence[Sequence[int]], start: int,
+                gold_cell: int) -> tuple[bool, bool]:  # fmt: skip
     """(open_blue, open_green): the gold goal's tunnel connects to the start avoiding every tunnel that carries a
     green door / a blue door (§2.8)."""
     sid = np.maximum(cell_shape, 0)

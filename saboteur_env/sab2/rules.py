@@ -8,6 +8,8 @@ thief (in §2.10 order) chooses whom to steal from. Seats with an empty hand are
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,50 +37,82 @@ def action_layout(config: GameConfig) -> Sab2ActionLayout:
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
+class _RoundArrays(TypedDict):
+    """The state arrays ``start_round`` renews (a TypedDict, so ``Sab2State(**arrays)`` is type-checked)."""
+
+    hands: NDArray[np.int16]
+    roles: NDArray[np.int8]
+    broken: NDArray[np.bool_]
+    trapped: NDArray[np.bool_]
+    theft: NDArray[np.bool_]
+    theft_time: NDArray[np.int32]
+    inspected: NDArray[np.int8]
+    hats_swapped: NDArray[np.bool_]
+    inspections: NDArray[np.bool_]
+    discarded: NDArray[np.int16]
+    peeked: NDArray[np.bool_]
+    discards: NDArray[np.int16]
+    cell_shape: NDArray[np.int16]
+    reach: NDArray[np.uint8]
+    goal_kind: NDArray[np.int16]
+    goal_revealed: NDArray[np.bool_]
+
+
 def new_game(config: GameConfig, rng: np.random.Generator) -> Sab2State:
     deck = np.repeat(np.arange(sc.NUM_DECK_KINDS, dtype=np.int16), sc.DECK_COUNTS)
     decks = np.stack([rng.permutation(deck) for _ in range(config.rounds)])
     roles = np.stack([rng.permutation(sc.ROLE_DECK) for _ in range(config.rounds)])
     goals = np.stack([rng.permutation(np.array(sc.KIND_GOALS, dtype=np.int16)) for _ in range(config.rounds)])
     p = config.num_players
-    s = Sab2State(config=config, round_decks=decks, round_roles=roles, round_goals=goals)
-    s.gold = np.zeros(p, dtype=np.int32)
-    s.stolen_held = np.zeros(p, dtype=np.int32)
-    s.last_rewards = np.zeros(p)
+    s = Sab2State(
+        config=config, round_decks=decks, round_roles=roles, round_goals=goals,
+        **_round_arrays(config, roles[0], goals[0]),
+        gold=np.zeros(p, dtype=np.int32), stolen_held=np.zeros(p, dtype=np.int32), last_rewards=np.zeros(p),
+    )  # fmt: skip
     start_round(s, 0, starter=0)
     return s
 
 
+def _round_arrays(config: GameConfig, roles: NDArray[np.int8], goals: NDArray[np.int16]) -> _RoundArrays:
+    """The per-round arrays of a round before any card is dealt (empty hands, bare maze, nothing broken or seen)."""
+    p = config.num_players
+    geo = geometry(config)
+    cell_shape = np.full(config.num_cells, -1, dtype=np.int16)
+    cell_shape[geo.start_cell] = 2 * sc.KIND_START
+    return _RoundArrays(
+        hands=np.zeros((p, sc.NUM_DECK_KINDS), dtype=np.int16),
+        roles=roles[:p].copy(),
+        broken=np.zeros((p, 3), dtype=bool),
+        trapped=np.zeros(p, dtype=bool),
+        theft=np.zeros(p, dtype=bool),
+        theft_time=np.full(p, -1, dtype=np.int32),
+        inspected=np.full((p, p), -1, dtype=np.int8),
+        hats_swapped=np.zeros(p, dtype=bool),
+        inspections=np.zeros((p, p), dtype=bool),
+        discarded=np.zeros(p, dtype=np.int16),
+        peeked=np.zeros((p, 3), dtype=bool),
+        discards=np.zeros(sc.NUM_DECK_KINDS, dtype=np.int16),
+        cell_shape=cell_shape,
+        reach=sb.reach(cell_shape, geo.nbr_list, geo.start_cell),
+        goal_kind=goals.copy(),
+        goal_revealed=np.zeros(3, dtype=bool),
+    )
+
+
 def start_round(s: Sab2State, rnd: int, starter: int) -> None:
-    cfg = s.config
-    p = cfg.num_players
-    geo = geometry(cfg)
+    p = s.config.num_players
+    for name, value in _round_arrays(s.config, s.round_roles[rnd], s.round_goals[rnd]).items():
+        setattr(s, name, value)
     s.round = rnd
     s.deck_pos = sc.REMOVED_PER_ROUND  # the first 10 cards are set aside unseen
-    s.hands = np.zeros((p, sc.NUM_DECK_KINDS), dtype=np.int16)
     for seat in range(p):
         _draw(s, seat, sc.HAND_SIZE)
-    s.roles = s.round_roles[rnd][:p].copy()
     s.reserve_pos = p
-    s.broken = np.zeros((p, 3), dtype=bool)
-    s.trapped = np.zeros(p, dtype=bool)
-    s.theft = np.zeros(p, dtype=bool)
-    s.theft_time = np.full(p, -1, dtype=np.int32)
-    s.inspected = np.full((p, p), -1, dtype=np.int8)
-    s.hats_swapped = np.zeros(p, dtype=bool)
-    s.inspections = np.zeros((p, p), dtype=bool)
-    s.discarded = np.zeros(p, dtype=np.int16)
-    s.peeked = np.zeros((p, 3), dtype=bool)
-    s.discards = np.zeros(sc.NUM_DECK_KINDS, dtype=np.int16)
-    s.cell_shape = np.full(cfg.num_cells, -1, dtype=np.int16)
-    s.cell_shape[geo.start_cell] = 2 * sc.KIND_START
-    s.goal_kind = s.round_goals[rnd].copy()
-    s.goal_revealed = np.zeros(3, dtype=bool)
     s.phase, s.pending, s.free_target, s.thieves, s.finder = Phase.TURN, 0, -1, [], -1
     s.current = starter
     s.last_player = starter
     s.round_first_event = len(s.events)
-    _refresh_reach(s)
+    s.board_changed()
     _skip_empty(s)
 
 
@@ -139,7 +173,7 @@ def placement_table(s: Sab2State) -> NDArray[np.bool_]:
     code = ((has & open_facing) * w).sum(1) | ((has & ~open_facing) * w).sum(1) << 4
     code |= ((has & open_facing & conn_facing) * w).sum(1) << 8
     table = LEGAL[code] & ((s.cell_shape < 0) & ~geo.is_goal_cell)[:, None]
-    next_to_goal = geo.is_goal_cell[safe].any(1) & (nbr >= 0).any(1)
+    next_to_goal = np.logical_and(geo.is_goal_cell[safe].any(1), (nbr >= 0).any(1))
     table[:, LADDER_ORIENTATION] &= ~next_to_goal[:, None]
     s._cache["place"] = table
     return table
@@ -468,6 +502,7 @@ def _steal(s: Sab2State, thief: int, victim: int) -> None:
 
 
 def _finish_round(s: Sab2State) -> None:
+    assert s.round_start_gold is not None, "_end_round records the gold before the payouts"
     gained = s.gold - s.round_start_gold
     summary = dict(s.round_summary, gold=s.gold.tolist(), gained=gained.tolist())
     s.round_results.append(summary)

@@ -45,8 +45,11 @@ class Sab2Event(IntEnum):
     PASS_END = 18  # the pass or option C ends (arg = cards discarded)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Sab2State(ArrayState):
+    """Every array is required (``rules.new_game`` builds them all); ``rules.start_round`` replaces the per-round
+    ones."""
+
     config: GameConfig
     # ---- set-up of every round (hidden) ----
     round_decks: NDArray[np.int16]  # (rounds, 112) kinds; the first 10 are removed unseen
@@ -55,23 +58,23 @@ class Sab2State(ArrayState):
     # ---- current round ----
     round: int = 0
     deck_pos: int = 0
-    hands: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P, 55)
-    roles: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P,)
+    hands: NDArray[np.int16]  # (P, 55)
+    roles: NDArray[np.int8]  # (P,)
     reserve_pos: int = 0  # next role card of the reserve
-    broken: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3)
-    trapped: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P,)
-    theft: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P,)
-    theft_time: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) decision it was played
-    inspected: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P, P) role seen, -1 none
-    hats_swapped: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P,) this round
-    inspections: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, P) i inspected j (public)
-    discarded: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) face-down discards
-    peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3)
-    discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (55,)
-    cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) shape id, -1
-    reach: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) arms connected to start
-    goal_kind: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (3,)
-    goal_revealed: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (3,)
+    broken: NDArray[np.bool_]  # (P, 3)
+    trapped: NDArray[np.bool_]  # (P,)
+    theft: NDArray[np.bool_]  # (P,)
+    theft_time: NDArray[np.int32]  # (P,) decision it was played
+    inspected: NDArray[np.int8]  # (P, P) role seen, -1 none
+    hats_swapped: NDArray[np.bool_]  # (P,) this round
+    inspections: NDArray[np.bool_]  # (P, P) i inspected j (public)
+    discarded: NDArray[np.int16]  # (P,) face-down discards
+    peeked: NDArray[np.bool_]  # (P, 3)
+    discards: NDArray[np.int16]  # (55,)
+    cell_shape: NDArray[np.int16]  # (HW,) shape id, -1
+    reach: NDArray[np.uint8]  # (HW,) arms connected to start
+    goal_kind: NDArray[np.int16]  # (3,)
+    goal_revealed: NDArray[np.bool_]  # (3,)
     current: int = 0
     last_player: int = 0
     phase: int = Phase.TURN
@@ -79,12 +82,12 @@ class Sab2State(ArrayState):
     free_target: int = -1  # FREE: tool (0-2) or 3 = Trapped!
     thieves: list[int] = field(default_factory=list)  # THEFT: thieves still to steal, in order
     finder: int = -1
-    round_start_gold: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) before payouts
+    round_start_gold: NDArray[np.int32] | None = None  # (P,) before payouts; None until the first round ends
     round_summary: dict = field(default_factory=dict)  # winners and payouts, completed after the thefts
     # ---- whole game ----
-    gold: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) public totals
-    stolen_held: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) gold got by theft
-    last_rewards: NDArray[np.float64] = field(default=None)  # type: ignore[assignment]  # (P,)
+    gold: NDArray[np.int32]  # (P,) public totals
+    stolen_held: NDArray[np.int32]  # (P,) gold got by theft
+    last_rewards: NDArray[np.float64]  # (P,)
     round_results: list[dict] = field(default_factory=list)
     events: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
     num_decisions: int = 0

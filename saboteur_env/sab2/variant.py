@@ -16,6 +16,7 @@ from saboteur_env.sab2 import observation, render, rules
 from saboteur_env.sab2.actions import Sab2ActionLayout
 from saboteur_env.sab2.observation import Sab2ObservationLayout
 from saboteur_env.sab2.state import Sab2State
+from saboteur_env.sab2.view import Sab2View, sab2_view
 from saboteur_env.variant import Frame, Viewer
 
 FRAME = Frame(rows=5, cols=9, start_cells=((2, 0),), goal_cells=((0, 8), (2, 8), (4, 8)))
@@ -79,9 +80,7 @@ class Sab2Variant:
     def encode_state(self, state: Sab2State) -> NDArray[np.float32]:
         return observation.encode_state(state)
 
-    def player_view(self, state: Sab2State, seat: int) -> Any:
-        from saboteur_env.sab2.view import sab2_view  # TEMP until sab2/view.py lands
-
+    def player_view(self, state: Sab2State, seat: int) -> Sab2View:
         return sab2_view(state, seat)
 
     def render_text(self, state: Sab2State, viewer: Viewer = None) -> str:
