@@ -181,7 +181,7 @@ class ActionLayout:
             return self.offsets["repair"] + act.tool * p + act.target
         if act.type == ActionType.DOUBLE_REPAIR:
             card = KIND_DOUBLE_REPAIR.index(act.kind)
-            choice = list(DOUBLE_REPAIR_TOOLS[card]).index(act.tool)
+            choice = DOUBLE_REPAIR_TOOLS[card].index(act.tool)
             return self.offsets["double_repair"] + (card * 2 + choice) * p + act.target
         if act.type == ActionType.ROCKFALL:
             return self.offsets["rockfall"] + cell

@@ -39,7 +39,7 @@ from saboteur_env.base.cards import (
     TOOL_NAMES,
     Role,
 )
-from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState, attach_tables
+from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
 
@@ -107,8 +107,7 @@ def _blank_state(
         hist_ring=np.zeros(
             (p, 2 * config.history_length, observation.observation_layout(config).event_size), dtype=np.float32
         ),
-    )
-    attach_tables(state)
+    )  # the per-config tables are attached by GameState.__post_init__
     start_round(state, 0, starter=0)
     return state
 

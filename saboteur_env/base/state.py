@@ -13,13 +13,17 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.geometry import geometry
+from saboteur_env.common.geometry import Geometry, geometry
+
+if TYPE_CHECKING:  # the layouts are reached through the variant at run time (see ``attach_tables``)
+    from saboteur_env.base.actions import ActionLayout
+    from saboteur_env.base.observation import ObservationLayout
 
 
 class EventType(IntEnum):
@@ -39,9 +43,12 @@ EVENT_FIELDS = ("type", "actor", "kind", "target", "cell", "arg")
 MAX_EVENTS_PER_ROUND = 67 + 3 + 1  # decisions + goal reveals + round end
 
 
-@dataclass
+@dataclass(kw_only=True)
 class GameState:
-    """State of one game. Array shapes use P = players, HW = rows * cols of the playable area."""
+    """State of one game. Array shapes use P = players, HW = rows * cols of the playable area.
+
+    Every field is given at construction (keyword-only); the per-config tables are attached by ``__post_init__``.
+    """
 
     config: GameConfig
     # ---- set-up of every round, drawn once by new_game (hidden) ----
@@ -53,45 +60,49 @@ class GameState:
     # ---- the current round ----
     round: int = 0
     deck_pos: int = 0  # next card to draw from round_decks[round]
-    hands: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P, 27) card counts
-    roles: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P,) Role
+    hands: NDArray[np.int16]  # (P, 27) card counts
+    roles: NDArray[np.int8]  # (P,) Role
     leftover_role: int = 0
-    broken: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) [pickaxe, lantern, cart]
-    peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (P, 3) seat used a map on goal slot
-    discarded: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) face-down discards this round
-    discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (27,) discard pile counts
+    broken: NDArray[np.bool_]  # (P, 3) [pickaxe, lantern, cart]
+    peeked: NDArray[np.bool_]  # (P, 3) seat used a map on goal slot
+    discarded: NDArray[np.int16]  # (P,) face-down discards this round
+    discards: NDArray[np.int16]  # (27,) discard pile counts
     # board, flat over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin)
-    cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) cards.SHAPES id, -1 none
-    cell_open: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) open-edge bits
-    cell_reach: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (HW,) arms connected to start
-    planes: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (24, HW) public board planes
-    goal_kind: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (3,) hidden until revealed
-    goal_revealed: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (3,)
+    cell_shape: NDArray[np.int16]  # (HW,) cards.SHAPES id, -1 none
+    cell_open: NDArray[np.uint8]  # (HW,) open-edge bits
+    cell_reach: NDArray[np.uint8]  # (HW,) arms connected to start
+    planes: NDArray[np.float32]  # (24, HW) public board planes
+    goal_kind: NDArray[np.int16]  # (3,) hidden until revealed
+    goal_revealed: NDArray[np.bool_]  # (3,)
     current: int = 0  # seat to act
     last_player: int = 0  # last seat whose turn removed a card from its hand (RULES.md A10)
     # ---- whole game ----
-    gold_nuggets: NDArray[np.int32] = field(default=None)  # type: ignore[assignment]  # (P,) nuggets (private)
-    gold_cards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (P,) gold cards won (public)
-    last_rewards: NDArray[np.float64] = field(default=None)  # type: ignore[assignment]  # (P,) of the last action
-    last_round_roles: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (P,) revealed, -1 unknown
-    events: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (capacity, 6) public event rows
+    gold_nuggets: NDArray[np.int32]  # (P,) nuggets (private)
+    gold_cards: NDArray[np.int16]  # (P,) gold cards won (public)
+    last_rewards: NDArray[np.float64]  # (P,) of the last action
+    last_round_roles: NDArray[np.int8]  # (P,) revealed, -1 unknown
+    events: NDArray[np.int16]  # (capacity, 6) public event rows
     num_events: int = 0
     # ---- observation support, maintained by the rules (public information only) ----
-    seat_table: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (2P, 11) SEAT_COLUMNS, rows doubled
-    hist_ring: NDArray[np.float32] = field(default=None)  # type: ignore[assignment]  # (P, 2L, F) event rows per viewer, doubled ring
+    seat_table: NDArray[np.float32]  # (2P, 11) SEAT_COLUMNS, rows doubled
+    hist_ring: NDArray[np.float32]  # (P, 2L, F) event rows per viewer, doubled ring
     hist_pos: int = 0  # next ring row to write (the oldest row)
     num_decisions: int = 0
     game_over: bool = False
     round_just_ended: bool = False  # the last applied action ended a round
-    round_results: list[dict] = field(default_factory=list)
+    round_results: list[dict[str, Any]] = field(default_factory=list)
     gold_deck_size: int = 28  # gold cards left in the gold deck (public)
     # ---- per-config tables (shared, immutable): geometry, action and observation layouts ----
-    geo: Any = field(default=None, repr=False, compare=False)
-    layout: Any = field(default=None, repr=False, compare=False)
-    obs_layout: Any = field(default=None, repr=False, compare=False)
+    # (set by ``attach_tables``, left out of pickles and rebuilt from the config)
+    geo: Geometry = field(init=False, repr=False, compare=False)
+    layout: ActionLayout = field(init=False, repr=False, compare=False)
+    obs_layout: ObservationLayout = field(init=False, repr=False, compare=False)
     # ---- caches derived from the arrays above (replaced, never mutated in place) ----
     board_version: int = 0
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        attach_tables(self)
 
     @property
     def num_players(self) -> int:
@@ -101,11 +112,11 @@ class GameState:
     def deck_size(self) -> int:
         return int(self.round_decks.shape[1]) - self.deck_pos
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         # Per-config tables are rebuilt from the config after unpickling (they hold large lookup tables).
         return {k: v for k, v in self.__dict__.items() if k not in ("geo", "layout", "obs_layout", "_cache")}
 
-    def __setstate__(self, d: dict) -> None:
+    def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self._cache = {}
         attach_tables(self)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from saboteur_env.common.errors import StateError
 
+if TYPE_CHECKING:
+    from saboteur_env.variant import State, Variant
 
-def check_common(state: Any, state_type: type) -> None:
+
+def check_common(state: object, state_type: type[State]) -> None:
     """Type, seat to act and round of a state."""
     if not isinstance(state, state_type):
         raise StateError(f"expected a {state_type.__name__}, got {type(state).__name__}")
@@ -21,7 +24,7 @@ def check_common(state: Any, state_type: type) -> None:
         raise StateError(f"round={state.round!r} is out of range; valid: 0..{config.rounds - 1}")
 
 
-def check_non_negative(state: Any, names: tuple[str, ...]) -> None:
+def check_non_negative(state: object, names: tuple[str, ...]) -> None:
     """Every named array (card counts, gold) holds no negative entry."""
     for name in names:
         value = np.asarray(getattr(state, name))
@@ -29,7 +32,7 @@ def check_non_negative(state: Any, names: tuple[str, ...]) -> None:
             raise StateError(f"{name} holds a negative entry ({int(value.min())}); counts are never negative")
 
 
-def check_observations(variant: Any, state: Any) -> None:
+def check_observations(variant: Variant, state: State) -> None:
     """Every seat's observation lies inside the observation space (``0 <= obs <= high``)."""
     high = variant.observation_layout(state.config).high
     for seat in range(state.config.num_players):

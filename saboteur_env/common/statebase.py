@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from saboteur_env.common.config import GameConfig
 
 
 class ArrayState:
     """Mixin for dataclass states made of numpy arrays, scalars and small lists/dicts, with a ``_cache`` dict of
     derived values (dropped on copy and pickle)."""
 
-    _cache: dict
+    config: GameConfig
+    _cache: dict[str, Any]
 
     def board_changed(self) -> None:
         self._cache = {}
@@ -29,12 +33,12 @@ class ArrayState:
         out._cache = {}
         return out
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         d = dict(vars(self))
         d["_cache"] = {}
         return d
 
-    def __setstate__(self, d: dict) -> None:
+    def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
 
     def fingerprint(self) -> str:
@@ -46,5 +50,5 @@ class ArrayState:
             value = getattr(self, name)
             h.update(name.encode())
             h.update(value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
-        h.update(repr(self.config).encode())  # type: ignore[attr-defined]
+        h.update(repr(self.config).encode())
         return h.hexdigest()

@@ -163,7 +163,8 @@ def make_duel_shape(kind: int, rotation: int) -> DuelShape:
         raise ValueError(f"duel kind {kind} is not a path-like card")
     base = make_shape(kind, rotation, spec)
     group_bits = [sum(1 << e for e in g) for g in base.groups]
-    arm_group = tuple(group_bits[base.group_of_edge[e]] if base.group_of_edge[e] >= 0 else 0 for e in range(4))
+    arms = [group_bits[base.group_of_edge[e]] if base.group_of_edge[e] >= 0 else 0 for e in range(4)]
+    arm_group = (arms[0], arms[1], arms[2], arms[3])
     doors = [0, 0]
     for edge, colour in spec.doors:
         doors[COLOURS.index(colour)] |= 1 << _rotate_edge(edge, rotation)

@@ -25,12 +25,34 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> DuelState:
         raise ValueError(f"duel.new_game needs game='duel', got game={config.game!r}")
     card_rank = np.stack([rng.permutation(dc.DECK_SIZE) for _ in range(config.rounds)]).astype(np.int16)
     goal_rank = np.stack([rng.permutation(dc.NUM_GOALS) for _ in range(config.rounds)]).astype(np.int16)
-    state = DuelState(config=config, card_rank=card_rank, goal_rank=goal_rank)
-    state.card_out = np.zeros(dc.DECK_SIZE, dtype=bool)
-    state.goal_out = np.zeros(dc.NUM_GOALS, dtype=bool)
-    state.last_rewards = np.zeros(2)
+    state = _blank_state(config, card_rank, goal_rank)
     start_round(state, 0, starter=1)  # green starts round 1 (RULES.md A7)
     return state
+
+
+def _blank_state(config: GameConfig, card_rank: NDArray[np.int16], goal_rank: NDArray[np.int16]) -> DuelState:
+    """A state with the given set-up and every other array blank: no card or goal out of the game, an empty pile,
+    empty hands and an empty board (``start_round`` lays out a round)."""
+    hw = config.num_cells
+    return DuelState(
+        config=config,
+        card_rank=card_rank,
+        goal_rank=goal_rank,
+        card_out=np.zeros(dc.DECK_SIZE, dtype=bool),
+        goal_out=np.zeros(dc.NUM_GOALS, dtype=bool),
+        last_rewards=np.zeros(2),
+        deck=np.zeros(0, dtype=np.int16),
+        hands=np.zeros((2, dc.NUM_DECK_KINDS), dtype=np.int16),
+        broken=np.zeros((2, 3), dtype=bool),
+        discards=np.zeros(dc.NUM_DECK_KINDS, dtype=np.int16),
+        cell_shape=np.full(hw, -1, dtype=np.int16),
+        cell_counter=np.full(hw, -1, dtype=np.int8),
+        cell_key=np.zeros(hw, dtype=bool),
+        goal_card=np.zeros(dc.GOALS_PER_ROUND, dtype=np.int16),
+        goal_revealed=np.zeros(dc.GOALS_PER_ROUND, dtype=bool),
+        peeked=np.zeros((2, dc.GOALS_PER_ROUND), dtype=bool),
+        reach=np.zeros((2, hw), dtype=np.uint8),
+    )
 
 
 def start_round(s: DuelState, rnd: int, starter: int) -> None:

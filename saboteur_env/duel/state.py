@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,37 +37,40 @@ class DuelEvent(IntEnum):
     PAY = 12  # actor pays arg nuggets for a troll
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DuelState(ArrayState):
-    """One Duel game. Arrays over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin)."""
+    """One Duel game. Arrays over HW storage cells (frame cell (r, c) at (r + margin) * cols + c + margin).
+
+    Every field is given at construction (keyword-only); ``rules.start_round`` replaces the arrays of the round.
+    """
 
     config: GameConfig
     # ---- set-up, drawn once (hidden) ----
     card_rank: NDArray[np.int16]  # (rounds, 52) shuffle rank of every physical deck card per round
     goal_rank: NDArray[np.int16]  # (rounds, 18) draw rank of every goal card per round
     # ---- whole game ----
-    card_out: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (52,) in a score pile / paid
-    goal_out: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (18,) left the game
+    card_out: NDArray[np.bool_]  # (52,) in a score pile / paid
+    goal_out: NDArray[np.bool_]  # (18,) left the game
     score: list[list[int]] = field(default_factory=lambda: [[], []])  # nugget value of each card in the piles
     round: int = 0
     starter: int = 1
     game_over: bool = False
     round_just_ended: bool = False
-    last_rewards: NDArray[np.float64] = field(default=None)  # type: ignore[assignment]  # (2,)
-    round_results: list[dict] = field(default_factory=list)
+    last_rewards: NDArray[np.float64]  # (2,)
+    round_results: list[dict[str, Any]] = field(default_factory=list)
     # ---- the current round ----
-    deck: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # card kinds in draw order
+    deck: NDArray[np.int16]  # card kinds in draw order
     deck_pos: int = 0
-    hands: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (2, 39) counts per kind
-    broken: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (2, 3)
-    discards: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (39,) discard pile
-    cell_shape: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (HW,) shape id, -1 empty
-    cell_counter: NDArray[np.int8] = field(default=None)  # type: ignore[assignment]  # (HW,) -1, 0 blue, 1 green
-    cell_key: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (HW,) key token on the door
-    goal_card: NDArray[np.int16] = field(default=None)  # type: ignore[assignment]  # (6,) goal index per goal slot
-    goal_revealed: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (6,)
-    peeked: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]  # (2, 6) map used on slot
-    reach: NDArray[np.uint8] = field(default=None)  # type: ignore[assignment]  # (2, HW) arms reachable per player
+    hands: NDArray[np.int16]  # (2, 39) counts per kind
+    broken: NDArray[np.bool_]  # (2, 3)
+    discards: NDArray[np.int16]  # (39,) discard pile
+    cell_shape: NDArray[np.int16]  # (HW,) shape id, -1 empty
+    cell_counter: NDArray[np.int8]  # (HW,) -1, 0 blue, 1 green
+    cell_key: NDArray[np.bool_]  # (HW,) key token on the door
+    goal_card: NDArray[np.int16]  # (6,) goal index per goal slot
+    goal_revealed: NDArray[np.bool_]  # (6,)
+    peeked: NDArray[np.bool_]  # (2, 6) map used on slot
+    reach: NDArray[np.uint8]  # (2, HW) arms reachable per player
     counters_left: int = 8
     keys_left: int = 2
     current: int = 1
@@ -74,7 +78,7 @@ class DuelState(ArrayState):
     events: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     round_first_event: int = 0
     round_first_decision: int = 0
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def num_players(self) -> int:

@@ -161,22 +161,35 @@ class DuelView:
         counter = np.full(hw, -1, dtype=np.int8)
         counter[(self.plane("counter_me") > 0.5) | (self.plane("bribed_me") > 0.5)] = me
         counter[(self.plane("counter_opp") > 0.5) | (self.plane("bribed_opp") > 0.5)] = opp
-        s = DuelState(config=cfg, card_rank=np.zeros((cfg.rounds, dc.DECK_SIZE), np.int16),
-                      goal_rank=np.zeros((cfg.rounds, dc.NUM_GOALS), np.int16))  # fmt: skip
-        s.cell_shape = shape
-        s.cell_counter = counter
-        s.cell_key = self.plane("key") > 0.5
-        s.goal_revealed = np.array([revealed[c] for c in geo.goal_cells])
-        s.goal_card = np.array(self.my_peeks, dtype=np.int16)
-        s.peeked = np.zeros((2, dc.GOALS_PER_ROUND), dtype=bool)
-        s.peeked[me], s.peeked[opp] = self.peeked[0], self.peeked[1]
-        s.hands = np.zeros((2, dc.NUM_DECK_KINDS), dtype=np.int16)
-        s.hands[me] = self.hand
-        s.broken = np.zeros((2, 3), dtype=bool)
-        s.broken[me], s.broken[opp] = self.tools[0], self.tools[1]
-        s.counters_left, s.keys_left = self.counters_left, self.keys_left
-        s.current = me
-        s.round = self.round
+        peeked = np.zeros((2, dc.GOALS_PER_ROUND), dtype=bool)
+        peeked[me], peeked[opp] = self.peeked[0], self.peeked[1]
+        hands = np.zeros((2, dc.NUM_DECK_KINDS), dtype=np.int16)
+        hands[me] = self.hand
+        broken = np.zeros((2, 3), dtype=bool)
+        broken[me], broken[opp] = self.tools[0], self.tools[1]
+        s = DuelState(
+            config=cfg,
+            card_rank=np.zeros((cfg.rounds, dc.DECK_SIZE), np.int16),
+            goal_rank=np.zeros((cfg.rounds, dc.NUM_GOALS), np.int16),
+            card_out=np.zeros(dc.DECK_SIZE, dtype=bool),
+            goal_out=np.zeros(dc.NUM_GOALS, dtype=bool),
+            round=self.round,
+            last_rewards=np.zeros(2),
+            deck=np.zeros(0, dtype=np.int16),
+            hands=hands,
+            broken=broken,
+            discards=np.zeros(dc.NUM_DECK_KINDS, dtype=np.int16),
+            cell_shape=shape,
+            cell_counter=counter,
+            cell_key=self.plane("key") > 0.5,
+            goal_card=np.array(self.my_peeks, dtype=np.int16),
+            goal_revealed=np.array([revealed[c] for c in geo.goal_cells]),
+            peeked=peeked,
+            reach=np.zeros((2, hw), dtype=np.uint8),  # set by refresh_reach below
+            counters_left=self.counters_left,
+            keys_left=self.keys_left,
+            current=me,
+        )
         board.refresh_reach(s)
         return s
 
