@@ -16,7 +16,7 @@ import numpy as np
 from agents import make_agent
 from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
-from saboteur_env import RULES_VERSIONS, raw_env
+from saboteur_env import raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
 
@@ -49,7 +49,7 @@ def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: r
 
     def header() -> dict:
         return {
-            "game": "duel", "rules_version": RULES_VERSIONS["duel"], "seed": seed, "players": 2,
+            "game": "duel", "rules_version": cfg.rules_version, "seed": seed, "players": 2,
             "agents": [blue, green], "duel_layout": layout, "round": game.round, "starter": game.current,
         }  # fmt: skip
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from agents import RoleDispatch, make_agent
 from saboteur_env import (
-    RULES_VERSION,
     GameConfig,
     action_to_string,
     apply_action,
@@ -41,7 +40,7 @@ def record(num_players: int, agent: str, seed: int) -> list[dict]:
     agents = [RoleDispatch(cfg, make_agent(agent, cfg), make_agent(agent, cfg)) for _ in range(num_players)]
     for i, a in enumerate(agents):
         a.reset(i, num_players, seed * 100 + i)
-    lines: list[dict] = [{"rules_version": RULES_VERSION, "config": dataclasses.asdict(cfg), "seed": seed}]
+    lines: list[dict] = [{"rules_version": cfg.rules_version, "config": dataclasses.asdict(cfg), "seed": seed}]
     step = 0
     while not state.game_over:
         seat = state.current

@@ -16,7 +16,7 @@ import numpy as np
 from agents import CHEATING, make_agent
 from experiments.rounds import play_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
-from saboteur_env import RULES_VERSIONS, raw_env
+from saboteur_env import raw_env
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2Event
 
@@ -51,7 +51,7 @@ def play_sab2(num_players: int, agent: str, seed: int, env: raw_env | None = Non
     seat_agents(agents, seed)
 
     def header() -> dict:
-        return {"game": "sab2", "rules_version": RULES_VERSIONS["sab2"], "seed": seed, "players": num_players,
+        return {"game": "sab2", "rules_version": cfg.rules_version, "seed": seed, "players": num_players,
                 "agent": agent, "agents": [agent] * num_players, "round": game.round, "starter": game.current,
                 "roles": game.roles.tolist()}  # fmt: skip
 

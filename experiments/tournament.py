@@ -42,7 +42,7 @@ from experiments.duel import summary_table as duel_summary_table
 from experiments.sab2 import play_sab2
 from experiments.sab2 import summary_table as sab2_summary_table
 from experiments.stats import mean_interval, paired_difference, wilson_interval
-from saboteur_env import RULES_VERSION, EventType, raw_env
+from saboteur_env import EventType, raw_env
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
 from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
@@ -91,7 +91,7 @@ def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) ->
         extra = {"insert": insert, "insert_seat": seat}
     return {
         "seed": seed,
-        "rules_version": RULES_VERSION,
+        "rules_version": game.config.rules_version,
         "players": game.config.num_players,
         "miners": miners,
         "saboteurs": saboteurs,

@@ -16,7 +16,7 @@ Episode              one game: ``rounds`` rounds (default 3); at most ``config.m
                      (per round: 67 base, 208 sab2, 146 duel)
 ===================  =======================================================================================
 
-Rules: ``RULES.md`` §0, §1, §4 (base game, 3-10 players). One decision = one card played or discarded by the seat
+Rules: ``docs/rules.md`` §0, §1, §4 (base game, 3-10 players). One decision = one card played or discarded by the seat
 to act; a seat with an empty hand is skipped automatically. Rounds follow each other inside one episode.
 
 Observation
@@ -84,7 +84,7 @@ meanwhile, and ``action_masks()`` serves MaskablePPO.
 
 Saboteur 2 (``game="sab2"``)
 ----------------------------
-``env(game="sab2", num_players=2..12)``: RULES.md §2 with the §4.3 decisions on the same engine interface
+``env(game="sab2", num_players=2..12)``: docs/rules.md §2 with the §4.3 decisions on the same engine interface
 (``saboteur_env.sab2``): the base cards plus the 24 modelled expansion path cards (bridges, double curves, ladders
 joined to the start, blue/green doors, crystals) and 21 expansion action cards, 15 role cards (one dealt each, the
 rest a hidden reserve), 10 cards set aside unseen each round, 6-card hands, the §2.8 door winner table, §2.9
@@ -111,7 +111,7 @@ payouts (Boss -1, Profiteer -2, geologists share the crystals, trapped players g
 
 Saboteur: The Duel (``game="duel"``)
 ------------------------------------
-``env(game="duel", duel_layout="seed_5x9" | "official_5x10")``: RULES.md §3 with the §4.4 decisions, two players,
+``env(game="duel", duel_layout="seed_5x9" | "official_5x10")``: docs/rules.md §3 with the §4.4 decisions, two players,
 same engine and environment class (``saboteur_env.duel``: card tables on the shared card model, per-player arm
 reachability with doors, keys, trolls and ladders, automatic gold securing, troll payments, 3 rounds).
 
@@ -157,6 +157,12 @@ Version History
   bad seats raise ``SeatError``; an illegal Saboteur 2 Theft id is an ``IllegalActionError``;
   ``max_game_length`` is a true bound for every game (Saboteur 2: 624, was 201); ``player_view`` works for
   Saboteur 2 (``saboteur_env.sab2.view.Sab2View``).
+* v0, saboteur-env 0.3.0, rules versions base-2 / sab2-2 / duel-2 (behaviour change, following the customer's seed
+  documents; docs/rules.md): a revealed stone goal opens towards the card just placed first (then most reaching
+  cards, fewest mismatches, the Duel's gold preference, 0°); new option ``rules="seeds"`` (default) /
+  ``"official"``: in Saboteur 2 every team with a passable route to the gold wins (official: the finder's team
+  first) and a ladder may go where it connects or next to a ladder or the start card (official: next to any maze
+  card). Logs and golden files record ``config.rules_version`` (e.g. ``"sab2-2/seeds"``). Spaces are unchanged.
 """
 
 from __future__ import annotations

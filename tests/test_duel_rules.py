@@ -1,4 +1,4 @@
-"""Saboteur: The Duel rules on hand-built positions (RULES.md §3, §4.4)."""
+"""Saboteur: The Duel rules on hand-built positions (docs/rules.md §3, §4.4)."""
 
 from __future__ import annotations
 

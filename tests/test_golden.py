@@ -1,7 +1,7 @@
 """Golden replays: recorded games must replay to the same observations, states and rewards.
 
-A failure means game behaviour or the observation encoding changed. If that was intended, bump
-``saboteur_env.RULES_VERSION`` (and the environment card's Version History), then regenerate with
+A failure means game behaviour or the observation encoding changed. If that was intended, bump the variant's
+``rules_version`` (and the environment card's Version History), then regenerate with
 ``python -m experiments.make_golden``.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from experiments.make_golden import observation_digest
-from saboteur_env import RULES_VERSION, GameConfig, apply_action, encode_observation, new_game
+from saboteur_env import GameConfig, apply_action, encode_observation, new_game
 
 FILES = sorted((Path(__file__).parent / "data").glob("golden_*.jsonl"))
 
@@ -22,8 +22,8 @@ FILES = sorted((Path(__file__).parent / "data").glob("golden_*.jsonl"))
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_golden__replay_matches(path):
     header, *steps = [json.loads(line) for line in path.read_text().splitlines()]
-    assert header["rules_version"] == RULES_VERSION
     cfg = GameConfig(**header["config"])
+    assert header["rules_version"] == cfg.rules_version
     state = new_game(cfg, np.random.default_rng(header["seed"]))
     for line in steps:
         assert state.current == line["seat"], f"step {line['step']}"

@@ -1,4 +1,4 @@
-"""Rules on hand-built positions (RULES.md §1, §4)."""
+"""Rules on hand-built positions (docs/rules.md §1, §4)."""
 
 from __future__ import annotations
 
@@ -105,6 +105,38 @@ def test_rules__stone_goal_turns_open_towards_reaching_card():
     assert shape.kind == KIND_GOAL_STONE_A and shape.rotation == 1
     assert not s2.game_over and s2.round == 0
     assert s2.cell_reach[8] != 0  # the revealed goal's tunnel is connected and can be built on
+
+
+# Margin 1 (storage coordinates = frame + 1): the middle goal (2,8) has an east neighbour. The T01 placed at (2,7)
+# connects the row-2 tunnel and, through (1,7), an unconnected tunnel around the goal: after the placement three
+# cards reach the goal, from the west (the card just placed), the north (1,8) and the east (2,9).
+AROUND_GOAL = """
+. . . . . . . . . . .
+. . . . . . . . . ? .
+. . . . . . . . T07' T03' T06'
+. S T05 T05 T05 T05 T05 T05 . ? T07
+. . . . . . . . . . .
+. . . . . . . . . ? .
+. . . . . . . . . . .
+"""
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_rules__stone_goal_opens_towards_the_card_just_placed(reading):
+    """A5 (seeds 000/004: turn the goal to fit the card just played): stone A (NE) reached from N, E and W, with the
+    card just placed on the W side, opens towards it (180°: SW), although 0° would open towards two reaching
+    cards. Both readings agree."""
+    cfg = GameConfig(num_players=4, margin=1, rules=reading)
+    s = make_state(cfg, AROUND_GOAL, hands={0: {"T01": 1}}, goals=("gold", "stone_a", "stone_b"))
+    move = place(s, "T01", 2, 7)
+    assert _is_legal(s, move)
+    s2 = apply_action(s, move)
+    assert s2.goal_revealed.tolist() == [False, True, False]
+    c = cfg.cell_index
+    for cell, facing in (((1, 8), 2), ((2, 9), 3), ((2, 7), 1)):  # N, E and W neighbours reach the goal
+        assert (s2.cell_reach[c(*cell)] >> facing) & 1
+    shape = _goal_shape(s2, 1)
+    assert shape.kind == KIND_GOAL_STONE_A and shape.rotation == 1
 
 
 def test_rules__stone_goal_from_north_keeps_zero_rotation():

@@ -90,9 +90,9 @@ def test_sab2_tournament__end_to_end_and_report(tmp_path, capsys):
     assert [t["rounds"] for t in teams] == [6, 6]
     for t in teams:
         assert t["gold_reached"] + t["saboteurs_won"] == pytest.approx(1.0)
-        assert t["blue_team_won"] + t["green_team_won"] - t["both_teams"] + t["no_team_with_gold"] == pytest.approx(
-            t["gold_reached"]
-        )
+        # The report rounds each rate to 4 decimals: the identity holds up to the rounding of four terms.
+        parts = t["blue_team_won"] + t["green_team_won"] - t["both_teams"] + t["no_team_with_gold"]
+        assert parts == pytest.approx(t["gold_reached"], abs=2e-4)
     with pytest.raises(SystemExit):
         main(["--game", "sab2", "--players", "13"])
 

@@ -1,4 +1,4 @@
-"""Saboteur 2 tables and end-of-round scoring (RULES.md §2.1, §2.7-§2.10); the engine itself is not yet built."""
+"""Saboteur 2 tables and end-of-round scoring (docs/rules.md §2.1, §2.7-§2.10); the engine itself is not yet built."""
 
 from __future__ import annotations
 
@@ -32,10 +32,18 @@ def test_sab2_winners__rulebook_example():
 def test_sab2_winners__door_table():
     roles = [R.BLUE_DIGGER, R.GREEN_DIGGER, R.SABOTEUR, R.GEOLOGIST]
     free = [False] * 4
-    # A door-free route: both teams, whoever finds it, unless a digger of one colour finds it... both open:
-    assert winners(roles, free, True, 0, True, True) == [True, False, False, False]  # blue finder: blue only
-    assert winners(roles, free, True, 1, True, True) == [False, True, False, False]
-    assert winners(roles, free, True, 2, True, True) == [True, True, False, False]  # non-digger finder: both
+    # A door-free route (both open). Seeds (default): every team with a passable route wins, whoever found it.
+    for finder in (0, 1, 2):
+        assert winners(roles, free, True, finder, True, True) == [True, True, False, False]
+    # Official: a digger finder's own team takes precedence; a non-digger finder lets both win.
+    assert winners(roles, free, True, 0, True, True, "official") == [True, False, False, False]
+    assert winners(roles, free, True, 1, True, True, "official") == [False, True, False, False]
+    assert winners(roles, free, True, 2, True, True, "official") == [True, True, False, False]
+    # Only one team's route is passable: that team alone, in both readings.
+    for reading in ("seeds", "official"):
+        assert winners(roles, free, True, 1, True, False, reading) == [True, False, False, False]
+    with pytest.raises(ValueError, match="reading"):
+        winners(roles, free, True, 0, True, True, "bga")
     # Every route has doors of both colours: no team; nobody here is Boss or Profiteer.
     assert winners(roles, free, True, 0, False, False) == [False, False, False, False]
     # Gold not reached: saboteurs (and a Profiteer) win.

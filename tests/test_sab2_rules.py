@@ -1,4 +1,4 @@
-"""Saboteur 2 rules on hand-built positions (RULES.md §2, decisions §4.3)."""
+"""Saboteur 2 rules on hand-built positions (docs/rules.md §2, decisions §4.3)."""
 
 from __future__ import annotations
 
@@ -39,17 +39,49 @@ def legal(s, a: int) -> bool:
     return bool(legal_action_mask(s)[a])
 
 
-def test_sab2__ladders_need_adjacency_only_and_never_touch_a_goal():
-    s = make_sab2_state(cfg(), """
+def cfg_reading(reading: str, n: int = 5) -> GameConfig:
+    return GameConfig(game="sab2", num_players=n, rules=reading)
+
+
+LADDER_BOARD = """
+. . . . . . . . ?
+. . . . . T15' . . .
+S . . . . . . . ?
+. . . . . . . . .
+. . . . . . . . ?
+"""
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__ladder_next_to_an_unconnected_dead_end(reading):
+    """Issue case: a ladder next to a dead-end stub that does not connect, no ladder beside it (E19 readings)."""
+    s = make_sab2_state(cfg_reading(reading), LADDER_BOARD, hands={0: {"X04": 1}})
+    a = act(s, "place", code="X04", rc=(2, 5))  # the ladder's N arm meets the S stub of T15 turned 180°
+    assert not s.reach[s.config.cell_index(1, 5)]  # the dead end is connected to nothing
+    assert legal(s, a) == (reading == "official")
+    if reading == "seeds":
+        with pytest.raises(IllegalActionError, match="no legal target or placement"):
+            apply_action(s, a)
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__ladder_beside_another_ladder_or_the_start(reading):
+    """Seeds: next to a ladder card or the start card a ladder need not connect; both readings allow it."""
+    s = make_sab2_state(cfg_reading(reading), """
     . . . . . . . . ?
-    . . . . . T04 . . .
-    S . . . . . . . ?
+    . . . . . . . . .
+    S . . . X04 . . . ?
     . . . . . . . . .
     . . . . . . . . ?
     """, hands={0: {"X04": 1, "X03": 1}})  # fmt: skip
-    assert legal(s, act(s, "place", code="X04", rc=(2, 5)))  # next to an unconnected card: fine for a ladder
-    assert not legal(s, act(s, "place", code="X04", rc=(3, 3)))  # next to no maze card
-    s2 = make_sab2_state(cfg(), """
+    assert legal(s, act(s, "place", code="X04", rc=(2, 5)))  # beside the ladder at (2,4), no tunnel joins them
+    assert legal(s, act(s, "place", code="X04", rc=(3, 0)))  # below the start card
+    assert not legal(s, act(s, "place", code="X04", rc=(4, 3)))  # next to no maze card: never
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__ladders_never_touch_a_goal_and_join_the_start(reading):
+    s2 = make_sab2_state(cfg_reading(reading), """
     . . . . . . . T04 ?
     . . . . . . . . .
     S . . . . . . . ?
@@ -57,9 +89,19 @@ def test_sab2__ladders_need_adjacency_only_and_never_touch_a_goal():
     . . . . . . . . ?
     """, hands={0: {"X03": 1}})  # fmt: skip
     assert not legal(s2, act(s2, "place", code="X03", rc=(1, 8)))  # beside the goals at (0,8) and (2,8)
-    s = apply_action(s, act(s, "place", code="X04", rc=(2, 5)))
-    assert s.reach[s.config.cell_index(2, 5)] == 0b0001  # the ladder's tunnel is connected to the start
-    assert s.reach[s.config.cell_index(1, 5)] & 0b0100  # and the T04 above it through the ladder
+    s = make_sab2_state(cfg_reading(reading), """
+    . . . . . . . . ?
+    . . . . . T04 . . .
+    S . . . . . . . ?
+    . . . . . . . . .
+    . . . . . . . . ?
+    """, hands={0: {"X04": 1}})  # fmt: skip
+    a = act(s, "place", code="X04", rc=(2, 5))  # next to an unconnected card that is not a ladder
+    assert legal(s, a) == (reading == "official")
+    if reading == "official":
+        s = apply_action(s, a)
+        assert s.reach[s.config.cell_index(2, 5)] == 0b0001  # the ladder's tunnel is connected to the start
+        assert s.reach[s.config.cell_index(1, 5)] & 0b0100  # and the T04 above it through the ladder
 
 
 def test_sab2__bridge_connects_one_tunnel_only():
@@ -76,7 +118,43 @@ def test_sab2__bridge_connects_one_tunnel_only():
     assert legal(s, act(s, "place", code="T05", rc=(2, 2)))
 
 
-def _gold_route(door: str, finder_role: int) -> tuple[list[int], list[int]]:
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__door_winner_table_on_the_board(reading):
+    # Through a blue door, found by a blue digger: blue team, Boss, Profiteer (n = 3: 3, 2, 1), in both readings.
+    assert _gold_route("X08", R.BLUE_DIGGER, reading) == ([1, 0, 1, 1, 0], [3, 0, 2, 1, 0])
+    # Through a blue door, found by a green digger: only the blue team can win (the route has a blue door).
+    assert _gold_route("X08", R.GREEN_DIGGER, reading) == ([0, 1, 1, 1, 0], [0, 3, 2, 1, 0])
+    if reading == "official":  # door-free route found by a blue digger: the finder's team takes it
+        assert _gold_route("T05", R.BLUE_DIGGER, reading) == ([1, 0, 1, 1, 0], [3, 0, 2, 1, 0])
+    else:  # seeds: every team with a route it may pass wins (n = 4: 2, 2, 1, 0)
+        assert _gold_route("T05", R.BLUE_DIGGER, reading) == ([1, 1, 1, 1, 0], [2, 2, 1, 0, 0])
+
+
+@pytest.mark.parametrize("reading,winners_expected", [
+    ("seeds", [1, 1, 1, 1, 1, 0, 0]),
+    ("official", [0, 1, 1, 1, 1, 0, 0]),
+])  # fmt: skip
+def test_sab2__door_free_route_completed_by_a_green_digger(reading, winners_expected):
+    """Issue case: 7 players [blue, green, green, Boss, Profiteer, saboteur, geologist], a door-free tunnel from the
+    start to the gold completed by a green digger: seeds - both teams win; official - only green."""
+    roles = [R.BLUE_DIGGER, R.GREEN_DIGGER, R.GREEN_DIGGER, R.BOSS, R.PROFITEER, R.SABOTEUR, R.GEOLOGIST]
+    s = make_sab2_state(cfg_reading(reading, 7), """
+    . . . . . . . . ?
+    . . . . . . . . .
+    S T05 T05 T05 T05 T05 T05 . ?
+    . . . . . . . . .
+    . . . . . . . . ?
+    """, roles=roles, hands={1: {"T05": 1}}, current=1, goals=("stone_a", "gold", "stone_b"))  # fmt: skip
+    s = apply_action(s, act(s, "place", code="T05", rc=(2, 7)))
+    result = s.round_results[0]
+    assert result["gold_reached"] and result["finder"] == 1
+    assert result["open_blue"] and result["open_green"]
+    assert result["winners"] == winners_expected
+    n = sum(winners_expected)  # 5 winners -> 1 each (Boss -1, Profiteer -2, never below 0); 4 winners -> 2 each
+    assert result["payouts"] == ([1, 1, 1, 0, 0, 0, 0] if n == 5 else [0, 2, 2, 1, 0, 0, 0])
+
+
+def _gold_route(door: str, finder_role: int, reading: str = "seeds") -> tuple[list[int], list[int]]:
     board = f"""
     . . . . . . . . ?
     . . . . . . . . .
@@ -86,20 +164,12 @@ def _gold_route(door: str, finder_role: int) -> tuple[list[int], list[int]]:
     """
     roles = [finder_role, R.GREEN_DIGGER if finder_role == R.BLUE_DIGGER else R.BLUE_DIGGER, R.BOSS, R.PROFITEER,
              R.SABOTEUR]  # fmt: skip
-    s = make_sab2_state(cfg(), board, roles=roles, hands={0: {"T05": 1}}, goals=("stone_a", "gold", "stone_b"))
+    s = make_sab2_state(cfg_reading(reading), board, roles=roles, hands={0: {"T05": 1}},
+                        goals=("stone_a", "gold", "stone_b"))  # fmt: skip
     s = apply_action(s, act(s, "place", code="T05", rc=(2, 7)))
     result = s.round_results[0]
     assert result["gold_reached"] and result["finder"] == 0 and s.round == 1
     return result["winners"], result["payouts"]
-
-
-def test_sab2__door_winner_table_on_the_board():
-    # Through a blue door, found by a blue digger: blue team, Boss, Profiteer (n = 3: 3, 2, 1).
-    assert _gold_route("X08", R.BLUE_DIGGER) == ([1, 0, 1, 1, 0], [3, 0, 2, 1, 0])
-    # Through a blue door, found by a green digger: still only the blue team can win (the route has a blue door).
-    assert _gold_route("X08", R.GREEN_DIGGER) == ([0, 1, 1, 1, 0], [0, 3, 2, 1, 0])
-    # Door-free route found by a blue digger: the green team loses (the finder's team takes it).
-    assert _gold_route("T05", R.BLUE_DIGGER) == ([1, 0, 1, 1, 0], [3, 0, 2, 1, 0])
 
 
 def _exhausted(n: int, roles, **kw):

@@ -1,4 +1,4 @@
-"""Board geometry, tunnel connectivity (RULES.md §0.4-§0.5) and goal reveals (§1.10).
+"""Board geometry, tunnel connectivity (docs/rules.md §0.4-§0.5) and goal reveals (§1.10).
 
 Connectivity is kept per **arm** (open edge of a maze card): ``cell_reach`` holds, per cell, the bits of the arms
 whose tunnel is connected to the start. A placement can only add links, so it extends the reachable set with a
@@ -32,8 +32,10 @@ from saboteur_env.base.cards import (
     SHAPES,
 )
 from saboteur_env.base.state import GameState
+from saboteur_env.common import reveal
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import Geometry, geometry
+from saboteur_env.common.reveal import Facing
 
 NOT_PLACEABLE_CODE = 4096
 START_SHAPE = SHAPE_ID[(KIND_START, 0)]
@@ -273,26 +275,19 @@ def reaching_directions(state: GameState, cell: int) -> list[int]:
 
 
 def goal_rotation(state: GameState, cell: int, kind: int, placed_cell: int) -> int:
-    """Rotation of a goal being revealed on ``cell`` by the tie-breaks of RULES.md §1.10."""
+    """Rotation of a goal being revealed on ``cell``: the tie-breaks of ``saboteur_env.common.reveal``."""
     geo = geometry(state.config)
-    reaching = reaching_directions(state, cell)
-    best_key, best_rot = None, 0
-    for rot in (0, 1):
-        ob = int(SHAPE_OPEN[SHAPE_ID[(kind, rot)]])
-        toward_reaching = sum((ob >> d) & 1 for d in reaching)
-        toward_placed = 0
-        mismatches = 0
-        for d, j in enumerate(geo.nbr_list[cell]):
-            if j < 0 or state.cell_shape[j] < 0:
-                continue
-            if j == placed_cell and (ob >> d) & 1:
-                toward_placed = 1
-            if d not in reaching and ((ob >> d) & 1) != ((state.cell_open[j] >> ((d + 2) & 3)) & 1):
-                mismatches += 1
-        key = (-toward_reaching, -toward_placed, mismatches, rot)
-        if best_key is None or key < best_key:
-            best_key, best_rot = key, rot
-    return best_rot
+    facing: list[Facing] = []
+    placed_dir = -1
+    for d, j in enumerate(geo.nbr_list[cell]):
+        if j < 0 or state.cell_shape[j] < 0:
+            facing.append(None)
+            continue
+        o = (d + 2) & 3
+        facing.append((bool((state.cell_open[j] >> o) & 1), bool((state.cell_reach[j] >> o) & 1)))
+        if j == placed_cell:
+            placed_dir = d
+    return reveal.goal_rotation([int(SHAPE_OPEN[SHAPE_ID[(kind, rot)]]) for rot in (0, 1)], facing, placed_dir)
 
 
 def reveal_reached_goals(state: GameState, placed_cell: int) -> list[int]:

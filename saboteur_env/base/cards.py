@@ -84,13 +84,13 @@ KIND_NAMES: tuple[str, ...] = tuple(f"{s.code} {s.name}" for s in BASE_PATH_CARD
     "goal: stone B",
 )
 
-# The draw pile of one round: 40 path + 27 action cards (RULES.md §1.1).
+# The draw pile of one round: 40 path + 27 action cards (docs/rules.md §1.1).
 DECK_COUNTS: NDArray[np.int16] = np.array(
     [s.copies for s in BASE_PATH_CARDS] + list(ACTION_CARD_COPIES), dtype=np.int16
 )
 DECK_SIZE = int(DECK_COUNTS.sum())  # 67
 
-# RULES.md §1.5: gold cards (values), §1.6 roles, §1.7 hand sizes, §1.11 saboteur payouts.
+# docs/rules.md §1.5: gold cards (values), §1.6 roles, §1.7 hand sizes, §1.11 saboteur payouts.
 GOLD_CARD_VALUES: tuple[int, ...] = (1,) * 16 + (2,) * 8 + (3,) * 4
 SABOTEURS_BY_PLAYERS = {3: 1, 4: 1, 5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 4}
 DIGGERS_BY_PLAYERS = {3: 3, 4: 4, 5: 4, 6: 5, 7: 5, 8: 6, 9: 7, 10: 7}

@@ -1,11 +1,11 @@
-"""The rules engine: ``new_game``, ``legal_action_mask``, ``apply_action`` (RULES.md §1, §4.1, §4.2).
+"""The rules engine: ``new_game``, ``legal_action_mask``, ``apply_action`` (docs/rules.md §1, §4.1, §4.2).
 
 Knows nothing of RL libraries. One legality predicate (``legal_action_mask``) serves both the mask and the
 transition: ``apply_action`` refuses any action the mask does not allow.
 
 Flow of a decision: the acting seat plays or discards one card, draws one (unless the draw pile is empty or it
 just found the gold), then the turn passes clockwise to the next seat holding cards (a seat with an empty hand
-passes automatically, RULES.md A8). The round ends when the gold goal is revealed or when the draw pile and every
+passes automatically, docs/rules.md A8). The round ends when the gold goal is revealed or when the draw pile and every
 hand are empty; the next round starts at once inside the same call, so the state is always either mid-round with
 a seat to act or ``game_over``.
 """
@@ -113,7 +113,7 @@ def _blank_state(
 
 
 def start_round(state: GameState, round_index: int, starter: int) -> None:
-    """Lay out round ``round_index`` from the stored set-up: board, deck, hands, roles (RULES.md §1.7)."""
+    """Lay out round ``round_index`` from the stored set-up: board, deck, hands, roles (docs/rules.md §1.7)."""
     cfg = state.config
     p = cfg.num_players
     state.round = round_index
@@ -314,7 +314,7 @@ def _apply_legal(s: GameState, a: int) -> None:
     if s.deck_pos < len(deck):  # while cards are left to draw, every hand holds cards
         s.current = (seat + 1) % p
         return
-    # Next seat clockwise that holds cards; none left means the round is exhausted (RULES.md §1.11 (b)).
+    # Next seat clockwise that holds cards; none left means the round is exhausted (docs/rules.md §1.11 (b)).
     sizes = s.hands.sum(axis=1)
     for k in range(1, p + 1):
         nxt = (seat + k) % p
@@ -324,7 +324,7 @@ def _apply_legal(s: GameState, a: int) -> None:
     _end_round(s, diggers_win=False, finder=-1)
 
 
-# ---- round end and gold (RULES.md §1.11-§1.12) ------------------------------------------------------------
+# ---- round end and gold (docs/rules.md §1.11-§1.12) ------------------------------------------------------------
 def _take_gold(s: GameState, values: list[int]) -> None:
     """Remove cards of the given values from the gold deck (topmost matching cards first)."""
     for v in values:
@@ -333,7 +333,7 @@ def _take_gold(s: GameState, values: list[int]) -> None:
 
 
 def digger_gold(s: GameState, finder: int) -> list[list[int]]:
-    """Gold cards each seat receives when the diggers win: the picking order of RULES.md §1.11 and B1-B3, B5."""
+    """Gold cards each seat receives when the diggers win: the picking order of docs/rules.md §1.11 and B1-B3, B5."""
     p = s.config.num_players
     order = [(finder - k) % p for k in range(p)]  # counter-clockwise, starting with the finder
     eligible = [
@@ -353,7 +353,7 @@ def digger_gold(s: GameState, finder: int) -> list[list[int]]:
 
 
 def saboteur_combination(counts: tuple[int, int, int], value: int) -> tuple[int, int, int]:
-    """(ones, twos, threes) for a saboteur payout of ``value`` from the remaining gold cards (RULES.md B4).
+    """(ones, twos, threes) for a saboteur payout of ``value`` from the remaining gold cards (docs/rules.md B4).
 
     Exact value with the fewest cards, higher cards first on ties; else the largest total below the value.
     """

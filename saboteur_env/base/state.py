@@ -75,7 +75,7 @@ class GameState:
     goal_kind: NDArray[np.int16]  # (3,) hidden until revealed
     goal_revealed: NDArray[np.bool_]  # (3,)
     current: int = 0  # seat to act
-    last_player: int = 0  # last seat whose turn removed a card from its hand (RULES.md A10)
+    last_player: int = 0  # last seat whose turn removed a card from its hand (docs/rules.md A10)
     # ---- whole game ----
     gold_nuggets: NDArray[np.int32]  # (P,) nuggets (private)
     gold_cards: NDArray[np.int16]  # (P,) gold cards won (public)

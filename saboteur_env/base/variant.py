@@ -27,7 +27,7 @@ class BaseVariant:
 
     name = "base"
     title = "Saboteur"
-    rules_version = "base-1"
+    rules_version = "base-2"
     min_players = 3
     max_players = 10
     default_players = 4

@@ -79,7 +79,7 @@ class PathCardSpec:
         return "".join(ch for ch in EDGE_NAMES if any(ch in g for g in self.groups))
 
 
-# RULES.md §1.3: the 40 tunnel cards of the base game.
+# docs/rules.md §1.3: the 40 tunnel cards of the base game.
 BASE_PATH_CARDS: tuple[PathCardSpec, ...] = (
     PathCardSpec("T01", "crossroads", ("NESW",), 5),
     PathCardSpec("T02", "T N-S+E", ("NES",), 5),
@@ -99,7 +99,7 @@ BASE_PATH_CARDS: tuple[PathCardSpec, ...] = (
     PathCardSpec("T16", "dead end E", ("E",), 1, dead_end=True),
 )
 
-# RULES.md §1.2: start and goal cards (never in the deck).
+# docs/rules.md §1.2: start and goal cards (never in the deck).
 START_CARD = PathCardSpec("START", "start", ("NESW",), 0, ladder=True)
 GOAL_GOLD = PathCardSpec("GOLD", "goal: gold", ("NESW",), 0)
 GOAL_STONE_A = PathCardSpec("STONE_A", "goal: stone A", ("NE",), 0)
@@ -107,7 +107,7 @@ GOAL_STONE_B = PathCardSpec("STONE_B", "goal: stone B", ("NW",), 0)
 
 
 class ActionKind(IntEnum):
-    """Action cards of the base game, RULES.md §1.4 (value = offset after the path cards)."""
+    """Action cards of the base game, docs/rules.md §1.4 (value = offset after the path cards)."""
 
     BROKEN_PICKAXE = 0
     BROKEN_LANTERN = 1

@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 MAX_MARGIN = 10
 MAX_HISTORY = 256
 REWARDS = ("gold", "win")
+# Readings of the rules where the customer's seed documents and the publisher differ (docs/rules.md §0.6).
+READINGS = ("seeds", "official")
 # Game-specific fields and their defaults: a field applies only to the variants that list it in ``options``.
 GAME_OPTIONS: dict[str, Any] = {"broken_tool_penalty": False, "duel_layout": "seed_5x9"}
 
 T = TypeVar("T")
 
-__all__ = ["GAME_OPTIONS", "MAX_HISTORY", "MAX_MARGIN", "REWARDS", "ConfigError", "GameConfig"]
+__all__ = ["GAME_OPTIONS", "MAX_HISTORY", "MAX_MARGIN", "READINGS", "REWARDS", "ConfigError", "GameConfig"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class GameConfig:
         game: a registered variant: ``"base"``, ``"sab2"``, ``"duel"`` or one added with
             ``saboteur_env.variants.register``.
         duel_layout: Duel geometry, ``"seed_5x9"`` or ``"official_5x10"``; Duel only.
+        rules: which reading of the rules where the customer's seed documents and the publisher differ:
+            ``"seeds"`` (default) or ``"official"``. Today only Saboteur 2 differs (winners when the gold is
+            reached, where ladders may go; docs/rules.md §2.5, §2.8); both readings are the same game elsewhere.
     """
 
     num_players: int = None  # type: ignore[assignment]  # None: the variant's default, resolved in __post_init__
@@ -54,6 +59,7 @@ class GameConfig:
     history_length: int = 16
     game: str = "base"
     duel_layout: str = "seed_5x9"
+    rules: str = "seeds"
 
     def __post_init__(self) -> None:
         if not isinstance(self.game, str):
@@ -93,7 +99,7 @@ class GameConfig:
             # Strings by CRC: str hashes differ between processes.
             h = hash((self.num_players, self.margin, self.rounds, self.broken_tool_penalty,
                       REWARDS.index(self.reward), self.history_length, zlib.crc32(self.game.encode()),
-                      zlib.crc32(self.duel_layout.encode())))
+                      zlib.crc32(self.duel_layout.encode()), READINGS.index(self.rules)))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -110,6 +116,8 @@ class GameConfig:
             raise ConfigError(f"duel_layout={self.duel_layout!r} must be a str")
         if not isinstance(self.reward, str) or self.reward not in REWARDS:
             raise ConfigError(f"reward={self.reward!r} is not valid; valid: {', '.join(map(repr, REWARDS))}")
+        if not isinstance(self.rules, str) or self.rules not in READINGS:
+            raise ConfigError(f"rules={self.rules!r} is not valid; valid: {', '.join(map(repr, READINGS))}")
         for name, default in GAME_OPTIONS.items():
             if name not in variant.options and getattr(self, name) != default:
                 games = [v for v in registry.names() if name in registry.lookup(v).options]
@@ -127,6 +135,11 @@ class GameConfig:
         _check_range("margin", self.margin, 0, MAX_MARGIN)
         _check_range("rounds", self.rounds, 1, 3)
         _check_range("history_length", self.history_length, 0, MAX_HISTORY)
+
+    @property
+    def rules_version(self) -> str:
+        """The variant's rules version and the reading, e.g. ``"sab2-2/seeds"`` (recorded by logs and golden files)."""
+        return f"{self.variant.rules_version}/{self.rules}"
 
     # ---- derived geometry (storage coordinates = frame coordinates + margin) ----
     @property

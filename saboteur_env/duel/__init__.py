@@ -1,1 +1,1 @@
-"""Saboteur: The Duel (RULES.md §3): card tables, per-player reachability, rules, observation."""
+"""Saboteur: The Duel (docs/rules.md §3): card tables, per-player reachability, rules, observation."""

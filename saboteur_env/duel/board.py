@@ -1,4 +1,4 @@
-"""The Duel's maze: geometry, per-player arm reachability (RULES.md §3.5) and placement legality.
+"""The Duel's maze: geometry, per-player arm reachability (docs/rules.md §3.5) and placement legality.
 
 Reachability works on arms (open edges of maze cards), as the base engine does, with the Duel's blocks: for player
 ``p`` an arm is **blocked** when it carries a door of the other colour without a key, and every arm of an unbribed

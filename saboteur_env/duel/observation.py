@@ -1,4 +1,4 @@
-"""The Duel's observation: one seat-relative float32 vector (the only gate for hidden information, RULES.md §5.3).
+"""The Duel's observation: one seat-relative float32 vector (the only gate for hidden information, docs/rules.md §5.3).
 
 "Me" is the observing seat, "opp" the other one; colours are given relative too (``my_colour`` says which start is
 mine). Named slices (``DuelObservationLayout.split``):

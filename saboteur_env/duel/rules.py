@@ -1,4 +1,4 @@
-"""Rules of Saboteur: The Duel (RULES.md §3, decisions §4.4): set-up, the legal-action mask, transitions, scoring.
+"""Rules of Saboteur: The Duel (docs/rules.md §3, decisions §4.4): set-up, the legal-action mask, transitions, scoring.
 
 ``legal_action_mask`` is the single legality predicate; ``apply_action`` checks the action against it before
 changing anything, then resolves in the order of §3.4: the optional bribe of a troll just placed, goal reveals
@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.common import reveal
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
+from saboteur_env.common.reveal import Facing
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIR_A, PAIR_B, PAIRS, PASS_EMPTY, duel_action_layout
@@ -26,7 +28,7 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> DuelState:
     card_rank = np.stack([rng.permutation(dc.DECK_SIZE) for _ in range(config.rounds)]).astype(np.int16)
     goal_rank = np.stack([rng.permutation(dc.NUM_GOALS) for _ in range(config.rounds)]).astype(np.int16)
     state = _blank_state(config, card_rank, goal_rank)
-    start_round(state, 0, starter=1)  # green starts round 1 (RULES.md A7)
+    start_round(state, 0, starter=1)  # green starts round 1 (docs/rules.md A7)
     return state
 
 
@@ -301,32 +303,28 @@ def _reveal(s: DuelState, p: int, slot: int, placed: int) -> None:
     cell = geo.goal_cells[slot]
     kind = dc.FIRST_GOAL_KIND + int(s.goal_card[slot])
     either = s.reach[0] | s.reach[1]
-    best_key, best_rot = None, 0
+    facing: list[Facing] = []
+    placed_dir = -1
+    for d, j in enumerate(geo.nbr_list[cell]):
+        if j < 0 or s.cell_shape[j] < 0:
+            facing.append(None)
+            continue
+        o = board.OPP[d]
+        theirs = bool((int(dc.SHAPE_OPEN[s.cell_shape[j]]) >> o) & 1)
+        facing.append((theirs, theirs and bool((either[j] >> o) & 1)))
+        if j == placed:
+            placed_dir = d
+    # The Duel's own preference (§3.6): a rotation whose gold the revealing player then reaches.
+    gold_reach = []
+    trial = s.cell_shape.copy()
     for rot in (0, 1):
         sid = dc.shape_id(kind, rot)
-        open_bits = int(dc.SHAPE_OPEN[sid])
-        towards_reaching = towards_placed = mismatches = 0
-        for d, j in enumerate(geo.nbr_list[cell]):
-            if j < 0 or s.cell_shape[j] < 0:
-                continue
-            o = board.OPP[d]
-            mine = (open_bits >> d) & 1
-            theirs = (int(dc.SHAPE_OPEN[s.cell_shape[j]]) >> o) & 1
-            reaching = theirs and (either[j] >> o) & 1
-            if reaching:
-                towards_reaching += mine
-            else:
-                mismatches += mine != theirs
-            if j == placed:
-                towards_placed = mine
-        trial = s.cell_shape.copy()
         s.cell_shape[cell] = sid
         gold = int(dc.SHAPE_GOLD_BITS[sid])
-        gold_reach = bool(gold) and (board.compute_reach(s, p)[cell] & gold) != 0
-        s.cell_shape[:] = trial
-        key = (towards_reaching, towards_placed, -mismatches, gold_reach, -rot)
-        if best_key is None or key > best_key:
-            best_key, best_rot = key, rot
+        gold_reach.append(bool(gold) and (board.compute_reach(s, p)[cell] & gold) != 0)
+    s.cell_shape[:] = trial
+    open_bits = [int(dc.SHAPE_OPEN[dc.shape_id(kind, rot)]) for rot in (0, 1)]
+    best_rot = reveal.goal_rotation(open_bits, facing, placed_dir, gold_reach)
     s.cell_shape[cell] = dc.shape_id(kind, best_rot)
     s.goal_revealed[slot] = True
     _log(s, DuelEvent.REVEAL, p, kind, cell, best_rot)

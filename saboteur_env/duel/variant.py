@@ -32,7 +32,7 @@ class DuelVariant:
 
     name = "duel"
     title = "Saboteur: The Duel"
-    rules_version = "duel-1"
+    rules_version = "duel-2"
     min_players = 2
     max_players = 2
     default_players = 2

@@ -1,4 +1,4 @@
-"""Saboteur 2 (RULES.md §2 with the §4.3 decisions), 2-12 players: ``GameConfig(game="sab2", num_players=N)``.
+"""Saboteur 2 (docs/rules.md §2 with the §4.3 decisions), 2-12 players: ``GameConfig(game="sab2", num_players=N)``.
 
 Modules: ``cards`` (the expansion's 24 path and 21 action cards on the shared card model, the 15 roles, oriented
 shape tables), ``board`` (connectivity with ladder links and the door-avoiding team routes, on the shared arm

@@ -1,4 +1,4 @@
-"""Saboteur 2 card and role tables (RULES.md §2.1, §2.4, §2.6, §2.7) on the shared card model.
+"""Saboteur 2 card and role tables (docs/rules.md §2.1, §2.4, §2.6, §2.7) on the shared card model.
 
 The expansion keeps the base game's 40 tunnel and 27 action cards (``saboteur_env.cards``) and adds the 24
 modelled expansion path cards and 21 expansion action cards: a 112-card draw deck. Doors sit on a tunnel (a
@@ -52,7 +52,7 @@ class ExpansionAction(IntEnum):
     SWAP_HATS = 4
     TRAPPED = 5
     FREE_AT_LAST = 6
-    ROCKFALL = 7  # the 21st card (RULES.md E1): identical to the base rockfall
+    ROCKFALL = 7  # the 21st card (docs/rules.md E1): identical to the base rockfall
 
 
 EXPANSION_ACTION_COPIES = (4, 3, 2, 2, 2, 3, 4, 1)

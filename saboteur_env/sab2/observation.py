@@ -1,4 +1,4 @@
-"""Saboteur 2 observation: one seat-relative float32 vector (the only gate for hidden information, RULES.md §5.2).
+"""Saboteur 2 observation: one seat-relative float32 vector (the only gate for hidden information, docs/rules.md §5.2).
 
 Seat offsets: 0 = the observing seat, 1 = the next seat clockwise. Named slices (``Sab2ObservationLayout.split``):
 

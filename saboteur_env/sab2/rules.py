@@ -1,4 +1,4 @@
-"""Rules of Saboteur 2 (RULES.md §2, decisions §4.3): set-up, the legal-action mask, transitions, scoring.
+"""Rules of Saboteur 2 (docs/rules.md §2, decisions §4.3): set-up, the legal-action mask, transitions, scoring.
 
 ``legal_action_mask`` is the single legality predicate; ``apply_action`` checks against it before changing
 anything. A turn may take several decisions by the same seat (``Phase``): a pass discards one card, then another or
@@ -13,11 +13,13 @@ from typing import TypedDict
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.common import reveal
 from saboteur_env.common.arms import OPP
 from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
 from saboteur_env.common.geometry import geometry
+from saboteur_env.common.reveal import Facing
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import scoring
@@ -136,27 +138,36 @@ def _log(s: Sab2State, etype: Sab2Event, actor: int, kind: int = -1, target: int
 
 
 # ---- legality ----------------------------------------------------------------------------------------------------
-def _build_legal_table() -> NDArray[np.bool_]:
-    """LEGAL[code, o] for code = must_open | must_closed << 4 | connected_facing << 8 (see the Duel's table)."""
+def _build_legal_tables() -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Tables over code = must_open | must_closed << 4 | connected_facing << 8 (see the Duel's table) and
+    orientations: CONNECT[code, o] = edge matching and a connection (§1.9.1 rule 4); MATCH[code, o] = edge matching
+    only (what a ladder needs where it may go without a connection)."""
     codes = np.arange(4096)
     must_open, must_closed, facing = codes & 15, (codes >> 4) & 15, (codes >> 8) & 15
-    out = np.zeros((4096, len(PLACEABLE)), dtype=bool)
+    connect = np.zeros((4096, len(PLACEABLE)), dtype=bool)
+    match = np.zeros((4096, len(PLACEABLE)), dtype=bool)
     for o, sid in enumerate(PLACEABLE_SHAPE.tolist()):
         op = int(sc.SHAPE_OPEN[sid])
-        match = ((op & must_closed) == 0) & ((must_open & ~op & 15) == 0)
-        if sc.SHAPE_LADDER[sid]:
-            out[:, o] = match & ((must_open | must_closed) != 0)  # adjacency instead of a connection (E19)
-        else:
-            out[:, o] = match & ((op & facing) != 0)
-    return out
+        match[:, o] = ((op & must_closed) == 0) & ((must_open & ~op & 15) == 0)
+        connect[:, o] = match[:, o] & ((op & facing) != 0)
+    return connect, match
 
 
-LEGAL = _build_legal_table()
+LEGAL_CONNECT, LEGAL_MATCH = _build_legal_tables()
 LADDER_ORIENTATION = np.array([bool(sc.SHAPE_LADDER[s]) for s in PLACEABLE_SHAPE])
+# Maze cards a ladder may stand next to without a connection under the seed reading: ladders and the start.
+_LADDER_OR_START = np.array(
+    [bool(sc.SHAPE_LADDER[sid]) or sid // 2 == sc.KIND_START for sid in range(2 * sc.NUM_KINDS)]
+)
 
 
 def placement_table(s: Sab2State) -> NDArray[np.bool_]:
-    """(HW, orientations) legal placements ignoring hands and tools (cached per board)."""
+    """(HW, orientations) legal placements ignoring hands and tools (cached per board).
+
+    Ladders (§2.5, E19) are never next to a goal; besides that, ``rules="seeds"``: a normal connection, or
+    orthogonally next to another ladder card or the start card; ``rules="official"``: next to any maze card.
+    Edge matching applies in both readings.
+    """
     cached = s._cache.get("place")
     if cached is not None:
         return cached
@@ -172,8 +183,15 @@ def placement_table(s: Sab2State) -> NDArray[np.bool_]:
     w = 1 << np.arange(4)
     code = ((has & open_facing) * w).sum(1) | ((has & ~open_facing) * w).sum(1) << 4
     code |= ((has & open_facing & conn_facing) * w).sum(1) << 8
-    table = LEGAL[code] & ((s.cell_shape < 0) & ~geo.is_goal_cell)[:, None]
-    next_to_goal = np.logical_and(geo.is_goal_cell[safe].any(1), (nbr >= 0).any(1))
+    empty = (s.cell_shape < 0) & ~geo.is_goal_cell
+    table = LEGAL_CONNECT[code] & empty[:, None]
+    if s.config.rules == "seeds":
+        beside = (has & _LADDER_OR_START[sid]).any(1)
+        table[:, LADDER_ORIENTATION] |= LEGAL_MATCH[code][:, LADDER_ORIENTATION] & (empty & beside)[:, None]
+    else:
+        beside = has.any(1)
+        table[:, LADDER_ORIENTATION] = LEGAL_MATCH[code][:, LADDER_ORIENTATION] & (empty & beside)[:, None]
+    next_to_goal = np.any(geo.is_goal_cell[safe] & (nbr >= 0), axis=1)
     table[:, LADDER_ORIENTATION] &= ~next_to_goal[:, None]
     s._cache["place"] = table
     return table
@@ -404,7 +422,7 @@ def _next_turn(s: Sab2State) -> None:
 
 
 def _skip_empty(s: Sab2State) -> None:
-    """Seats with an empty hand pass without discarding or drawing (RULES.md §2.3)."""
+    """Seats with an empty hand pass without discarding or drawing (docs/rules.md §2.3)."""
     for _ in range(s.config.num_players):
         if s.hands[s.current].sum() > 0:
             return
@@ -426,21 +444,16 @@ def _reveal(s: Sab2State, placed: int) -> bool:
             if not reaching:
                 continue
             kind = int(s.goal_kind[slot])
-            best_key, best_rot = None, 0
-            for rot in (0, 1):
-                ob = int(sc.SHAPE_OPEN[2 * kind + rot])
-                towards = sum((ob >> d) & 1 for d in reaching)
-                placed_dir = [d for d, j in enumerate(geo.nbr_list[cell]) if j == placed]
-                towards_placed = int(any((ob >> d) & 1 for d in placed_dir))
-                mismatches = sum(
-                    1
-                    for d, j in enumerate(geo.nbr_list[cell])
-                    if j >= 0 and s.cell_shape[j] >= 0 and d not in reaching
-                    and ((ob >> d) & 1) != ((int(sc.SHAPE_OPEN[s.cell_shape[j]]) >> OPP[d]) & 1)
-                )
-                key = (-towards, -towards_placed, mismatches, rot)
-                if best_key is None or key < best_key:
-                    best_key, best_rot = key, rot
+            facing: list[Facing] = []
+            placed_dir = -1
+            for d, j in enumerate(geo.nbr_list[cell]):
+                if j < 0 or s.cell_shape[j] < 0:
+                    facing.append(None)
+                    continue
+                facing.append((bool((int(sc.SHAPE_OPEN[s.cell_shape[j]]) >> OPP[d]) & 1), d in reaching))
+                if j == placed:
+                    placed_dir = d
+            best_rot = reveal.goal_rotation([int(sc.SHAPE_OPEN[2 * kind + rot]) for rot in (0, 1)], facing, placed_dir)
             s.cell_shape[cell] = 2 * kind + best_rot
             s.goal_revealed[slot] = True
             _log(s, Sab2Event.REVEAL, -1, kind, -1, cell, best_rot)
@@ -460,7 +473,8 @@ def _end_round(s: Sab2State, gold_reached: bool) -> None:
     if gold_reached:
         gold_cell = geo.goal_cells[int(np.flatnonzero(s.goal_kind == sc.KIND_GOALS[0])[0])]
         open_blue, open_green = sb.team_routes(s.cell_shape, geo.nbr_list, geo.start_cell, gold_cell)
-    win = scoring.winners(roles, trapped, gold_reached, s.finder if gold_reached else None, open_blue, open_green)
+    finder = s.finder if gold_reached else None
+    win = scoring.winners(roles, trapped, gold_reached, finder, open_blue, open_green, s.config.rules)
     pay = scoring.payouts(roles, win, trapped, sb.crystals_on_board(s.cell_shape))
     s.round_start_gold = s.gold.copy()
     s.gold += np.array(pay, dtype=np.int32)

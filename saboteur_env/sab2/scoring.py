@@ -1,4 +1,4 @@
-"""Saboteur 2 end of round: winners (§2.8 with §4.3 E5-E11), payouts (§2.9) and the theft order (§2.10).
+"""Saboteur 2 end of round: winners (§2.8 with §4.3 E5-E11, both readings), payouts (§2.9) and the theft order (§2.10).
 
 Pure functions over per-seat role lists and flags, so the rules can be checked against the rulebook's example
 without a game; the engine calls them at each round end.
@@ -21,13 +21,23 @@ def winners(
     finder: int | None = None,
     open_blue: bool = False,
     open_green: bool = False,
+    reading: str = "seeds",
 ) -> list[bool]:
     """Winner flag per seat. ``open_blue`` / ``open_green``: the gold goal connects to the start avoiding every
-    tunnel with a green / blue door (§2.8). Trapped players never win; geologists never count as winners."""
+    tunnel with a green / blue door (§2.8). Trapped players never win; geologists never count as winners.
+
+    ``reading="seeds"`` (seed 003): every team with a route it may pass wins, whoever found the gold.
+    ``reading="official"`` (the publisher's reading): a digger finder's own team takes precedence when both teams
+    have a route; a finder of another role lets both teams win."""
     out = []
-    finder_role = roles[finder] if finder is not None else None
-    blue_team = open_blue and (finder_role != Sab2Role.GREEN_DIGGER or not open_green)
-    green_team = open_green and (finder_role != Sab2Role.BLUE_DIGGER or not open_blue)
+    if reading == "seeds":
+        blue_team, green_team = open_blue, open_green
+    elif reading == "official":
+        finder_role = roles[finder] if finder is not None else None
+        blue_team = open_blue and (finder_role != Sab2Role.GREEN_DIGGER or not open_green)
+        green_team = open_green and (finder_role != Sab2Role.BLUE_DIGGER or not open_blue)
+    else:
+        raise ValueError(f"reading={reading!r} is not valid; valid: 'seeds', 'official'")
     for role, is_trapped in zip(roles, trapped, strict=True):
         if is_trapped:
             out.append(False)

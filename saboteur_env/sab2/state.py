@@ -13,7 +13,7 @@ from saboteur_env.common.statebase import ArrayState
 
 
 class Phase(IntEnum):
-    """What the seat to act is deciding (a turn may take several decisions, RULES.md §2.3)."""
+    """What the seat to act is deciding (a turn may take several decisions, docs/rules.md §2.3)."""
 
     TURN = 0  # choose one option of the turn
     PASS = 1  # passing: discard another card or stop (at most 3)

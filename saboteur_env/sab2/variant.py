@@ -27,7 +27,7 @@ class Sab2Variant:
 
     name = "sab2"
     title = "Saboteur 2"
-    rules_version = "sab2-1"
+    rules_version = "sab2-2"
     min_players = 2
     max_players = 12
     default_players = 5

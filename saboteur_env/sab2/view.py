@@ -1,4 +1,4 @@
-"""A Saboteur 2 seat's structured view, decoded from its observation vector only (the one gate, RULES.md §5.2).
+"""A Saboteur 2 seat's structured view, decoded from its observation vector only (the one gate, docs/rules.md §5.2).
 
 :class:`Sab2View` is what the Saboteur 2 renderers and agents read instead of raw planes. Seat-indexed fields use
 offsets (0 = the observing seat, 1 = the next seat clockwise), as the observation does. Board fields are
