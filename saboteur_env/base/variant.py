@@ -63,17 +63,15 @@ class BaseVariant:
     def new_game(self, config: GameConfig, rng: np.random.Generator) -> GameState:
         return rules.new_game(config, rng)
 
-    def legal_action_mask(self, state: GameState) -> NDArray[np.bool_]:
-        return rules.legal_action_mask(state)
+    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
+    legal_action_mask = staticmethod(rules.legal_action_mask)
 
-    def apply_action(self, state: GameState, action: int, *, inplace: bool = False) -> GameState:
-        return rules.apply_action(state, action, inplace=inplace)
+    apply_action = staticmethod(rules.apply_action)
 
     def returns(self, state: GameState) -> NDArray[np.float64]:
         return state.gold_nuggets.astype(np.float64)
 
-    def encode_observation(self, state: GameState, seat: int) -> NDArray[np.float32]:
-        return observation.encode_observation(state, seat)
+    encode_observation = staticmethod(observation.encode_observation)
 
     def encode_state(self, state: GameState) -> NDArray[np.float32]:
         return observation.encode_state(state)

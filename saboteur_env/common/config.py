@@ -10,7 +10,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from saboteur_env.common import registry
 from saboteur_env.common.errors import ConfigError
@@ -60,21 +60,19 @@ class GameConfig:
     game: str = "base"
     duel_layout: str = "seed_5x9"
     rules: str = "seeds"
+    # The registered variant that plays this config, set once in __post_init__ as a plain instance attribute (read
+    # on every decision; not a dataclass field, so it stays out of comparisons, asdict and pickles).
+    variant: ClassVar[Variant]
 
     def __post_init__(self) -> None:
         if not isinstance(self.game, str):
             raise ConfigError(f"game={self.game!r} must be a str; valid: {', '.join(map(repr, registry.names()))}")
         variant = registry.lookup(self.game)
-        object.__setattr__(self, "_variant", variant)
+        object.__setattr__(self, "variant", variant)
         if self.num_players is None:
             object.__setattr__(self, "num_players", variant.default_players)
         self.validate()
         object.__setattr__(self, "_frame", variant.frame(self))
-
-    @property
-    def variant(self) -> Variant:
-        """The registered variant that plays this config (looked up once)."""
-        return self.__dict__["_variant"]
 
     def cached(self, key: str, factory: Callable[[GameConfig], T]) -> T:
         """Per-config memo for derived tables (layouts, geometry); kept out of pickles and comparisons."""

@@ -71,17 +71,15 @@ class DuelVariant:
     def new_game(self, config: GameConfig, rng: np.random.Generator) -> DuelState:
         return rules.new_game(config, rng)
 
-    def legal_action_mask(self, state: DuelState) -> NDArray[np.bool_]:
-        return rules.legal_action_mask(state)
+    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
+    legal_action_mask = staticmethod(rules.legal_action_mask)
 
-    def apply_action(self, state: DuelState, action: int, *, inplace: bool = False) -> DuelState:
-        return rules.apply_action(state, action, inplace=inplace)
+    apply_action = staticmethod(rules.apply_action)
 
     def returns(self, state: DuelState) -> NDArray[np.float64]:
         return np.array(state.nuggets, dtype=np.float64)
 
-    def encode_observation(self, state: DuelState, seat: int) -> NDArray[np.float32]:
-        return observation.encode_observation(state, seat)
+    encode_observation = staticmethod(observation.encode_observation)
 
     def encode_state(self, state: DuelState) -> NDArray[np.float32]:
         return observation.encode_state(state)

@@ -65,17 +65,15 @@ class Sab2Variant:
     def new_game(self, config: GameConfig, rng: np.random.Generator) -> Sab2State:
         return rules.new_game(config, rng)
 
-    def legal_action_mask(self, state: Sab2State) -> NDArray[np.bool_]:
-        return rules.legal_action_mask(state)
+    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
+    legal_action_mask = staticmethod(rules.legal_action_mask)
 
-    def apply_action(self, state: Sab2State, action: int, *, inplace: bool = False) -> Sab2State:
-        return rules.apply_action(state, action, inplace=inplace)
+    apply_action = staticmethod(rules.apply_action)
 
     def returns(self, state: Sab2State) -> NDArray[np.float64]:
         return state.gold.astype(np.float64)
 
-    def encode_observation(self, state: Sab2State, seat: int) -> NDArray[np.float32]:
-        return observation.encode_observation(state, seat)
+    encode_observation = staticmethod(observation.encode_observation)
 
     def encode_state(self, state: Sab2State) -> NDArray[np.float32]:
         return observation.encode_state(state)
