@@ -18,7 +18,35 @@ import time
 
 import numpy as np
 
-from saboteur_env import GameConfig, apply_action, encode_observation, env, legal_action_mask, new_game, raw_env
+from saboteur_env import (
+    GameConfig,
+    apply_action,
+    encode_observation,
+    env,
+    legal_action_mask,
+    new_game,
+    raw_env,
+    variants,
+)
+
+GAMES = ("base", "duel", "sab2")
+
+
+def check_counts(parser: argparse.ArgumentParser, args: argparse.Namespace, *names: str) -> None:
+    """``parser.error`` unless every ``--name`` is a positive count."""
+    for name in names:
+        value = getattr(args, name.replace("-", "_"))
+        if value < 1:
+            parser.error(f"--{name} must be at least 1, got {value}")
+
+
+def check_players(parser: argparse.ArgumentParser, game: str, players: list[int]) -> None:
+    """``parser.error`` unless every player count is in the game's range."""
+    variant = variants.get(game)
+    bad = [n for n in players if not variant.min_players <= n <= variant.max_players]
+    if bad:
+        parser.error(f"--players {' '.join(map(str, bad))} out of range for --game {game}; "
+                     f"valid: {variant.min_players}..{variant.max_players}")  # fmt: skip
 
 
 def bench_env(make, num_players: int, games: int, seed: int, **config) -> tuple[float, float]:
@@ -58,12 +86,17 @@ def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--players", type=int, nargs="+", default=[4, 10])
+    parser.add_argument("--players", type=int, nargs="+", default=[4, 10], help="player counts (the duel: ignored)")
     parser.add_argument("--games", type=int, default=100, help="games (of 3 rounds) per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base")
+    parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
+    parser.add_argument("--game", choices=GAMES, default="base")
     args = parser.parse_args(argv)
+    check_counts(parser, args, "games", "repeats")
+    if args.seed < 0:
+        parser.error(f"--seed {args.seed} must be >= 0")
+    if args.game != "duel":
+        check_players(parser, args.game, args.players)
     # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
     if args.game == "duel":
         cases = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]

@@ -20,8 +20,22 @@ import sys
 import tempfile
 from pathlib import Path
 
+from experiments.bench import GAMES, check_counts, check_players
+
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^(engine|raw_env|env\(\))\s+(\S+)\s+([\d,]+)\s")
+
+
+def _is_revision(rev: str) -> bool:
+    """Whether ``rev`` names a commit of this checkout."""
+    if rev.startswith("-"):  # never an option to git
+        return False
+    try:
+        probe = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                               capture_output=True, check=False)  # fmt: skip
+    except OSError:  # no git
+        return False
+    return probe.returncode == 0
 
 
 def _worktree(rev: str, into: Path) -> Path:
@@ -49,11 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", required=True, help="git revision A")
     parser.add_argument("--new", default=None, help="git revision B (default: the working tree)")
-    parser.add_argument("--game", choices=("base", "sab2", "duel"), default="base")
-    parser.add_argument("--players", type=int, nargs="+", default=[4])
+    parser.add_argument("--game", choices=GAMES, default="base")
+    parser.add_argument("--players", type=int, nargs="+", default=[4], help="player counts (the duel: ignored)")
     parser.add_argument("--games", type=int, default=40, help="games per measurement")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved A B rounds")
     args = parser.parse_args(argv)
+    check_counts(parser, args, "games", "rounds")
+    if args.game != "duel":
+        check_players(parser, args.game, args.players)
+    for flag in ("old", "new"):
+        rev = getattr(args, flag)
+        if rev is not None and not _is_revision(rev):
+            parser.error(f"--{flag} {rev!r} is not a commit of {ROOT}")
     bench_args = ["--game", args.game, "--games", str(args.games), "--repeats", "1"]
     if args.game != "duel":
         bench_args += ["--players", *map(str, args.players)]

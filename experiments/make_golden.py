@@ -1,6 +1,10 @@
 """Write the golden replay files of tests/data (regenerate ONLY when a behaviour change is intended).
 
-    python -m experiments.make_golden
+    python -m experiments.make_golden                 # dry run: records the games, says which files would change
+    python -m experiments.make_golden --write         # overwrite tests/data
+    python -m experiments.make_golden --write --out /tmp/golden
+
+Nothing is written without ``--write``.
 
 Each file holds one game: a header line (rules version, config, seed), then one line per decision with the acting
 seat, the action, a digest of the acting seat's observation before the action, the state fingerprint after it and
@@ -9,6 +13,7 @@ any rewards. ``tests/test_golden.py`` replays the actions and fails on any diffe
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import json
@@ -62,14 +67,30 @@ def record(num_players: int, agent: str, seed: int) -> list[dict]:
     return lines
 
 
-def main() -> int:
-    DATA.mkdir(parents=True, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="write the files (default: dry run, nothing written)")
+    parser.add_argument("--out", type=Path, default=DATA, help=f"directory for the files (default: {DATA})")
+    args = parser.parse_args(argv)
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {out} exists and is not a directory")
     for name, n, agent, seed in GAMES:
         lines = record(n, agent, seed)
-        with (DATA / name).open("w") as f:
-            for line in lines:
-                f.write(json.dumps(line) + "\n")
-        print(f"wrote {DATA / name}: {len(lines) - 1} decisions")
+        text = "".join(json.dumps(line) + "\n" for line in lines)
+        path = out / name
+        if args.write:
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            except OSError as err:
+                parser.error(f"cannot write {path}: {err.strerror or err}")
+            print(f"wrote {path}: {len(lines) - 1} decisions")
+        else:
+            same = path.is_file() and path.read_text() == text
+            print(f"would write {path}: {len(lines) - 1} decisions ({'unchanged' if same else 'differs'})")
+    if not args.write:
+        print("dry run: nothing written (pass --write to write)")
     return 0
 
 

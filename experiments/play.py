@@ -1,9 +1,11 @@
 """Play Saboteur in the terminal against bots.
 
     python -m experiments.play --players 4 --seat 0 --bots heuristic --seed 7
-    saboteur-play --players 5 --bots bayes
-    saboteur-play --game duel --seat 1 --bots greedy          # Saboteur: The Duel (moves by number)
-    saboteur-play --game sab2 --players 6 --bots heuristic    # Saboteur 2 (moves by number)
+    python -m experiments.play --players 5 --bots bayes
+    python -m experiments.play --game duel --seat 1 --bots greedy          # Saboteur: The Duel (moves by number)
+    python -m experiments.play --game sab2 --players 6 --bots heuristic    # Saboteur 2 (moves by number)
+
+Run it from the repository root (``experiments`` is part of the checkout, not of the installed package).
 
 On your turn you see your view (board, your hand, tools, recent public events) and the numbered legal moves.
 Answer with a number, or with a short notation:
@@ -18,12 +20,14 @@ Answer with a number, or with a short notation:
 ``help`` / ``quit``    this table / leave the game
 =====================  ======================================================
 
-Bad input is answered with a message and a new prompt; the game is never lost to a typo.
+Bad input (any text, huge numbers, non-ASCII digits, empty lines, undecodable bytes) is answered with a message and
+a new prompt; the game is never lost to a typo. End of input or Ctrl-C leaves the game.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import sys
 from typing import TextIO
@@ -31,11 +35,33 @@ from typing import TextIO
 import numpy as np
 
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
-from saboteur_env import ActionType, final_ranking, legal_action_mask, raw_env, render_text, returns
+from saboteur_env import (
+    ActionType,
+    ConfigError,
+    final_ranking,
+    legal_action_mask,
+    raw_env,
+    render_text,
+    returns,
+    variants,
+)
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
 from saboteur_env.sab2.cards import ROLE_NAMES as ROLE_NAMES_SAB2
 
 HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]
+GAMES = ("base", "duel", "sab2")
+# ASCII digits only: int() accepts '١' and fails on 5,000 digits; str.isdigit() accepts '²', which int() rejects.
+_NUMBER = re.compile(r"[0-9]{1,6}")
+
+
+def _number(text: str) -> int | None:
+    """``text`` as a small non-negative ASCII integer, else None."""
+    return int(text) if _NUMBER.fullmatch(text) else None
+
+
+def _shown(text: str, limit: int = 24) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 class MoveError(ValueError):
@@ -45,16 +71,19 @@ class MoveError(ValueError):
 def parse_move(text: str, layout, legal: np.ndarray) -> int:
     """Turn a number (index into the listed moves) or a short notation into a legal action id."""
     text = text.strip()
-    if re.fullmatch(r"\d+", text):
-        i = int(text)
-        if not 0 <= i < len(legal):
-            raise MoveError(f"no move number {i}; choose 0..{len(legal) - 1}")
-        return int(legal[i])
-    if not hasattr(layout, "segment_shapes"):  # the duel's layout: moves by number only
-        raise MoveError(f"cannot read {text!r}; type a move number (0..{len(legal) - 1})")
-    words = text.replace(",", " ").split()
-    if not words:
+    if not text:
         raise MoveError("empty input; type a move number or 'help'")
+    if re.fullmatch(r"[0-9]+", text):
+        i = _number(text)
+        if i is None or not 0 <= i < len(legal):
+            shown = text if len(text) <= 12 else text[:12] + "..."
+            raise MoveError(f"no move number {shown}; choose 0..{len(legal) - 1}")
+        return int(legal[i])
+    if not hasattr(layout, "segment_shapes"):  # the duel's and Saboteur 2's layouts: moves by number only
+        raise MoveError(f"cannot read {_shown(text)}; type a move number (0..{len(legal) - 1})")
+    words = text.replace(",", " ").split()
+    if not words:  # only commas
+        raise MoveError(f"cannot read {_shown(text)}; type a move number or 'help'")
     head = words[0].upper().rstrip("'")
     candidates = [int(a) for a in legal]
 
@@ -65,7 +94,8 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
         return found[0]
 
     def cell(args: list[str]) -> tuple[int, int]:
-        if len(args) != 2 or not all(re.fullmatch(r"-?\d+", a) for a in args):
+        cells = [_number(a.removeprefix("-")) for a in args]
+        if len(args) != 2 or None in cells:
             raise MoveError("give the cell as ROW,COL, e.g. 2,3")
         return int(args[0]), int(args[1])
 
@@ -94,38 +124,79 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
             lambda a: a.type == ActionType.ROCKFALL and (a.row, a.col) == (row, col), f"a rockfall at {row},{col}"
         )
     if head in ("BREAK", "REPAIR"):
-        if len(words) != 3 or words[1].lower() not in TOOL_NAMES or not words[2].isdigit():
+        if len(words) != 3 or words[1].lower() not in TOOL_NAMES or _number(words[2]) is None:
             verb = head.lower()
             raise MoveError(f"say '{verb} TOOL SEAT', e.g. '{verb} cart 1' (tools: {', '.join(TOOL_NAMES)})")
         tool, target = TOOL_NAMES.index(words[1].lower()), int(words[2])
         types = (ActionType.BREAK,) if head == "BREAK" else (ActionType.REPAIR, ActionType.DOUBLE_REPAIR)
         return pick(lambda a: a.type in types and a.tool == tool and a.target == target,
                     f"{head.lower()} {TOOL_NAMES[tool]} on seat+{target}")  # fmt: skip
-    raise MoveError(f"cannot read {text!r}; type a move number or 'help'")
+    raise MoveError(f"cannot read {_shown(text)}; type a move number or 'help'")
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_env]:
+    """The command line, checked, and the environment it asks for; a bad value is an argparse error (exit code 2)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=GAMES, default="base")
+    parser.add_argument("--players", type=int, default=None, help="3-10 (base, default 4), 2-12 (sab2, default 5); "
+                        "the duel has 2")  # fmt: skip
+    parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
+    parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic): {', '.join(sorted(LADDER))}; "
+                        f"the duel (default greedy): {', '.join(DUEL_AGENTS)}")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
+    parser.add_argument("--rounds", type=int, choices=(1, 2, 3), default=3)
+    args = parser.parse_args(argv)
+    variant = variants.get(args.game)
+    if args.players is None:
+        args.players = variant.default_players
+    lo, hi = variant.min_players, variant.max_players
+    if not lo <= args.players <= hi:
+        parser.error(f"--players {args.players} is out of range for --game {args.game}; valid: {lo}..{hi}")
+    if not 0 <= args.seat < args.players:
+        parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
+    if args.bots is None:
+        args.bots = "greedy" if args.game == "duel" else "heuristic"
+    valid_bots = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(args.game, tuple(sorted(LADDER)))
+    if args.bots not in valid_bots:
+        parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}")
+    if args.seed is not None and args.seed < 0:
+        parser.error(f"--seed {args.seed} must be >= 0")
+    try:  # anything else the game's config rejects, named by the config itself
+        env = raw_env(game=args.game, num_players=args.players, rounds=args.rounds)
+    except ConfigError as err:
+        parser.error(str(err))
+    return args, env
+
+
+def _read_line(inp: TextIO) -> str | None:
+    """One line of input, ``None`` at its end; undecodable bytes become U+FFFD instead of an exception."""
+    try:
+        line = inp.readline()
+    except UnicodeDecodeError:
+        return "\ufffd"
+    return line or None
 
 
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base")
-    parser.add_argument("--players", type=int, default=None, help="3-10 (base), 2-12 (sab2); the duel has 2")
-    parser.add_argument("--seat", type=int, default=0, help="your seat")
-    parser.add_argument("--bots", default="heuristic", help=f"bot policy: {', '.join(sorted(LADDER))}")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args(argv)
+    """Play one game on ``stdin``/``stdout`` (default: the terminal); returns the exit code (130 after Ctrl-C).
+
+    Text streams that can be reconfigured are set to replace undecodable input bytes and unencodable output.
+    """
+    args, env = parse_args(argv)
     inp, out = stdin or sys.stdin, stdout or sys.stdout
+    if isinstance(inp, io.TextIOWrapper):
+        inp.reconfigure(errors="replace")  # stray bytes are text, not a crash
+    if isinstance(out, io.TextIOWrapper):
+        out.reconfigure(errors="backslashreplace")  # echoed input on an ASCII terminal
+    try:
+        return _play(args, env, inp, out)
+    except KeyboardInterrupt:
+        print("\ninterrupted: leaving the game", file=out, flush=True)
+        return 130
+
+
+def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> int:
     duel, sab2 = args.game == "duel", args.game == "sab2"
-    if args.players is None:
-        args.players = 2 if duel else 5 if sab2 else 4
-    lo, hi = (2, 2) if duel else (2, 12) if sab2 else (3, 10)
-    if not lo <= args.players <= hi:
-        parser.error(f"--players {args.players} is out of range; valid: {lo}..{hi}")
-    if not 0 <= args.seat < args.players:
-        parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
-    valid_bots = DUEL_AGENTS if duel else SAB2_AGENTS if sab2 else tuple(sorted(LADDER))
-    if args.bots not in valid_bots:
-        parser.error(f"--bots {args.bots!r} is unknown; valid: {', '.join(valid_bots)}")
-    env = raw_env(game=args.game, num_players=args.players, rounds=args.rounds)
     cfg = env.config
     env.reset(seed=args.seed)
     game = env.game
@@ -163,8 +234,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
                 say(f"  {i:3d}: {layout.to_string(int(a))}")
             while True:
                 print("move> ", end="", file=out, flush=True)
-                line = inp.readline()
-                if not line:
+                line = _read_line(inp)
+                if line is None:
                     say("\nend of input: leaving the game")
                     return 0
                 text = line.strip()
@@ -172,7 +243,7 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
                     say("bye")
                     return 0
                 if text.lower() in ("help", "h", "?"):
-                    say(HELP)
+                    say(HELP if hasattr(layout, "segment_shapes") else "type a listed move's number; 'quit' leaves")
                     continue
                 try:
                     action = parse_move(text, layout, legal)

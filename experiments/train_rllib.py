@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
-from saboteur_env import GameConfig, encode_observation, legal_action_mask
+from experiments._optional import require
+from saboteur_env import GameConfig, encode_observation, legal_action_mask, variants
 from saboteur_env.base.rules import apply_action, new_game
 
-try:
-    import gymnasium as gym
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv
-except ImportError as err:  # pragma: no cover - depends on the optional extra
-    raise ImportError("train_rllib needs the 'ray' extra: pip install -e '.[train,ray]'") from err
+MultiAgentEnv = require("ray.rllib.env.multi_agent_env", "ray", "experiments.train_rllib").MultiAgentEnv
 
 
 class SaboteurMultiAgentEnv(MultiAgentEnv):
@@ -171,25 +170,34 @@ def train(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument("--players", type=int, default=5, help="3-10 (the base game)")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--address", default=None, help="Ray cluster ('auto', 'ray://HEAD:10001')")
     parser.add_argument("--env-runners", type=int, default=1, help="parallel sampling actors")
     parser.add_argument("--batch", type=int, default=2000, help="env steps per training iteration")
     parser.add_argument("--minibatch", type=int, default=250)
     parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--lr", type=float, default=3e-4, help="learning rate, > 0")
     parser.add_argument("--hidden", type=int, default=256, help="width of the two hidden layers")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint directory")
     args = parser.parse_args(argv)
-    if not 3 <= args.players <= 10:
-        parser.error(f"--players {args.players} is out of range; valid: 3..10")
+    base = variants.get("base")
+    if not base.min_players <= args.players <= base.max_players:
+        parser.error(f"--players {args.players} is out of range; valid: {base.min_players}..{base.max_players}")
     for name in ("iterations", "batch", "minibatch", "epochs", "hidden"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.minibatch > args.batch:
+        parser.error(f"--minibatch {args.minibatch} must not exceed --batch {args.batch}")
     if args.env_runners < 0:
         parser.error(f"--env-runners must be >= 0, got {args.env_runners}")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        parser.error(f"--lr must be a positive number, got {args.lr}")
+    if args.seed < 0:
+        parser.error(f"--seed {args.seed} must be >= 0")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} exists and is not a directory")
     train(args.players, args.iterations, args.address, args.env_runners, args.batch, args.minibatch, args.epochs,
           args.lr, args.hidden, args.seed, args.out)  # fmt: skip
     return 0

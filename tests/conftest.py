@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+from toy_variant import LiteVariant
 
-from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
+from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, variants
 from saboteur_env.base.actions import Action, ActionType, action_layout
 from saboteur_env.base.positions import kind_of, make_state
 
 __all__ = ["BOARD_ROW2", "EMPTY_BOARD", "legal_moves", "make_state", "place", "random_states"]
+
+variants.register(LiteVariant(), replace=True)  # the toy fourth game (tests/toy_variant.py): one registry line
 
 EMPTY_BOARD = """
 . . . . . . . . ?

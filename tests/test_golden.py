@@ -2,7 +2,7 @@
 
 A failure means game behaviour or the observation encoding changed. If that was intended, bump the variant's
 ``rules_version`` (and the environment card's Version History), then regenerate with
-``python -m experiments.make_golden``.
+``python -m experiments.make_golden --write``.
 """
 
 from __future__ import annotations

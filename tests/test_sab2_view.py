@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import saboteur_env
-from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, player_view
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
@@ -270,3 +270,24 @@ def test_sab2_view__other_seats_hidden_facts_do_not_change_the_view(n):
         t.board_changed()
         assert _same(before, sab2_view(t, seat))
         assert _same(before, sab2_view(s, seat))
+
+
+def test_sab2_view__thieves_see_the_revealed_roles_of_the_round():
+    """Roles are revealed at the round end (§2.8): in the theft phase the thief's view already shows them."""
+    from saboteur_env.sab2.state import Phase
+
+    found = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        s = new_game(GameConfig(game="sab2", num_players=6), rng)
+        while not s.game_over and found < 3:
+            if s.phase == Phase.THEFT:
+                view = player_view(s, s.current)
+                p = s.config.num_players
+                assert view.last_roles == tuple(int(s.roles[(s.current + i) % p]) for i in range(p))
+                found += 1
+                break
+            s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+        if found >= 3:
+            break
+    assert found >= 3

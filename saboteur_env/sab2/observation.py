@@ -15,7 +15,8 @@ slice              shape                content
                                         size, gold total, hats swapped this round, maps used on goals 0-2, cards
                                         discarded face down this round, inspected by me, inspected me
 ``inspected``      (P, 6)               the role I saw when I inspected each seat (private; zeros if never)
-``last_roles``     (P, 6)               every seat's role revealed at the end of the previous round
+``last_roles``     (P, 6)               every seat's role revealed at the most recent round end (from the
+                                        theft phase on: this round's)
 ``inspections``    (P, P)               public: seat offset i inspected seat offset j this round
 ``status``         (3 + 3 + P + 4 + 5)  deck size, role reserve size, theft pending count; round one-hot; seat
                                         to act one-hot; phase one-hot; cards discarded in this pass / option C
@@ -149,8 +150,10 @@ def encode_observation(s: Sab2State, seat: int) -> NDArray[np.float32]:
         seen = int(s.inspected[seat, target])
         if seen >= 0:
             v["inspected"][i, seen] = 1
-    if s.round_results:
-        last = s.round_results[-1]["roles"]
+    # Roles are revealed at a round end (§2.8), so thieves already see this round's roles while they choose.
+    revealed = s.round_summary if s.phase == Phase.THEFT else s.round_results[-1] if s.round_results else None
+    if revealed:
+        last = revealed["roles"]
         for i, target in enumerate(order.tolist()):
             v["last_roles"][i, last[target]] = 1
     status = v["status"]

@@ -534,10 +534,11 @@ def _finish_round(s: Sab2State) -> None:
 
 
 def reward_range(config: GameConfig) -> tuple[float, float]:
-    """Per round: at worst 4 thefts; at best every crystal (a lone geologist) or 5 gold, plus one theft."""
+    """Bounds of one seat's summed rewards over a game. Per round: ``"win"`` +1 / -1; ``"gold"`` at worst 4 thefts,
+    at best every crystal (a lone geologist) or 5 gold, plus one theft."""
     if config.reward == "win":
-        return -1.0, 1.0
-    return -4.0, 11.0
+        return -float(config.rounds), float(config.rounds)
+    return -4.0 * config.rounds, 11.0 * config.rounds
 
 
 def card_conservation(s: Sab2State) -> NDArray[np.int64]:

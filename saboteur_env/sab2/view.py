@@ -28,7 +28,7 @@ field                type                       content
                                                 this round)
 ``peeked``           (P, 3) bool                per seat: used a map on goal slot 0-2
 ``inspected_roles``  tuple per seat             the role I saw when I inspected that seat, or None
-``last_roles``       tuple per seat or None     roles revealed at the end of the previous round (None in round 1)
+``last_roles``       tuple per seat or None     roles revealed at the most recent round end (None before the first)
 ``inspections``      (P, P) bool                public: seat offset i inspected seat offset j this round
 ``deck_size`` ...    int                        ``deck_size``, ``reserve_size`` (role cards), ``thieves_pending``,
                                                 ``round`` (0-based)
