@@ -21,7 +21,7 @@ to act; a seat with an empty hand is skipped automatically. Rounds follow each o
 
 Observation
 -----------
-Seat-relative (offset 0 = the observing seat). The layout (``saboteur_env.observation``) has named slices:
+Seat-relative (offset 0 = the observing seat). The layout (``saboteur_env.base.observation``) has named slices:
 ``board`` (26 planes over the playable cells: open edges, arms connected to the start, tunnel pairs, dead-end
 stubs, start, placed path cards, face-down/revealed goals, empty cells, and the goals *I* peeked with their
 content), ``role``, ``hand`` (counts per card kind), ``seats`` (per seat offset: broken tools, hand size, gold
@@ -41,7 +41,7 @@ The engine's mask and its transition share one legality predicate.
 
 Action Space
 ------------
-Indexed by **card kind** (never by hand slot) with seat-relative targets; see ``saboteur_env.actions``:
+Indexed by **card kind** (never by hand slot) with seat-relative targets; see ``saboteur_env.base.actions``:
 
 =================  ===============  ============================================================================
 segment            size             meaning
@@ -163,6 +163,10 @@ Version History
   ``"official"``: in Saboteur 2 every team with a passable route to the gold wins (official: the finder's team
   first) and a ladder may go where it connects or next to a ladder or the start card (official: next to any maze
   card). Logs and golden files record ``config.rules_version`` (e.g. ``"sab2-2/seeds"``). Spaces are unchanged.
+  Also: ``GameConfig.rules`` (Saboteur 2 only) changes ``repr(config)`` and so Saboteur 2 and Duel fingerprints;
+  removed config constants (``GAMES``, ``PLAYERS_BY_GAME``, ``DEFAULT_PLAYERS``, ``FRAME_ROWS``/``FRAME_COLS``,
+  ``START_CELL``, ``GOAL_CELLS``: ask the variant); ``DUEL_LAYOUTS`` values are ``Frame`` objects; Saboteur 2
+  thieves see the round's revealed roles; Saboteur 2 ``reward_range`` bounds a whole game. CHANGELOG.md lists all.
 """
 
 from __future__ import annotations
@@ -224,7 +228,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
                 f"0..{self.config.num_players - 1}"
             )
         self.render_mode = render_mode
-        self.render_viewer = render_viewer
+        # A numpy integer seat is stored as int: every renderer takes a plain seat index.
+        self.render_viewer = render_viewer if render_viewer is None or isinstance(render_viewer, str) else int(
+            render_viewer
+        )
         n = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}

@@ -17,7 +17,6 @@ Game-specific checks (reference reachability, card conservation, ...) stay in th
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import hashlib
 import json
@@ -49,13 +48,14 @@ from saboteur_env import (
 )
 from saboteur_env.base.cards import DECK_COUNTS, KIND_MAP, KIND_ROCKFALL
 from saboteur_env.base.rules import card_conservation
-from saboteur_env.common import config as config_module
 from saboteur_env.common.config import GAME_OPTIONS
 from saboteur_env.variant import Variant
 
 # A value other than the default for every game-specific option: each variant declaring the option gets one more
 # case (at its middle player count) playing with it.
-OPTION_VALUES: dict[str, tuple[Any, ...]] = {"broken_tool_penalty": (True,), "duel_layout": ("official_5x10",)}
+OPTION_VALUES: dict[str, tuple[Any, ...]] = {
+    "broken_tool_penalty": (True,), "duel_layout": ("official_5x10",), "rules": ("official",)
+}
 
 # Defects of saboteur_env that a check meets, by check and variant (each one reported). Strict xfail: once fixed,
 # the test passes and the xfail fails, asking for the entry to go.
@@ -96,21 +96,14 @@ def middle_count(variant: Variant) -> int:
     return counts[len(counts) // 2]
 
 
-def other_readings() -> tuple[str, ...]:
-    """Non-default values of ``GameConfig.rules`` (readings of the rules that apply to every game), if any."""
-    field = {f.name: f for f in dataclasses.fields(GameConfig)}.get("rules")
-    readings = getattr(config_module, "READINGS", ())
-    return tuple(r for r in readings if field is not None and r != field.default)
-
-
 def option_cases(name: str) -> list[Case]:
-    """One case per non-default value of each game-specific option the variant declares and of the rules reading
-    (at the middle player count)."""
+    """One case per non-default value of each game-specific option the variant declares (the middle player
+    count)."""
     variant = variants.get(name)
     middle = middle_count(variant)
     return [
         Case(name, middle, ((option, value),)) for option in variant.options for value in OPTION_VALUES.get(option, ())
-    ] + [Case(name, middle, (("rules", reading),)) for reading in other_readings()]
+    ]
 
 
 def build_cases(every_count: bool = False) -> list[Case]:

@@ -26,8 +26,20 @@ from saboteur_env import (
 )
 
 
+def test_defect__no_submodule_shadows_a_public_name():
+    """``saboteur_env.env`` was replaced by the submodule of the same name on first use: importing a submodule sets
+    the package attribute of its name, so no submodule may be named like a public (or lazily provided) name."""
+    import importlib
+    import pkgutil
+
+    submodules = {m.name for m in pkgutil.iter_modules(saboteur_env.__path__)}
+    assert not submodules & (set(saboteur_env.__all__) - {"variants"})  # ``variants`` is the module itself
+    for name in submodules:
+        importlib.import_module(f"saboteur_env.{name}")
+    assert callable(saboteur_env.env) and callable(saboteur_env.new_game)
+
+
 def test_defect__env_factories_survive_importing_the_env_module():
-    """``saboteur_env.env`` was replaced by the submodule of the same name on first use."""
     import saboteur_env.aec  # the import that used to shadow the factory
 
     for _ in range(2):
@@ -86,9 +98,9 @@ def test_defect__sab2_illegal_theft_is_an_illegal_action_error():
     "kwargs,match",
     [
         ({"game": ["base"]}, "game=\\['base'\\] must be a str"),
-        ({"game": {}}, "game"),
-        ({"game": "duel", "duel_layout": ["seed_5x9"]}, "duel_layout"),
-        ({"duel_layout": {}}, "duel_layout"),
+        ({"game": {}}, "game={} must be a str"),
+        ({"game": "duel", "duel_layout": ["seed_5x9"]}, "duel_layout=\\['seed_5x9'\\] must be a str"),
+        ({"duel_layout": {}}, "duel_layout={} must be a str"),
         ({"game": "chess"}, "game='chess' is not supported; valid: 'base', 'sab2', 'duel'"),
     ],
 )
@@ -101,6 +113,14 @@ def test_defect__unhashable_or_unknown_config_values_are_config_errors(kwargs, m
 def test_defect__bad_render_viewer_is_refused_at_construction(viewer):
     with pytest.raises(ConfigError, match="render_viewer"):
         saboteur_env.raw_env(render_mode="ansi", render_viewer=viewer)
+
+
+@pytest.mark.parametrize("mode", ["ansi", "rgb_array"])
+def test_defect__numpy_integer_render_viewer_renders(mode):
+    e = saboteur_env.raw_env(game="sab2", num_players=4, render_mode=mode, render_viewer=np.int64(1))
+    e.reset(seed=0)
+    assert e.render_viewer == 1 and type(e.render_viewer) is int
+    assert e.render() is not None
 
 
 @pytest.mark.parametrize("game,players", [("base", 4), ("sab2", 5), ("duel", 2)])
@@ -181,3 +201,30 @@ def test_defect__max_game_length_is_a_true_bound(game):
         assert state.num_decisions <= cfg.max_game_length
     if game == "sab2":
         assert cfg.max_game_length > 370
+
+
+def test_defect__a_base_variant_with_a_bigger_deck_plays_to_the_end():
+    """Event capacity and observation bounds follow the variant's deck (they were fixed at 67 cards)."""
+    from saboteur_env import variants
+    from saboteur_env.base.cards import DECK_COUNTS
+    from saboteur_env.base.variant import BaseVariant
+
+    class DoubleDeck(BaseVariant):
+        name = "base-double-test"
+        rules_version = "base-double-1"
+        deck_counts = DECK_COUNTS * 2
+
+    variants.register(DoubleDeck(), replace=True)
+    try:
+        cfg = GameConfig(game="base-double-test", num_players=3)
+        assert cfg.max_decisions_per_round == 134
+        rng = np.random.default_rng(0)
+        state = new_game(cfg, rng)
+        high = saboteur_env.observation_layout(cfg).high
+        while not state.game_over:
+            obs = encode_observation(state, state.current)
+            assert (obs <= high).all()
+            state = apply_action(state, int(rng.choice(np.flatnonzero(legal_action_mask(state)))), inplace=True)
+        assert state.num_decisions > 3 * 67  # more decisions than the rulebook deck allows
+    finally:
+        variants.unregister("base-double-test")

@@ -355,3 +355,31 @@ def test_duel__next_starter_on_a_tie_is_blue_and_win_rewards():
     w = make_duel_state(EMPTY, config=cfg, goals=GOALS, hands={0: {"U06": 1}, 1: {}}, deck=[], scores={1: [2]})
     w = apply_action(w, act("pass", kind=duel_kind("U06")))
     assert w.game_over and w.last_rewards.tolist() == [-1.0, 1.0]
+
+
+def test_duel__stone_goal_opens_towards_the_card_just_placed():
+    """A5 in the Duel: G07 (N-E) at (2,4) reached from N, E and W by the crossroads just placed on the W side turns
+    to 180° (S-W), although 0° opens towards two reaching cards; a double curve placed there (its tunnels do not
+    reach the goal) leaves the most-reaching rotation, 0°."""
+    from saboteur_env import action_to_string
+
+    text = """
+    . . . . ? . . . .
+    B U06 U16' U14' U16' . ? . .
+    . . U16 . ? U16' . . ?
+    R . . U16 U06 U14 ? . .
+    . . . . ? . . . .
+    """
+    goals = ("G01", "G07", "G02", "G03", "G04", "G01")
+    for card, rotation in (("U02", 1), ("U19", 0)):
+        s = make_duel_state(text, goals=goals, hands={0: {card: 1}, 1: {}}, current=0)
+        cfg = s.config
+        moves = [int(a) for a in np.flatnonzero(legal_action_mask(s)) if action_to_string(cfg, int(a)).startswith(
+            f"place {card}") and action_to_string(cfg, int(a)).endswith("at (2, 3)")]  # fmt: skip
+        s2 = apply_action(s, moves[0])
+        cell = cfg.cell_index(2, 4)
+        assert s2.goal_revealed.tolist() == [False, True, False, False, False, False]
+        either = s2.reach[0] | s2.reach[1]
+        for rc, facing in (((1, 4), 2), ((2, 5), 3)):
+            assert (either[cfg.cell_index(*rc)] >> facing) & 1  # reaching from N and E
+        assert s2.cell_shape[cell] == dc.shape_id(duel_kind("G07"), rotation), card

@@ -16,14 +16,19 @@ def test_readings__bad_values_are_config_errors(value):
         GameConfig(rules=value)
 
 
-@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
-def test_readings__part_of_the_rules_version_and_of_the_config_identity(game):
-    seeds, official = GameConfig(game=game), GameConfig(game=game, rules="official")
+def test_readings__part_of_the_rules_version_and_of_the_config_identity():
+    seeds, official = GameConfig(game="sab2"), GameConfig(game="sab2", rules="official")
     assert seeds.rules == "seeds"
-    assert seeds.rules_version == f"{variants.get(game).rules_version}/seeds"
-    assert official.rules_version == f"{variants.get(game).rules_version}/official"
+    assert seeds.rules_version == "sab2-2/seeds" and official.rules_version == "sab2-2/official"
     assert seeds != official and hash(seeds) != hash(official)
     assert pickle.loads(pickle.dumps(official)) == official
+
+
+@pytest.mark.parametrize("game", ["base", "duel"])
+def test_readings__games_with_one_reading_refuse_the_option(game):
+    assert GameConfig(game=game).rules_version == variants.get(game).rules_version  # no reading to record
+    with pytest.raises(ConfigError, match="rules='official' only applies to game='sab2'"):
+        GameConfig(game=game, rules="official")
 
 
 def test_readings__versions_were_bumped_for_the_changed_rules():

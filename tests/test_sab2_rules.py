@@ -281,3 +281,53 @@ def test_sab2__theft_and_hands_off():
     assert s.theft[0] and not legal(s, act(s, "theft"))
     s = apply_action(s, act(s, "hands_off", target=2))  # seat 1 -> seat 0
     assert not s.theft[0]
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__stone_goal_opens_towards_the_card_just_placed(reading):
+    """A5 in Saboteur 2 (the base test's position, margin 1): stone A reached from N, E and W, the card just placed
+    on the W side: 180° (S-W)."""
+    board = """
+    . . . . . . . . . . .
+    . . . . . . . . . ? .
+    . . . . . . . . T07' T03' T06'
+    . S T05 T05 T05 T05 T05 T05 . ? T07
+    . . . . . . . . . . .
+    . . . . . . . . . ? .
+    . . . . . . . . . . .
+    """
+    s = make_sab2_state(GameConfig(game="sab2", num_players=4, margin=1, rules=reading), board,
+                        hands={0: {"T01": 1}}, goals=("gold", "stone_a", "stone_b"))  # fmt: skip
+    s2 = apply_action(s, act(s, "place", code="T01", rc=(2, 7)))
+    cell = s.config.cell_index(2, 8)
+    assert s2.goal_revealed.tolist() == [False, True, False]
+    assert s2.cell_shape[cell] == 2 * sc.KIND_GOALS[1] + 1
+
+
+@pytest.mark.parametrize("reading", ["seeds", "official"])
+def test_sab2__ladder_rules_edge_matching_and_goals(reading):
+    """Both readings: a ladder that connects is still refused next to a goal; beside another ladder edge matching
+    still applies."""
+    x04_open = int(sc.SHAPE_OPEN[2 * sc.kind_of("X04")])
+    assert x04_open == 0b0001  # X04: a ladder with one arm, N
+    s = make_sab2_state(cfg_reading(reading), """
+    . . . . . . . . ?
+    T07' T05 T05 T05 T05 T05 T05 T06' .
+    S . . . . . . . ?
+    . . . . . . . . .
+    . . . . . . . . ?
+    """, hands={0: {"X04": 1, "T15": 1}})  # fmt: skip
+    c = s.config.cell_index
+    assert (s.reach[c(1, 7)] >> 2) & 1  # the S arm above (2,7) is connected to the start
+    assert not legal(s, act(s, "place", code="X04", rc=(2, 7)))  # connects, but the goal (2,8) is next to it
+    assert legal(s, act(s, "place", code="T15", rc=(2, 7)))  # the same arms on a card without a ladder: fine
+    t = make_sab2_state(cfg_reading(reading), """
+    . . . . . . . . ?
+    . . . . . . . . .
+    S . . . X04 . . . ?
+    . . . . . . . . .
+    . . . . . . . . ?
+    """, hands={0: {"X04": 1}})  # fmt: skip
+    assert legal(t, act(t, "place", code="X04", rc=(2, 5)))  # beside the ladder, edges match (both closed)
+    assert not legal(t, act(t, "place", code="X04", rc=(3, 4)))  # its N arm meets the ladder's closed S edge
+    assert not legal(t, act(t, "place", code="X04", rc=(1, 4)))  # its closed S edge meets the ladder's N arm

@@ -22,6 +22,7 @@ kind        card
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -89,6 +90,13 @@ DECK_COUNTS: NDArray[np.int16] = np.array(
     [s.copies for s in BASE_PATH_CARDS] + list(ACTION_CARD_COPIES), dtype=np.int16
 )
 DECK_SIZE = int(DECK_COUNTS.sum())  # 67
+
+
+def deck_counts(config: Any) -> NDArray[np.int16]:
+    """Copies per deck kind in one round's draw pile: the rulebook's, unless a variant built on the base rules
+    declares its own (``deck_counts`` on the variant, e.g. the tests' 58-card ``base-lite``)."""
+    counts: NDArray[np.int16] = getattr(config.variant, "deck_counts", DECK_COUNTS)
+    return counts
 
 # docs/rules.md §1.5: gold cards (values), §1.6 roles, §1.7 hand sizes, §1.11 saboteur payouts.
 GOLD_CARD_VALUES: tuple[int, ...] = (1,) * 16 + (2,) * 8 + (3,) * 4

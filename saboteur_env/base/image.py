@@ -1,6 +1,6 @@
 """Board images (``render_mode="rgb_array"``), drawn with Pillow from the cards' tunnel data.
 
-A seat's perspective is drawn from its :class:`~saboteur_env.observation.PlayerView` (so an image can never show
+A seat's perspective is drawn from its :class:`~saboteur_env.base.observation.PlayerView` (so an image can never show
 more than the seat may see: its own peeked goals are marked, nothing else hidden is); ``viewer=None`` draws the
 public view and ``viewer="omniscient"`` also shows every face-down goal and every role.
 

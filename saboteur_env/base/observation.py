@@ -51,8 +51,9 @@ from saboteur_env.base.cards import (
     KIND_GOAL_GOLD,
     NUM_DECK_KINDS,
     NUM_KINDS,
+    deck_counts,
 )
-from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+from saboteur_env.base.state import EventType, GameState, max_events_per_round
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.slices import named_slices
 
@@ -108,15 +109,16 @@ class ObservationLayout:
         self.hw = hw
         # Upper bounds per element (observations are non-negative).
         high = np.ones(self.size, dtype=np.float32)
-        high[self.slices["hand"]] = 67
+        cards = int(deck_counts(config).sum())  # the round's deck (67 in the box)
+        high[self.slices["hand"]] = cards
         seats = high[self.slices["seats"]].reshape(p, len(SEAT_COLUMNS))
-        seats[:, SEAT_COLUMNS.index("hand_size")] = 67
+        seats[:, SEAT_COLUMNS.index("hand_size")] = cards
         seats[:, SEAT_COLUMNS.index("gold_cards")] = 28
-        seats[:, SEAT_COLUMNS.index("discarded")] = 67
-        high[self.slices["deck_size"]] = 67
+        seats[:, SEAT_COLUMNS.index("discarded")] = cards
+        high[self.slices["deck_size"]] = cards
         high[self.slices["gold_deck_size"]] = 28
         high[self.slices["my_nuggets"]] = 1000
-        high[self.slices["event_count"]] = config.rounds * MAX_EVENTS_PER_ROUND
+        high[self.slices["event_count"]] = config.rounds * max_events_per_round(cards)
         self.high = high
         # Event rows for every viewer: actor/target one-hots by absolute seat x for viewer v at (x - v) % P.
         geo = board.geometry(config)

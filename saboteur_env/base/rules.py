@@ -18,7 +18,6 @@ from numpy.typing import NDArray
 from saboteur_env.base import board, observation
 from saboteur_env.base.actions import ActionType, action_layout
 from saboteur_env.base.cards import (
-    DECK_COUNTS,
     DIGGERS_BY_PLAYERS,
     DOUBLE_REPAIR_TOOLS,
     GOAL_KINDS,
@@ -38,8 +37,9 @@ from saboteur_env.base.cards import (
     SABOTEURS_BY_PLAYERS,
     TOOL_NAMES,
     Role,
+    deck_counts,
 )
-from saboteur_env.base.state import MAX_EVENTS_PER_ROUND, EventType, GameState
+from saboteur_env.base.state import EventType, GameState, max_events_per_round
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
 
@@ -62,13 +62,6 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> GameState:
     round_goals = np.stack([rng.permutation(goals) for _ in range(rounds)])
     gold_deck = rng.permutation(np.array(GOLD_CARD_VALUES, dtype=np.int8))
     return _blank_state(config, round_decks, round_roles, round_goals, gold_deck)
-
-
-def deck_counts(config: GameConfig) -> NDArray[np.int16]:
-    """Copies per deck kind in one round's draw pile: the rulebook's, unless a variant built on these rules
-    declares its own (``deck_counts`` on the variant)."""
-    counts: NDArray[np.int16] = getattr(config.variant, "deck_counts", DECK_COUNTS)
-    return counts
 
 
 def _blank_state(
@@ -102,7 +95,7 @@ def _blank_state(
         gold_cards=np.zeros(p, dtype=np.int16),
         last_rewards=np.zeros(p, dtype=np.float64),
         last_round_roles=np.full(p, -1, dtype=np.int8),
-        events=np.full((config.rounds * MAX_EVENTS_PER_ROUND, 6), -1, dtype=np.int16),
+        events=np.full((config.rounds * max_events_per_round(int(round_decks.shape[1])), 6), -1, dtype=np.int16),
         seat_table=np.zeros((2 * p, len(observation.SEAT_COLUMNS)), dtype=np.float32),
         hist_ring=np.zeros(
             (p, 2 * config.history_length, observation.observation_layout(config).event_size), dtype=np.float32

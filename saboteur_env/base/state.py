@@ -40,7 +40,11 @@ class EventType(IntEnum):
 
 
 EVENT_FIELDS = ("type", "actor", "kind", "target", "cell", "arg")
-MAX_EVENTS_PER_ROUND = 67 + 3 + 1  # decisions + goal reveals + round end
+
+
+def max_events_per_round(deck_size: int) -> int:
+    """Public events one round can hold: one per decision (at most one per card), three reveals, the round end."""
+    return deck_size + 3 + 1
 
 
 @dataclass(kw_only=True)

@@ -4,7 +4,7 @@ An **arm** is an open edge of a maze card. Arms of one group (tunnel) are joined
 are joined across cells, and a **link group** (a start card and the ladder cards joined to it) joins the whole
 tunnels of its cells to each other. Blocked arms (the Duel's closed doors and unbribed trolls, Saboteur 2's doors
 of one colour when checking a team's route) are left out of ``usable``: they can neither be entered nor left.
-The base game keeps its own vectorised fixpoint (``saboteur_env.board``), which has no blocks or ladders.
+The base game keeps its own vectorised fixpoint (``saboteur_env.base.board``), which has no blocks or ladders.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ REWARDS = ("gold", "win")
 # Readings of the rules where the customer's seed documents and the publisher differ (docs/rules.md §0.6).
 READINGS = ("seeds", "official")
 # Game-specific fields and their defaults: a field applies only to the variants that list it in ``options``.
-GAME_OPTIONS: dict[str, Any] = {"broken_tool_penalty": False, "duel_layout": "seed_5x9"}
+GAME_OPTIONS: dict[str, Any] = {"broken_tool_penalty": False, "duel_layout": "seed_5x9", "rules": "seeds"}
 
 T = TypeVar("T")
 
@@ -47,8 +47,8 @@ class GameConfig:
             ``saboteur_env.variants.register``.
         duel_layout: Duel geometry, ``"seed_5x9"`` or ``"official_5x10"``; Duel only.
         rules: which reading of the rules where the customer's seed documents and the publisher differ:
-            ``"seeds"`` (default) or ``"official"``. Today only Saboteur 2 differs (winners when the gold is
-            reached, where ladders may go; docs/rules.md §2.5, §2.8); both readings are the same game elsewhere.
+            ``"seeds"`` (default) or ``"official"``; Saboteur 2 only (winners when the gold is reached, where
+            ladders may go; docs/rules.md §2.5, §2.8), the other games have one reading.
     """
 
     num_players: int = None  # type: ignore[assignment]  # None: the variant's default, resolved in __post_init__
@@ -136,8 +136,11 @@ class GameConfig:
 
     @property
     def rules_version(self) -> str:
-        """The variant's rules version and the reading, e.g. ``"sab2-2/seeds"`` (recorded by logs and golden files)."""
-        return f"{self.variant.rules_version}/{self.rules}"
+        """The variant's rules version, with the reading where the variant has two (``"base-2"``,
+        ``"sab2-2/seeds"``); logs and golden files record it."""
+        if "rules" in self.variant.options:
+            return f"{self.variant.rules_version}/{self.rules}"
+        return self.variant.rules_version
 
     # ---- derived geometry (storage coordinates = frame coordinates + margin) ----
     @property

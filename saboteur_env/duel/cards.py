@@ -1,6 +1,6 @@
 """Card data of Saboteur: The Duel (docs/rules.md §3.1, §3.11) and its oriented-shape tables.
 
-The duel shares the base game's card model (:class:`saboteur_env.cards.PathCardSpec`: groups of arms, doors on
+The duel shares the base game's card model (:class:`saboteur_env.common.cards.PathCardSpec`: groups of arms, doors on
 arms, troll, ladder colour, gold on a group) and adds these rows. Colours are seats: **blue = seat 0**, **green =
 seat 1** (green starts round 1, docs/rules.md A7).
 

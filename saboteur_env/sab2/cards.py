@@ -1,6 +1,6 @@
 """Saboteur 2 card and role tables (docs/rules.md §2.1, §2.4, §2.6, §2.7) on the shared card model.
 
-The expansion keeps the base game's 40 tunnel and 27 action cards (``saboteur_env.cards``) and adds the 24
+The expansion keeps the base game's 40 tunnel and 27 action cards (``saboteur_env.common.cards``) and adds the 24
 modelled expansion path cards and 21 expansion action cards: a 112-card draw deck. Doors sit on a tunnel (a
 group), so ``doors`` holds (edge, colour) for one edge of that group; the whole group carries the door (§2.5).
 """
@@ -86,7 +86,7 @@ MIN_PLAYERS, MAX_PLAYERS = 2, 12
 
 
 # ---- kind ids and oriented shapes ----------------------------------------------------------------------------------
-# Kinds: 0-15 base path T01-T16, 16-35 expansion path X01-X20, 36-46 base actions (saboteur_env.cards.ActionKind
+# Kinds: 0-15 base path T01-T16, 16-35 expansion path X01-X20, 36-46 base actions (saboteur_env.common.cards.ActionKind
 # order), 47-54 expansion actions (ExpansionAction order), 55 start, 56-58 goals gold / stone A / stone B.
 NUM_PATH_KINDS = len(PATH_CARDS)  # 36
 FIRST_BASE_ACTION = NUM_PATH_KINDS

@@ -1,7 +1,8 @@
 """Hand-built Saboteur 2 positions from ASCII boards (tests, teaching, analysis).
 
-Same board tokens as :mod:`saboteur_env.positions` (``.`` empty, ``S`` start, ``?`` face-down goal, ``G``/``A``/``B``
-revealed goals with ``'`` for 180°, path codes such as ``T05`` or ``X07'``), with the expansion codes X01-X20.
+Same board tokens as :mod:`saboteur_env.base.positions` (``.`` empty, ``S`` start, ``?`` face-down goal,
+``G``/``A``/``B`` revealed goals with ``'`` for 180°, path codes such as ``T05`` or ``X07'``), with the expansion
+codes X01-X20.
 Roles use :class:`saboteur_env.sab2.cards.Sab2Role` values; hands use card codes (``"T05"``, ``"THEFT"``, ...).
 """
 

@@ -11,6 +11,8 @@ from numpy.typing import NDArray
 from saboteur_env.common.checks import check_common, check_non_negative, check_observations
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError
+from saboteur_env.common.geometry import geometry
+from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import observation, render, rules
 from saboteur_env.sab2.actions import Sab2ActionLayout
@@ -31,7 +33,7 @@ class Sab2Variant:
     min_players = 2
     max_players = 12
     default_players = 5
-    options: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("rules",)  # two readings: docs/rules.md §2.5, §2.8
     state_type = Sab2State
 
     def check_config(self, config: GameConfig) -> None:
@@ -95,6 +97,9 @@ class Sab2Variant:
         check_non_negative(state, ("hands", "discards", "gold", "stolen_held"))
         if not 0 <= state.deck_pos <= state.round_decks.shape[1]:
             raise StateError(f"deck_pos={state.deck_pos} is out of range; valid: 0..{state.round_decks.shape[1]}")
+        geo = geometry(state.config)
+        if not np.array_equal(state.reach, sb.reach(state.cell_shape, geo.nbr_list, geo.start_cell)):
+            raise StateError("reach does not match the board (recompute it from the maze)")
         check_observations(self, state)
 
 
