@@ -1,6 +1,7 @@
 """Speed benchmark with random legal agents (not a test).
 
-    python -m experiments.bench                      # raw_env and env() at 4 and 10 players
+    python -m experiments.bench                      # engine, raw_env and env() at 4 and 10 players, with the
+                                                     # connect_four_v3 raw env measured in the same run
     python -m experiments.bench --games 300 --repeats 3
     python -m experiments.bench --game duel --games 100      # Saboteur: The Duel (both layouts)
     python -m experiments.bench --game sab2 --players 6 12   # Saboteur 2
@@ -84,6 +85,13 @@ def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[flo
     return decisions / elapsed, games / elapsed
 
 
+def bench_connect_four(games: int, seed: int) -> tuple[float, float]:
+    """PettingZoo's ``connect_four_v3`` raw env played the same way (the reference the issues compare with)."""
+    from pettingzoo.classic import connect_four_v3  # needs pygame (the dev extra)
+
+    return bench_env(lambda num_players: connect_four_v3.raw_env(), 2, games, seed)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, nargs="+", default=[4, 10], help="player counts (the duel: ignored)")
@@ -103,21 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     else:
         cases = [(n, {"game": args.game} if args.game == "sab2" else {}) for n in args.players]
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{args.games} games x {args.repeats} repeats (median and best decisions/s, median games/s)")
-    print(f"{'target':<8} {'players':>13} {'decisions/s':>12} {'best':>9} {'games/s':>9}")
+          f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median games/s; "
+          f"ratio = median / connect_four_v3 raw_env median of the same run)")
+    print(f"{'target':<16} {'players':>13} {'decisions/s':>12} {'best':>9} {'games/s':>9} {'ratio':>7}")
     targets = {"engine": None, "raw_env": raw_env, "env()": env}
-    for n, config in cases:
-        label = config.get("duel_layout", f"{n}")
-        for name, make in targets.items():
-            runs = [
-                bench_engine(n, args.games, args.seed, **config)
-                if make is None
-                else bench_env(make, n, args.games, args.seed, **config)
-                for _ in range(args.repeats)
-            ]
-            dps, gps = np.median([r[0] for r in runs]), np.median([r[1] for r in runs])
-            best = max(r[0] for r in runs)
-            print(f"{name:<8} {label:>13} {dps:>12,.0f} {best:>9,.0f} {gps:>9.1f}", flush=True)
+    # Every measurement once per repeat, in the same order (A B C A B C ...), so that the load of a shared machine
+    # falls on all of them alike; PettingZoo's connect_four_v3 raw env is the reference measured in the same run.
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for _ in range(args.repeats):
+        runs.setdefault(("connect_four_v3", "raw_env"), []).append(bench_connect_four(args.games * 5, args.seed))
+        for n, config in cases:
+            label = config.get("duel_layout", f"{n}")
+            for name, make in targets.items():
+                result = (bench_engine(n, args.games, args.seed, **config) if make is None
+                          else bench_env(make, n, args.games, args.seed, **config))  # fmt: skip
+                runs.setdefault((name, label), []).append(result)
+    reference = float(np.median([r[0] for r in runs[("connect_four_v3", "raw_env")]]))
+    for (name, label), results in runs.items():
+        dps, gps = np.median([r[0] for r in results]), np.median([r[1] for r in results])
+        best = max(r[0] for r in results)
+        print(f"{name:<16} {label:>13} {dps:>12,.0f} {best:>9,.0f} {gps:>9.1f} {dps / reference:>7.2f}", flush=True)
     return 0
 
 

@@ -22,6 +22,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from experiments._optional import require
+
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding, which SB3 uses, takes 32-bit seeds
 
 
@@ -139,6 +141,7 @@ def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    require("sb3_contrib", "train", "experiments.train_sb3")  # a message naming the extra, not a traceback
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--opponents", default="heuristic", help="ladder agent playing the other seats")
