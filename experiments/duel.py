@@ -3,20 +3,22 @@
 A duel cell is an ordered pair (blue agent, green agent); ``experiments.tournament --game duel --agents A B`` plays
 both colour assignments of every pair on the same seeds (game ``g`` uses ``seed + g``), so each seed is a paired
 comparison with colours swapped. Records are one per round: ``header`` (game, seed, agents by colour, layout,
-round, starter), ``events`` (public; the private part of a map peek under ``private``), ``actions`` and ``end``
-(reason, nuggets gained and totals).
+round, rounds in the game, starter, rules and package versions), ``events`` (public; the private part of a map
+peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.logs`` writes and
+reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 import numpy as np
 
 from agents import make_agent
-from experiments.rounds import play_rounds, seat_agents
+from experiments.rounds import ReplayError, play_rounds, replay_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
-from saboteur_env import raw_env
+from saboteur_env import __version__, raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
 
@@ -37,6 +39,18 @@ def _event(game, row: tuple[int, int, int, int, int]) -> dict:
     return rec
 
 
+def _header(cfg, game, seed: int, blue: str, green: str) -> dict:
+    return {
+        "game": "duel", "rules_version": cfg.rules_version, "package_version": __version__, "seed": seed,
+        "players": 2, "agents": [blue, green], "duel_layout": cfg.duel_layout, "rounds": cfg.rounds,
+        "round": game.round, "starter": game.current,
+    }  # fmt: skip
+
+
+def _end(result: dict) -> dict:
+    return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
+
+
 def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None) -> list[dict]:
     """Play one seeded duel; returns one record per round."""
     if env is None or env.config.duel_layout != layout:
@@ -46,61 +60,88 @@ def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: r
     env.reset(seed=seed)
     game = env.unwrapped.game
     seat_agents(agents, seed)
-
-    def header() -> dict:
-        return {
-            "game": "duel", "rules_version": cfg.rules_version, "seed": seed, "players": 2,
-            "agents": [blue, green], "duel_layout": layout, "round": game.round, "starter": game.current,
-        }  # fmt: skip
-
-    def end(result: dict) -> dict:
-        return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
-
-    return play_rounds(env, agents, header, lambda row: _event(game, row), end)
+    return play_rounds(env, agents, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row), _end)
 
 
-def head_to_head(rounds: list[dict]) -> list[dict]:
-    """Per unordered pair of agents: A's wins/draws/losses, win rate (a draw counts half) with a Wilson interval,
-    and the mean score difference A - B per game with a 95% interval paired over seeds (both colour games)."""
-    finals: dict[tuple[str, str, str], dict[int, tuple[int, list[int]]]] = defaultdict(dict)
-    for r in rounds:
+def replay_duel(records: list[dict]) -> None:
+    """Re-play a logged duel from its seed and actions; raise :class:`~experiments.rounds.ReplayError` at the
+    first header, event or round end that differs from the log."""
+    h = records[0]["header"]
+    try:
+        env = raw_env(game="duel", duel_layout=h["duel_layout"])
+    except ValueError as err:
+        raise ReplayError(f"the logged configuration is not a duel: {err}") from None
+    env.reset(seed=h["seed"])
+    game = env.unwrapped.game
+    blue, green = h["agents"]
+    replay_rounds(
+        env,
+        records,
+        lambda _: _header(env.config, game, h["seed"], blue, green),
+        lambda first, last, _: [_event(game, game.events[i]) for i in range(first, last)],
+        lambda decisions: dict(_end(game.round_results[-1]), decisions=decisions),
+    )
+
+
+class DuelTable:
+    """Running aggregates behind the head-to-head table: the final nugget totals per (pair, layout, seed) (two
+    numbers per game), fed one round record at a time (``add``)."""
+
+    def __init__(self) -> None:
+        self.finals: dict[tuple[str, str, str], dict[int, tuple[int, list[int]]]] = defaultdict(dict)
+
+    def add(self, r: dict) -> None:
         h = r["header"]
         if h.get("game") != "duel":
-            continue
+            return
         key = (h["agents"][0], h["agents"][1], h["duel_layout"])
-        previous = finals[key].get(h["seed"])
+        previous = self.finals[key].get(h["seed"])
         if previous is None or h["round"] >= previous[0]:
-            finals[key][h["seed"]] = (h["round"], r["end"]["nuggets"])  # totals after the last round
-    pairs: dict[tuple[str, str, str], dict] = {}
-    for (blue, green, layout), by_seed in finals.items():
-        a, b = sorted((blue, green))
-        cell = pairs.setdefault((a, b, layout), {"results": [], "diff": defaultdict(float), "blue_wins": []})
-        for seed, (_, (nb, ng)) in by_seed.items():
-            score_a, score_b = (nb, ng) if blue == a else (ng, nb)
-            cell["results"].append(np.sign(score_a - score_b))
-            cell["diff"][seed] += score_a - score_b
-            cell["blue_wins"].append(np.sign(nb - ng))
-    rows = []
-    for (a, b, layout), cell in sorted(pairs.items()):
-        res = np.array(cell["results"])
-        n = len(res)
-        wins, draws, losses = int((res > 0).sum()), int((res == 0).sum()), int((res < 0).sum())
-        rate = (wins + 0.5 * draws) / n
-        lo, hi = wilson_interval(round(rate * n), n)
-        diffs = list(cell["diff"].values())
-        mean, dlo, dhi = mean_interval(diffs)
-        blue = np.array(cell["blue_wins"])
-        rows.append({
-            "layout": layout, "agent_a": a, "agent_b": b, "games": n, "a_wins": wins, "draws": draws, "b_wins": losses,
-            "a_score_rate": round(rate, 4), "ci_low": round(lo, 4), "ci_high": round(hi, 4),
-            "a_minus_b_per_seed": round(mean, 3), "diff_ci_low": round(dlo, 3), "diff_ci_high": round(dhi, 3),
-            "blue_win_rate": round(float((blue > 0).mean()), 4),
-        })  # fmt: skip
-    return rows
+            self.finals[key][h["seed"]] = (h["round"], r["end"]["nuggets"])  # totals after the last round
+
+    def rows(self) -> list[dict]:
+        """Per unordered pair of agents: A's wins/draws/losses, win rate (a draw counts half) with a Wilson
+        interval, and the mean score difference A - B per game with a 95% interval paired over seeds (both colour
+        games)."""
+        pairs: dict[tuple[str, str, str], dict] = {}
+        for (blue, green, layout), by_seed in self.finals.items():
+            a, b = sorted((blue, green))
+            cell = pairs.setdefault((a, b, layout), {"results": [], "diff": defaultdict(float), "blue_wins": []})
+            for seed, (_, (nb, ng)) in by_seed.items():
+                score_a, score_b = (nb, ng) if blue == a else (ng, nb)
+                cell["results"].append(np.sign(score_a - score_b))
+                cell["diff"][seed] += score_a - score_b
+                cell["blue_wins"].append(np.sign(nb - ng))
+        rows = []
+        for (a, b, layout), cell in sorted(pairs.items()):
+            res = np.array(cell["results"])
+            n = len(res)
+            wins, draws, losses = int((res > 0).sum()), int((res == 0).sum()), int((res < 0).sum())
+            rate = (wins + 0.5 * draws) / n
+            lo, hi = wilson_interval(round(rate * n), n)
+            diffs = list(cell["diff"].values())
+            mean, dlo, dhi = mean_interval(diffs)
+            blue = np.array(cell["blue_wins"])
+            rows.append({
+                "layout": layout, "agent_a": a, "agent_b": b, "games": n, "a_wins": wins, "draws": draws,
+                "b_wins": losses, "a_score_rate": round(rate, 4), "ci_low": round(lo, 4), "ci_high": round(hi, 4),
+                "a_minus_b_per_seed": round(mean, 3), "diff_ci_low": round(dlo, 3), "diff_ci_high": round(dhi, 3),
+                "blue_win_rate": round(float((blue > 0).mean()), 4),
+            })  # fmt: skip
+        return rows
 
 
-def summary_table(rounds: list[dict]) -> str:
-    rows = head_to_head(rounds)
+def head_to_head(rounds: Iterable[dict]) -> list[dict]:
+    """The head-to-head rows (:meth:`DuelTable.rows`) of some round records."""
+    table = DuelTable()
+    for r in rounds:
+        table.add(r)
+    return table.rows()
+
+
+def summary_table(rounds: Iterable[dict] | DuelTable) -> str:
+    """The results table printed by the tournament, from round records or a :class:`DuelTable`."""
+    rows = rounds.rows() if isinstance(rounds, DuelTable) else head_to_head(rounds)
     header = (f"{'layout':<14} {'A':<10} {'B':<10} {'games':>6} {'A-D-B':>12} {'A score':>8} {'95% CI':>16} "
               f"{'A-B / seed':>11} {'95% CI':>16} {'blue wins':>9}")  # fmt: skip
     lines = [header, "-" * len(header)]
@@ -118,4 +159,4 @@ def summary_table(rounds: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["head_to_head", "play_duel", "summary_table"]
+__all__ = ["DuelTable", "head_to_head", "play_duel", "replay_duel", "summary_table"]

@@ -3,7 +3,11 @@
     python -m experiments.replay runs/x --game 0 --seat 2 --gif game.gif --html game.html
     python -m experiments.replay --players 4 --seed 5 --actions 1200 1267 1184 --omniscient --html game.html
 
-The game comes from a tournament log (``--game K``: the K-th game in the file) or from a seed and an action list.
+The game comes from a tournament log (``--game K``: the K-th complete game in the file, each game counted once) or
+from a seed and an action list. A logged game is first re-played from its seed and actions and compared with the
+log (header, every event, every round end): a damaged or tampered log is refused with a message naming the file,
+the record and the first difference. The viewer draws base-game logs (check the others with
+``python -m experiments.logs verify``).
 Frames are drawn from one seat's perspective (``--seat``), the public view (default) or ``--omniscient``; each
 frame's caption lists the events of that step as the chosen viewer may see them.
 """
@@ -20,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from experiments.logs import cli_warnings
 from saboteur_env import GameConfig, apply_action, new_game, render_image
 from saboteur_env.base.cards import KIND_CODES, TOOL_NAMES
 from saboteur_env.base.state import EventType, GameState
@@ -64,19 +69,34 @@ def frames(
 
 
 def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
-    """Config, seed and actions of the ``index``-th game of a tournament log."""
-    from experiments.tournament import read_rounds
+    """Config, seed and actions of the ``index``-th game of a tournament log, after checking that the engine
+    re-plays it exactly as logged (every header field, event and round end; :func:`experiments.tournament.replay_game`).
 
-    games: dict[tuple, list[dict]] = {}
-    for rec in read_rounds(path):
-        h = rec["header"]
-        games.setdefault((h["players"], h["miners"], h["saboteurs"], h["seed"]), []).append(rec)
-    keys = list(games)
-    if not 0 <= index < len(keys):
-        raise ValueError(f"--game {index} is out of range; the log holds games 0..{len(keys) - 1}")
-    records = sorted(games[keys[index]], key=lambda r: r["header"]["round"])
-    actions = [a for r in records for a in r["actions"]]
-    return GameConfig(num_players=keys[index][0]), keys[index][3], actions
+    Raises :class:`~experiments.logs.LogError` (a ``ValueError``) naming the file and record for a damaged log, a
+    game that does not re-play as logged (a tampered action, winner or rules version), a game of another rule set
+    than the base game, or an index out of range.
+    """
+    from experiments.logs import LogError, LogReader, describe, game_key
+    from experiments.rounds import ReplayError
+    from experiments.tournament import replay_game
+
+    if index < 0:
+        raise ValueError(f"--game {index} must be at least 0")
+    count = 0
+    for file, line, records in LogReader(path).numbered_games():
+        if count == index:
+            h = records[0]["header"]
+            what = f"game {index} ({describe(game_key(h))})"
+            if h.get("game", "base") != "base":
+                raise LogError(file, f"{what} is a {h['game']} game; the replay viewer draws base games (check it "
+                               "with python -m experiments.logs verify)", line)  # fmt: skip
+            try:
+                replay_game(records)
+            except ReplayError as err:
+                raise LogError(file, f"{what} does not re-play as logged: {err}", line) from None
+            return GameConfig(num_players=h["players"]), h["seed"], [a for r in records for a in r["actions"]]
+        count += 1
+    raise ValueError(f"--game {index} is out of range; the log holds games 0..{count - 1}")
 
 
 def write_gif(path: Path, images: list[NDArray[np.uint8]], duration_ms: int = 500) -> None:
@@ -142,14 +162,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.log is not None:
         if not args.log.exists():
             parser.error(f"{args.log} does not exist")
+        if args.players is not None or args.seed is not None or args.actions:
+            parser.error("give a log or --players/--seed/--actions, not both")
         try:
-            config, seed, actions = game_from_log(args.log, args.game)
-        except ValueError as err:
+            with cli_warnings():
+                config, seed, actions = game_from_log(args.log, args.game)
+        except ValueError as err:  # LogError included: damaged log, tampered game, bad index
             parser.error(str(err))
     else:
         if args.players is None or args.seed is None:
             parser.error("give a log, or --players and --seed (and --actions)")
-        config, seed, actions = GameConfig(num_players=args.players), args.seed, list(args.actions)
+        if args.seed < 0:
+            parser.error(f"--seed {args.seed} must be at least 0")
+        try:
+            config = GameConfig(num_players=args.players)
+        except ValueError as err:
+            parser.error(f"--players {args.players}: {err}")
+        seed, actions = args.seed, list(args.actions)
     if args.seat is not None and not 0 <= args.seat < config.num_players:
         parser.error(f"--seat {args.seat} is out of range; valid: 0..{config.num_players - 1}")
     if not args.gif and not args.html:

@@ -1,6 +1,11 @@
 """Tables and plots from tournament logs alone (no re-play).
 
     python -m experiments.report runs/x            # writes runs/x/report/{summary.md, *.csv, *.png}
+    python -m experiments.report runs/a runs/b --out runs/ab   # several logs read as one (each game once)
+
+The log is streamed through :mod:`experiments.logs` (each complete game once; duplicates, incomplete games and a
+torn tail are skipped with a warning; damage is an error naming the file and record), and ``summary.md`` says how
+many games were read, by which versions, and what was skipped.
 
 Tables (CSV and Markdown):
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,10 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from agents import CHEATING
-from experiments.duel import head_to_head
-from experiments.sab2 import role_table, team_table
+from experiments._optional import require
+from experiments.duel import DuelTable
+from experiments.logs import LogError, LogReader, LogWarning, cli_warnings, log_path
+from experiments.sab2 import Sab2Tables
 from experiments.stats import paired_difference, wilson_interval
-from experiments.tournament import read_rounds
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 OBSERVERS = ("reference", "heuristic", "agent")
@@ -375,9 +382,7 @@ _DEAD_END_CODES = {f"T{i:02d}" for i in range(8, 17)}
 
 def table_ratings(rounds: list[dict], seed: int = 0) -> list[dict]:
     """Plackett-Luce ratings per (agent, role): each round is a match miners vs saboteurs (order shuffled)."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
+    model = require("openskill.models", "eval", "experiments.report (ratings)").PlackettLuce()
     ratings: dict[str, object] = {}
     matches = [
         r
@@ -429,8 +434,7 @@ def _fmt(v: object) -> str:
 
 
 def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list[dict], survival: dict) -> list[str]:
-    import matplotlib
-
+    matplotlib = require("matplotlib", "eval", "experiments.report (plots; --no-plots skips them)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -519,21 +523,36 @@ def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
     return out
 
 
-def build_report(log: Path, out: Path | None = None, with_plots: bool = True) -> dict[str, list[dict]]:
-    """Compute every table (and the plots) from the logs at ``log``; returns the tables.
+def build_report(
+    log: Path | list[Path], out: Path | None = None, with_plots: bool = True
+) -> dict[str, list[dict]]:
+    """Compute every table (and the plots) from the log(s) at ``log``; returns the tables.
 
-    Base-game rounds feed T1-T6 and the ratings; duel rounds (``header.game == "duel"``) feed the head-to-head
-    table D1 (win/draw/loss with Wilson intervals, paired score difference).
+    The log is streamed (:class:`experiments.logs.LogReader`: every complete game once, duplicates and a torn tail
+    skipped with a warning, damage a ``LogError``). Base-game rounds are kept in compact form (header, end, four
+    belief snapshots and a few per-round statistics) for T1-T6 and the ratings; duel and Saboteur 2 rounds only
+    update running aggregates: the head-to-head table D1 and the tables S1/S2.
     """
-    rounds, duels, sab2 = [], [], []
-    for r in read_rounds(log):
-        game = r["header"].get("game")
-        if game == "duel":
-            duels.append({"header": r["header"], "end": r["end"]})
-        elif game == "sab2":
-            sab2.append({"header": r["header"], "end": r["end"]})
-        else:
-            rounds.append(compact(r))
+    logs = [Path(log)] if isinstance(log, str | Path) else [Path(p) for p in log]
+    reader = LogReader(logs)
+    rounds: list[dict] = []
+    duels, sab2 = DuelTable(), Sab2Tables()
+    counts = {"duel": 0, "sab2": 0}
+    for records in reader.games():
+        for r in records:
+            game = r["header"].get("game")
+            if game == "duel":
+                duels.add(r)
+            elif game == "sab2":
+                sab2.add(r)
+            else:
+                rounds.append(compact(r))
+            if game in counts:
+                counts[game] += 1
+    if len({(rules, package) for _, rules, package in reader.stats.versions}) > 1:
+        warnings.warn(f"{', '.join(map(str, logs))} mixes versions ({reader.version_summary()}): tables pool games "
+                      "of different rules or code", LogWarning, stacklevel=2)  # fmt: skip
+    log = logs[0]
     out = out or (log if log.is_dir() else log.parent) / "report"
     out.mkdir(parents=True, exist_ok=True)
     tables: dict[str, list[dict]] = {}
@@ -549,15 +568,22 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
             "T6_deception": deception,
             "ratings": table_ratings(rounds),
         })  # fmt: skip
-    if duels:
-        tables["D1_head_to_head"] = head_to_head(duels)
-    if sab2:
-        tables["S1_sab2_roles"] = role_table(sab2)
-        tables["S2_sab2_teams"] = team_table(sab2)
+    if counts["duel"]:
+        tables["D1_head_to_head"] = duels.rows()
+    if counts["sab2"]:
+        tables["S1_sab2_roles"] = sab2.role_rows()
+        tables["S2_sab2_teams"] = sab2.team_rows()
     for name, rows in tables.items():
         write_csv(out / f"{name}.csv", rows)
-    parts = [f"# Tournament report\n\nSource: `{log}` ({len(rounds)} base-game rounds, {len(duels)} duel rounds, "
-             f"{len(sab2)} Saboteur 2 rounds).\n"]
+    st = reader.stats
+    skipped = [f"{st.duplicates} duplicate records"] if st.duplicates else []
+    skipped += [f"{len(st.incomplete)} incomplete games"] if st.incomplete else []
+    skipped += ["a torn tail"] if st.torn else []
+    source = ", ".join(f"`{p}`" for p in logs)
+    parts = [f"# Tournament report\n\nSource: {source} ({st.games} games: {len(rounds)} base-game rounds, "
+             f"{counts['duel']} duel rounds, {counts['sab2']} Saboteur 2 rounds; written by "
+             f"{reader.version_summary() or 'no records'}" + (f"; skipped {', '.join(skipped)}" if skipped else "")
+             + ").\n"]  # fmt: skip
     titles = {
         "T1_balance": "T1 balance (miner win rate per cell, Wilson 95% interval over games)",
         "T2_matrix": "T2 miner policy x saboteur policy: miner win rate [95% interval]",
@@ -583,14 +609,25 @@ def build_report(log: Path, out: Path | None = None, with_plots: bool = True) ->
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("log", type=Path, help="tournament log directory (or rounds.jsonl.gz)")
-    parser.add_argument("--out", type=Path, default=None, help="output directory (default: LOG/report)")
+    parser.add_argument("log", type=Path, nargs="+",
+                        help="tournament log directories (or rounds.jsonl.gz files), read as one log")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default: the first LOG/report)")
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
-    if not args.log.exists():
-        parser.error(f"{args.log} does not exist")
-    build_report(args.log, args.out, not args.no_plots)
-    out = args.out or (args.log if args.log.is_dir() else args.log.parent) / "report"
+    for path in args.log:
+        if not path.exists():
+            parser.error(f"{path} does not exist")
+        if not log_path(path).is_file():
+            parser.error(f"{path}: no {log_path(path).name} there (a tournament run with --out DIR writes one)")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a directory")
+    with cli_warnings():
+        try:
+            build_report(args.log if len(args.log) > 1 else args.log[0], args.out, not args.no_plots)
+        except LogError as err:
+            parser.exit(2, f"error: {err}\n")
+    first = args.log[0]
+    out = args.out or (first if first.is_dir() else first.parent) / "report"
     print((out / "summary.md").read_text())
     return 0
 

@@ -37,3 +37,26 @@ def paired_difference(a: dict, b: dict) -> tuple[float, float, float, int]:
         return (sum(d) / len(d) if d else 0.0), -1.0, 1.0, len(d)
     mean, lo, hi = mean_interval(d)
     return mean, lo, hi, len(d)
+
+
+class RunningMean:
+    """:func:`mean_interval` without keeping the values (Welford's update): for tables over millions of rows."""
+
+    __slots__ = ("_m2", "mean", "n")
+
+    def __init__(self) -> None:
+        self.n, self.mean, self._m2 = 0, 0.0, 0.0
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        delta = x - self.mean
+        self.mean += delta / self.n
+        self._m2 += delta * (x - self.mean)
+
+    def interval(self, z: float = 1.959964) -> tuple[float, float, float]:
+        if self.n == 0:
+            return 0.0, float("nan"), float("nan")
+        if self.n < 2:
+            return self.mean, float("nan"), float("nan")
+        half = z * math.sqrt(self._m2 / (self.n - 1)) / math.sqrt(self.n)
+        return self.mean, self.mean - half, self.mean + half

@@ -1,4 +1,4 @@
-"""Self-play tournaments between ladder agents, with JSONL logs and a results table.
+"""Self-play tournaments between ladder agents, with crash-safe logs and a results table.
 
 Examples::
 
@@ -12,23 +12,36 @@ plays the miner policy and every saboteur seat the saboteur policy (roles are de
 policy with its role). Game ``g`` of every cell uses seed ``seed + g`` (duplicate deals: the same decks, roles,
 goals and seats in every compared cell). Results are identical for the same arguments whatever ``--workers``.
 
-With ``--out DIR`` each finished game appends one JSON record per round to ``DIR/rounds.jsonl``: ``header`` (seed,
-rules version, N, agents per seat, roles, left-over role, gold goal slot), ``events`` (public, with the private
-part - a face-down discard's card, a map result - under ``private``), ``actions``, ``beliefs`` (the reference
-observer and a heuristic public observer after every decision, per mille; each acting agent's own beliefs where it
-has any) and ``end`` (winner, reason, decisions, finder, nuggets). Re-running the same command resumes: games
-already in the file are skipped.
+With ``--out DIR`` each finished game is appended to ``DIR/rounds.jsonl.gz`` (one gzip member per game, written and
+fsync-ed before the next; format, keys and checks in :mod:`experiments.logs`) as one JSON record per round:
+``header`` (seed, rules and package versions, N, rounds, agents per seat, roles, left-over role, gold goal slot),
+``events`` (public, with the private part - a face-down discard's card, a map result - under ``private``),
+``actions``, ``beliefs`` (the reference observer and a heuristic public observer after every decision, per mille;
+each acting agent's own beliefs where it has any) and ``end`` (winner, reason, decisions, finder, nuggets).
+
+Interruptions. A SIGKILL at any instant loses at most the games in flight. SIGTERM or SIGINT (Ctrl-C) finishes the
+games in flight (the current game, or the chunks the workers are playing), logs them, prints the table so far and
+exits with 128 + the signal number; a second signal stops at once. Re-running the same command resumes: games in
+the log are skipped, a torn tail is cut off, incomplete or duplicated games are dropped and re-played once, and a
+log of another package or rules version is refused. A worker process that dies (local pool or Ray actor) has its
+games re-run on a new one. The main process keeps running aggregates, not records: memory stays flat in the
+number of games; each worker keeps one environment per configuration.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
+import contextlib
+import importlib.util
 import multiprocessing
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -37,20 +50,25 @@ from agents import CHEATING, DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
-from experiments.duel import play_duel
+from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
-from experiments.sab2 import play_sab2
+from experiments.logs import LOG_NAME, LogError, LogReader, LogWriter, game_key, read_rounds
+from experiments.rounds import ReplayError, first_difference, plain, replay_rounds
+from experiments.sab2 import Sab2Tables, play_sab2, replay_sab2
 from experiments.sab2 import summary_table as sab2_summary_table
-from experiments.stats import mean_interval, paired_difference, wilson_interval
-from saboteur_env import EventType, raw_env
+from experiments.stats import RunningMean, mean_interval, paired_difference, wilson_interval
+from saboteur_env import EventType, __version__, raw_env
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
 from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
 
-LOG_NAME = "rounds.jsonl.gz"
+__all__ = ["LOG_NAME", "Interrupted", "Summary", "TournamentWorker", "insert_seat", "play_game", "read_rounds",
+           "replay_game", "replay_records", "run", "run_duel", "run_sab2", "summary_table"]  # fmt: skip
+
 EVENT_NAMES = {int(t): t.name.lower() for t in EventType}
 DEFAULT_MINERS = ("random", "suspicious")
 DEFAULT_SABOTEURS = ("random", "covert")
+MAX_RETRIES = 3  # times a chunk of games may lose its worker process before the run gives up on it
 
 
 def _permille(p: Iterable[float]) -> list[int]:
@@ -92,17 +110,32 @@ def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) ->
     return {
         "seed": seed,
         "rules_version": game.config.rules_version,
+        "package_version": __version__,
         "players": game.config.num_players,
         "miners": miners,
         "saboteurs": saboteurs,
         **extra,
         "agents": agents,
+        "rounds": game.config.rounds,
         "round": game.round,
         "starter": game.current,
         "roles": game.roles.tolist(),
         "leftover_role": game.leftover_role,
         "gold_goal": int(np.flatnonzero(game.goal_kind == KIND_GOAL_GOLD)[0]),
         "first_event": game.num_events,
+    }
+
+
+def _end(game, decisions: int) -> dict:
+    result = game.round_results[-1]
+    return {
+        "winner": result["winner"],
+        "reason": "gold_reached" if result["winner"] == "gold-diggers" else "exhausted",
+        "decisions": decisions,
+        "finder": result["finder"],
+        "last_player": result["last_player"],
+        "nuggets": result["nuggets"],
+        "gold_cards": result["gold_cards"],
     }
 
 
@@ -140,6 +173,7 @@ def play_game(
     tracker = LogTracker(cfg)
     reference, heuristic = BayesModel(num_players, goal_cells), SuspicionModel(num_players, goal_cells)
     records: list[dict] = []
+
     def new_record() -> dict:
         return {"header": _header(game, seed, miners, saboteurs, insert), "events": [], "actions": [], "beliefs": []}
 
@@ -179,16 +213,7 @@ def play_game(
             heuristic.reset_round(None, None)
         decision += 1
         if game.round_just_ended:
-            result = game.round_results[-1]
-            current["end"] = {
-                "winner": result["winner"],
-                "reason": "gold_reached" if result["winner"] == "gold-diggers" else "exhausted",
-                "decisions": len(current["actions"]),
-                "finder": result["finder"],
-                "last_player": result["last_player"],
-                "nuggets": result["nuggets"],
-                "gold_cards": result["gold_cards"],
-            }
+            current["end"] = _end(game, len(current["actions"]))
             records.append(current)
             decision = 0
             if not game.game_over:
@@ -197,66 +222,288 @@ def play_game(
 
 
 def replay_game(records: list[dict]) -> None:
-    """Replay a logged game (its rounds in order) from the seed and actions; raise if any event differs."""
-    header = records[0]["header"]
-    env = raw_env(num_players=header["players"])
-    env.reset(seed=header["seed"])
+    """Re-play a logged base game (its rounds in order) from the seed and actions; raise
+    :class:`~experiments.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header field,
+    event or round-end field that differs from the log (a tampered winner, action or rules version)."""
+    h = records[0]["header"]
+    try:
+        env = raw_env(num_players=h["players"])
+    except ValueError as err:
+        raise ReplayError(f"the logged configuration is not a base game: {err}") from None
+    env.reset(seed=h["seed"])
     game = env.unwrapped.game
-    for rec in records:
-        first = game.num_events
-        if rec["header"]["roles"] != game.roles.tolist() or rec["header"]["first_event"] != first:
-            raise AssertionError(f"round {rec['header']['round']}: the deal differs from the log")
-        for action in rec["actions"]:
-            env.step(action)
-        rnd = rec["header"]["round"]
-        replayed = [_event_record(game, i, rnd) for i in range(first, first + len(rec["events"]))]
-        if replayed != rec["events"]:
-            raise AssertionError(f"round {rec['header']['round']}: replayed events differ from the log")
+    replay_rounds(
+        env,
+        records,
+        lambda lh: _header(game, h["seed"], lh["miners"], lh["saboteurs"], lh.get("insert")),
+        lambda first, last, rnd: [_event_record(game, i, rnd) for i in range(first, last)],
+        lambda decisions: _end(game, decisions),
+    )
 
 
-# Base: (players, miners, saboteurs, seed, beliefs, insert); duel: ("duel", blue, green, seed, layout).
+def task_of(records: list[dict]) -> Task:
+    """The tournament task that plays a logged game again (agents included)."""
+    h = records[0]["header"]
+    if h.get("game") == "duel":
+        return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"]
+    if h.get("game") == "sab2":
+        return "sab2", h["players"], h["agent"], h["seed"]
+    beliefs = any(r.get("beliefs") for r in records)
+    return h["players"], h["miners"], h["saboteurs"], h["seed"], beliefs, h.get("insert")
+
+
+def replay_records(records: list[dict], full: bool = False) -> None:
+    """Re-play a logged game of any of the three games from its seed and actions and compare it with the log
+    (:class:`~experiments.rounds.ReplayError` at the first difference). ``full`` also plays the game again with its
+    agents and compares the whole records (belief snapshots included; agents are deterministic per seed)."""
+    game = records[0]["header"].get("game", "base")
+    {"duel": replay_duel, "sab2": replay_sab2}.get(game, replay_game)(records)
+    if full:
+        fresh = plain(_task(task_of(records)))
+        for rec, new in zip(records, fresh, strict=False):
+            diff = first_difference(rec, new, "record", ignore=("package_version",))
+            if diff:
+                raise ReplayError(f"round {rec['header']['round']} (agents re-run): {diff}")
+
+
+# Base: (players, miners, saboteurs, seed, beliefs, insert); duel: ("duel", blue, green, seed, layout);
+# sab2: ("sab2", players, agent, seed).
 Task = tuple
 
 
+def task_key(t: Task) -> tuple:
+    """The log key (:func:`experiments.logs.game_key`) of the game a task plays."""
+    if t[0] == "duel":
+        _, blue, green, seed, layout = t
+        return "duel", layout, blue, green, seed
+    if t[0] == "sab2":
+        _, n, agent, seed = t
+        return "sab2", n, agent, seed
+    n, miners, saboteurs, seed, _, insert = t
+    return "base", n, miners, saboteurs, insert or "", seed
+
+
 def _task(args: Task) -> list[dict]:
-    if args[0] == "duel":
-        return play_duel(*args[1:])
-    if args[0] == "sab2":
-        return play_sab2(*args[1:])
-    return play_game(*args)
+    return TournamentWorker().play([args])[0]
 
 
 class TournamentWorker:
-    """One environment per player count, reused across games; plays chunks of tasks (a Ray actor's body)."""
+    """One environment per configuration, reused across games (``reset`` re-deals everything, so reuse changes
+    nothing); plays chunks of tasks. The body of a Ray actor and of each local pool process."""
 
     def __init__(self) -> None:
-        self.envs: dict[int | str, raw_env] = {}
+        self.envs: dict[tuple, raw_env] = {}
+
+    def _env(self, key: tuple, make: Callable[[], raw_env]) -> raw_env:
+        env = self.envs.get(key)
+        if env is None:
+            env = self.envs[key] = make()
+        return env
 
     def play(self, tasks: list[Task]) -> list[list[dict]]:
         out = []
         for task in tasks:
             if task[0] == "sab2":
                 _, n, agent, seed = task
-                key = f"sab2:{n}"
-                env = self.envs.get(key) or self.envs.setdefault(key, raw_env(game="sab2", num_players=n))
+                env = self._env(("sab2", n), lambda n=n: raw_env(game="sab2", num_players=n))
                 out.append(play_sab2(n, agent, seed, env=env))
-                continue
-            if task[0] == "duel":
+            elif task[0] == "duel":
                 _, blue, green, seed, layout = task
-                key = f"duel:{layout}"
-                env = self.envs.get(key) or self.envs.setdefault(key, raw_env(game="duel", duel_layout=layout))
+                env = self._env(("duel", layout), lambda layout=layout: raw_env(game="duel", duel_layout=layout))
                 out.append(play_duel(blue, green, seed, layout, env=env))
-                continue
-            n, m, s, seed, beliefs, insert = task
-            env = self.envs.get(n) or self.envs.setdefault(n, raw_env(num_players=n))
-            out.append(play_game(n, m, s, seed, beliefs, insert, env=env))
+            else:
+                n, m, s, seed, beliefs, insert = task
+                env = self._env(("base", n), lambda n=n: raw_env(num_players=n))
+                out.append(play_game(n, m, s, seed, beliefs, insert, env=env))
         return out
 
+    def pid(self) -> int:
+        return os.getpid()
 
-def _ray_results(tasks: list[Task], workers: int, address: str | None, chunk: int) -> Iterator[list[dict]]:
-    """Games on ``workers`` Ray actors, ``chunk`` seeds per request, yielded in task order."""
+
+# ---- stopping on signals ---------------------------------------------------------------------------------------------
+class Interrupted(Exception):  # noqa: N818 - an outcome, not an error: every finished game is logged
+    """Raised by the run generators after SIGTERM/SIGINT once the games in flight are logged."""
+
+    def __init__(self, signum: int, played: int, total: int, out: Path | None) -> None:
+        self.signum = signum
+        where = f"; every finished game is in {out / LOG_NAME}: run the same command again to resume" if out else ""
+        super().__init__(f"stopped by {signal.Signals(signum).name} after {played} of {total} games{where}")
+
+
+class _Signals:
+    """SIGINT/SIGTERM ask the run to stop after the games in flight; a second one stops at once."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._saved: dict[int, object] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach the main thread only; a run in another thread stops when its consumer does
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._saved.setdefault(sig, signal.getsignal(sig))
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signum is not None:
+            self.restore()
+            raise KeyboardInterrupt
+        self.signum = signum
+        print(f"\n{signal.Signals(signum).name}: finishing the games in flight, then stopping (again: stop now)",
+              file=sys.stderr)  # fmt: skip
+
+    def restore(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in self._saved.items():
+                signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._saved.clear()
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+
+# ---- backends: each yields games in task order and stops early (after the games in flight) on a signal -----------
+def _local_results(tasks: list[Task], signals: _Signals) -> Iterator[list[dict]]:
+    worker = TournamentWorker()
+    for task in tasks:
+        if signals.requested:
+            return
+        yield worker.play([task])[0]
+
+
+_PROCESS_WORKER: TournamentWorker | None = None
+
+
+def _pool_chunk(tasks: list[Task]) -> list[list[dict]]:
+    global _PROCESS_WORKER
+    if _PROCESS_WORKER is None:
+        _PROCESS_WORKER = TournamentWorker()  # one per process: its environments serve every later chunk
+    return _PROCESS_WORKER.play(tasks)
+
+
+def _init_pool_worker(parent: int) -> None:
+    # The main process decides when to stop (a Ctrl-C or a `timeout` reaches the whole process group).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def exit_with_parent() -> None:  # a SIGKILLed main process leaves no orphans behind
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+
+
+@contextlib.contextmanager
+def _workers_ignore_signals() -> Iterator[None]:
+    """Start worker processes with SIGINT/SIGTERM ignored from their first instruction (a Ctrl-C or `timeout`
+    reaching a worker still importing would kill it): the dispositions are SIG_IGN while ``submit`` spawns them,
+    and the main thread blocks both meanwhile, so one arriving now stays pending and reaches the handler once
+    restored. Threads started in here (the executor's) inherit the block and never take these signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    pending = signal.sigpending() & sigs  # setting SIG_IGN discards these: raised again below
+    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        for sig in pending:
+            signal.raise_signal(sig)  # pending until the mask is restored
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _chunks(tasks: list[Task], chunk: int) -> list[list[Task]]:
+    return [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
+
+
+def _pool_results(tasks: list[Task], workers: int, chunk: int, signals: _Signals) -> Iterator[list[dict]]:
+    """Games on ``workers`` local processes, ``chunk`` per request, at most two requests per worker queued."""
+    chunks = _chunks(tasks, chunk)
+    context = multiprocessing.get_context("spawn")
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_pool_worker,
+                                   initargs=(os.getpid(),))  # fmt: skip
+
+    pool = new_pool()
+    futures: dict[int, Future] = {}
+    failures = [0] * len(chunks)
+
+    def restart() -> None:
+        """A worker died (killed, out of memory): run every chunk without a result on a new pool."""
+        nonlocal pool
+        pool.shutdown(wait=False, cancel_futures=True)
+        pool = new_pool()
+        lost = [j for j, f in futures.items()
+                if not f.done() or f.cancelled() or isinstance(f.exception(), BrokenProcessPool)]  # fmt: skip
+        print(f"\na worker process died; re-running {len(lost)} chunks of games on a new pool", file=sys.stderr)
+        for j in lost:
+            failures[j] += 1
+            if failures[j] > MAX_RETRIES:
+                raise RuntimeError(f"games {task_key(chunks[j][0])}...: lost their worker process "
+                                   f"{failures[j]} times") from None  # fmt: skip
+            submit(j)
+
+    def submit(j: int) -> None:
+        while True:
+            try:
+                with _workers_ignore_signals():  # submit() starts the worker processes
+                    futures[j] = pool.submit(_pool_chunk, chunks[j])
+                return
+            except BrokenProcessPool:  # a worker died since the last request: nothing of this one is lost
+                restart()
+
+    def result(j: int) -> list[list[dict]]:
+        while True:
+            try:
+                games = futures[j].result()
+            except BrokenProcessPool:
+                restart()
+                continue
+            del futures[j]
+            return games
+
+    submitted = 0
+    try:
+        for i in range(len(chunks)):
+            while not signals.requested and submitted < min(len(chunks), i + 2 * workers):
+                submit(submitted)
+                submitted += 1
+            if i not in futures:
+                break
+            yield from result(i)
+            if signals.requested:
+                break
+        # Stopping: chunks not started are dropped; those a worker has taken still finish, and are logged.
+        for j in sorted(futures):
+            if futures[j].cancel():
+                del futures[j]
+        for j in sorted(futures):
+            yield from result(j)
+    except BaseException:  # a second signal, an error, an abandoned generator: stop now, not after the chunks
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ray_results(
+    tasks: list[Task], workers: int, address: str | None, chunk: int, signals: _Signals
+) -> Iterator[list[dict]]:
+    """Games on ``workers`` Ray actors, ``chunk`` seeds per request, yielded in task order. Actors that die are
+    restarted by Ray and their requests retried (``max_task_retries``); a request that still fails goes to a new
+    actor, up to MAX_RETRIES times."""
     try:
         import ray
+        from ray.exceptions import RayActorError
     except ImportError as err:  # pragma: no cover - depends on the optional extra
         raise ImportError("--backend ray needs the 'ray' extra: pip install -e '.[ray]'") from err
     if not ray.is_initialized():
@@ -267,48 +514,48 @@ def _ray_results(tasks: list[Task], workers: int, address: str | None, chunk: in
         else:
             kwargs["num_cpus"] = workers
         ray.init(address=address, **kwargs)
-    actor_cls = ray.remote(num_cpus=1)(TournamentWorker)
+        signals.install()  # ray.init installs a SIGTERM handler that exits at once; ours finishes the games
+    actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=MAX_RETRIES)(TournamentWorker)
     actors = [actor_cls.remote() for _ in range(workers)]
-    chunks = [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
-    refs = [actors[i % workers].play.remote(c) for i, c in enumerate(chunks)]
+    chunks = _chunks(tasks, chunk)
+    refs: dict[int, object] = {}
+    failures = [0] * len(chunks)
+
+    def submit(j: int) -> None:
+        refs[j] = actors[j % workers].play.remote(chunks[j])
+
+    def result(j: int) -> list[list[dict]]:
+        while True:
+            while not ray.wait([refs[j]], timeout=0.5)[0]:
+                pass  # short waits: the signal handler runs in between
+            try:
+                return ray.get(refs.pop(j))
+            except RayActorError:
+                failures[j] += 1
+                if failures[j] > MAX_RETRIES:
+                    raise
+                print(f"\na Ray actor died; re-running chunk {j} on a new actor", file=sys.stderr)
+                with contextlib.suppress(Exception):
+                    ray.kill(actors[j % workers])  # out of restarts, or restarting: replaced either way
+                actors[j % workers] = actor_cls.remote()
+                submit(j)
+
+    submitted = 0
     try:
-        for ref in refs:
-            yield from ray.get(ref)
+        for i in range(len(chunks)):
+            while not signals.requested and submitted < min(len(chunks), i + 2 * workers):
+                submit(submitted)
+                submitted += 1
+            if i not in refs:
+                break
+            yield from result(i)
+            if signals.requested:
+                break
+        for j in sorted(refs):  # stopping: the requests already sent finish, and are logged
+            yield from result(j)
     finally:
         for actor in actors:
             ray.kill(actor)
-
-
-def read_rounds(path: Path) -> Iterator[dict]:
-    """Round records from a log file (``rounds.jsonl.gz``) or a log directory."""
-    if path.is_dir():
-        path = path / LOG_NAME
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
-
-
-def _game_key(h: dict) -> tuple:
-    if h.get("game") == "sab2":
-        return "sab2", h["players"], h["agent"], h["seed"]
-    if h.get("game") == "duel":
-        return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"]
-    return h["players"], h["miners"], h["saboteurs"], h["seed"], h.get("insert")
-
-
-def _task_key(t: Task) -> tuple:
-    return t if t[0] in ("duel", "sab2") else (t[0], t[1], t[2], t[3], t[5])
-
-
-def _done_games(path: Path, rounds: int) -> set[tuple]:
-    if not path.exists():
-        return set()
-    counts: dict[tuple, int] = {}
-    for rec in read_rounds(path):
-        key = _game_key(rec["header"])
-        counts[key] = counts.get(key, 0) + 1
-    return {k for k, c in counts.items() if c >= rounds}
 
 
 def _check_backend(backend: str) -> None:
@@ -334,7 +581,9 @@ def run(
 
     ``inserts``: agents seated one at a time at :func:`insert_seat` (``None`` = no inserted seat); each is a cell.
     ``backend``: ``"local"`` (``workers`` processes) or ``"ray"`` (``workers`` actors on the Ray cluster at
-    ``address``, a local one when ``None``; ``chunk`` games per request).
+    ``address``, a local one when ``None``); ``chunk`` games per request to a worker. With ``out``, games already in
+    the log are yielded first (read back from it) and only the others are played. After SIGTERM/SIGINT the
+    generator logs the games in flight and raises :class:`Interrupted`.
     """
     _check_backend(backend)
     inserts = [None] if not inserts else list(inserts)
@@ -388,114 +637,164 @@ def run_sab2(
 def _execute(
     tasks: list[Task], workers: int, out: Path | None, backend: str, address: str | None, chunk: int
 ) -> Iterator[list[dict]]:
-    log = None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / LOG_NAME
-        done = _done_games(path, rounds=3)
-        skipped = {_task_key(t) for t in tasks if _task_key(t) in done}
-        tasks = [t for t in tasks if _task_key(t) not in done]
-        if skipped:
-            print(f"resuming: {len(skipped)} games already in {path}", file=sys.stderr)
-            for rec in read_rounds(path):
-                if _game_key(rec["header"]) in skipped:
-                    yield [rec]
-        log = gzip.open(path, "at")  # gzip members append cleanly, so an interrupted run can resume
-    start = time.perf_counter()
-    pool = None
-    if backend == "ray":
-        results: Iterable[list[dict]] = _ray_results(tasks, workers, address, chunk)
-    elif workers > 1:
-        pool = multiprocessing.get_context("spawn").Pool(workers)
-        results = pool.imap(_task, tasks, chunksize=2)
-    else:
-        worker = TournamentWorker()
-        results = (worker.play([t])[0] for t in tasks)
+    keys = [task_key(t) for t in tasks]
+    if len(set(keys)) != len(keys):
+        raise ValueError("the same game is listed twice (a player count, agent or insert given twice?)")
+    signals = _Signals()
+    signals.install()
+    writer: LogWriter | None = None
+    results: Iterator[list[dict]] | None = None
+    total, played = len(tasks), 0
     try:
-        for i, records in enumerate(results, 1):
-            if log is not None:
-                log.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
-                log.flush()
-            rate = i / (time.perf_counter() - start)
-            if sys.stderr.isatty() or i == len(tasks) or i % 200 == 0:
-                eta = (len(tasks) - i) / rate
-                end = "\n" if i == len(tasks) or not sys.stderr.isatty() else ""
-                print(f"\r{i}/{len(tasks)} games  {rate:.2f} games/s  ETA {eta:,.0f}s   ", end=end, file=sys.stderr)
+        if out is not None:
+            writer = LogWriter(out)  # checks versions, cuts a torn tail, drops duplicates and incomplete games
+            skipped = set(keys) & writer.done
+            if skipped:
+                print(f"resuming: {len(skipped)} of {total} games already in {writer.path}", file=sys.stderr)
+                tasks = [t for t, k in zip(tasks, keys, strict=True) if k not in skipped]
+                for records in LogReader(writer.path, quiet=True).games():
+                    if game_key(records[0]["header"]) in skipped:
+                        yield records
+        if backend == "ray":
+            results = _ray_results(tasks, workers, address, chunk, signals)
+        elif workers > 1:
+            results = _pool_results(tasks, workers, chunk, signals)
+        else:
+            results = _local_results(tasks, signals)
+        start = time.perf_counter()
+        todo = len(tasks)
+        for records in results:
+            if writer is not None:
+                writer.write_game(records)  # durable before anyone sees the game
+            played += 1
+            rate = played / (time.perf_counter() - start)
+            if sys.stderr.isatty() or played == todo or played % 200 == 0:
+                eta = (todo - played) / rate
+                end = "\n" if played == todo or not sys.stderr.isatty() else ""
+                print(f"\r{played}/{todo} games  {rate:.2f} games/s  ETA {eta:,.0f}s   ", end=end, file=sys.stderr)
             yield records
+        if signals.signum is not None:
+            raise Interrupted(signals.signum, total - todo + played, total, out)
     finally:
-        if pool:
-            pool.close()
-        if log is not None:
-            log.close()
+        if results is not None and hasattr(results, "close"):
+            results.close()  # type: ignore[union-attr]
+        signals.restore()
+        if writer is not None:
+            writer.close()
 
 
+# ---- the results table (running aggregates) -------------------------------------------------------------------------
 def _cell(h: dict) -> tuple[int, str, str, str]:
     return h["players"], h["miners"], h["saboteurs"], h.get("insert") or ""
 
 
-def summary_table(rounds: list[dict]) -> str:
-    """Miner win rate per cell with a 95% Wilson interval over games (a game = share of its rounds won).
+class Summary:
+    """Running aggregates behind :func:`summary_table`, fed one game at a time (``add``): a few numbers per cell,
+    plus the inserted seat's nuggets per seed (one number per game, needed for the paired comparison)."""
 
-    With inserted seats, a second table gives the inserted agent's nuggets per game (normal 95% interval) and
-    its team's round win rate by role, and a third the paired difference in nuggets per game between each insert
-    and the first one listed, over the same seeds (same deals, same seat).
-    """
-    cells: dict[tuple[int, str, str, str], dict[int, list[int]]] = {}
-    decisions: dict[tuple[int, str, str, str], list[int]] = {}
-    seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
-    seat_wins: dict[tuple[int, str, str, str], dict[int, list[bool]]] = {}
-    for r in rounds:
-        h = r["header"]
+    def __init__(self) -> None:
+        self.games: dict[tuple[int, str, str, str], list[float]] = {}  # [games, sum of per-game win share]
+        self.decisions: dict[tuple[int, str, str, str], RunningMean] = {}
+        self.seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
+        self.seat_wins: dict[tuple[int, str, str, str], list[list[int]]] = {}  # role -> [won, rounds]
+
+    def add(self, records: list[dict]) -> None:
+        h = records[0]["header"]
         key = _cell(h)
-        cells.setdefault(key, {}).setdefault(h["seed"], []).append(r["end"]["winner"] == "gold-diggers")
-        decisions.setdefault(key, []).append(r["end"]["decisions"])
+        acc = self.games.setdefault(key, [0, 0.0])
+        acc[0] += 1
+        acc[1] += sum(r["end"]["winner"] == "gold-diggers" for r in records) / len(records)
+        decisions = self.decisions.setdefault(key, RunningMean())
+        for r in records:
+            decisions.add(r["end"]["decisions"])
         if h.get("insert"):
             seat = h["insert_seat"]
-            games = seat_nuggets.setdefault(key, {})
-            games[h["seed"]] = games.get(h["seed"], 0.0) + r["end"]["nuggets"][seat]
-            role = h["roles"][seat]
-            won = r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
-            seat_wins.setdefault(key, {0: [], 1: []})[role].append(won)
-    with_insert = any(k[3] for k in cells)
-    width = max([12, *(len(k[3]) for k in cells)])
-    head = f"{'N':>3} {'miners':<12} {'saboteurs':<12} " + (f"{'insert':<{width}} " if with_insert else "")
-    header = head + f"{'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
-    lines = [header, "-" * len(header)]
-    for key in sorted(cells):
-        per_game = [np.mean(v) for v in cells[key].values()]
-        rate = float(np.mean(per_game))
-        lo, hi = wilson_interval(round(rate * len(per_game)), len(per_game))
-        n, m, s, ins = key
-        flag = " (cheating)" if {m, s, ins} & CHEATING else ""
-        cols = f"{n:>3} {m:<12} {s:<12} " + (f"{ins or '-':<{width}} " if with_insert else "")
-        lines.append(
-            f"{cols}{len(per_game):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
-            f"{np.mean(decisions[key]):>10.1f}{flag}"
-        )
-    if seat_nuggets:
-        lines += ["", "Inserted seat (seat = seed mod N, both roles):"]
-        header = (f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'insert':<{width}} {'games':>6} {'nuggets/game':>13} "
-                  f"{'95% CI':>16} {'win as miner':>13} {'win as sab.':>12}")  # fmt: skip
-        lines += [header, "-" * len(header)]
-        for key in sorted(seat_nuggets):
-            mean, lo, hi = mean_interval(list(seat_nuggets[key].values()))
-            wins = seat_wins[key]
-            rates = [f"{np.mean(wins[r]):.1%}" if wins[r] else "-" for r in (0, 1)]
+            self.seat_nuggets.setdefault(key, {})[h["seed"]] = float(sum(r["end"]["nuggets"][seat] for r in records))
+            wins = self.seat_wins.setdefault(key, [[0, 0], [0, 0]])
+            for r in records:
+                role = r["header"]["roles"][seat]
+                wins[role][0] += r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
+                wins[role][1] += 1
+
+    def table(self) -> str:
+        """Miner win rate per cell with a 95% Wilson interval over games (a game = share of its rounds won).
+
+        With inserted seats, a second table gives the inserted agent's nuggets per game (normal 95% interval) and
+        its team's round win rate by role, and a third the paired difference in nuggets per game between each
+        insert and the first one listed, over the same seeds (same deals, same seat).
+        """
+        with_insert = any(k[3] for k in self.games)
+        width = max([12, *(len(k[3]) for k in self.games)])
+        head = f"{'N':>3} {'miners':<12} {'saboteurs':<12} " + (f"{'insert':<{width}} " if with_insert else "")
+        header = head + f"{'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
+        lines = [header, "-" * len(header)]
+        for key in sorted(self.games):
+            count, wins = self.games[key]
+            rate = wins / count
+            lo, hi = wilson_interval(round(wins), int(count))
             n, m, s, ins = key
+            flag = " (cheating)" if {m, s, ins} & CHEATING else ""
+            cols = f"{n:>3} {m:<12} {s:<12} " + (f"{ins or '-':<{width}} " if with_insert else "")
             lines.append(
-                f"{n:>3} {m:<12} {s:<12} {ins:<{width}} {len(seat_nuggets[key]):>6} {mean:>13.2f} "
-                f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>13} {rates[1]:>12}"
+                f"{cols}{int(count):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
+                f"{self.decisions[key].mean:>10.1f}{flag}"
             )
-        by_base: dict[tuple[int, str, str], list[str]] = {}
-        for n, m, s, ins in seat_nuggets:  # insertion order = the order the inserts were listed
-            by_base.setdefault((n, m, s), []).append(ins)
-        pairs = [(b, ins[0], other) for b, ins in by_base.items() for other in ins[1:]]
-        if pairs:
-            lines += ["", "Paired difference in the inserted seat's nuggets per game (same seeds):"]
-            for (n, m, s), ref, other in pairs:
-                d, lo, hi, k = paired_difference(seat_nuggets[(n, m, s, other)], seat_nuggets[(n, m, s, ref)])
-                lines.append(f"  N={n} {m}/{s}: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
-    return "\n".join(lines)
+        if self.seat_nuggets:
+            lines += ["", "Inserted seat (seat = seed mod N, both roles):"]
+            header = (f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'insert':<{width}} {'games':>6} "
+                      f"{'nuggets/game':>13} {'95% CI':>16} {'win as miner':>13} {'win as sab.':>12}")  # fmt: skip
+            lines += [header, "-" * len(header)]
+            for key in sorted(self.seat_nuggets):
+                mean, lo, hi = mean_interval(list(self.seat_nuggets[key].values()))
+                rates = [f"{won / k:.1%}" if k else "-" for won, k in self.seat_wins[key]]
+                n, m, s, ins = key
+                lines.append(
+                    f"{n:>3} {m:<12} {s:<12} {ins:<{width}} {len(self.seat_nuggets[key]):>6} {mean:>13.2f} "
+                    f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>13} {rates[1]:>12}"
+                )
+            by_base: dict[tuple[int, str, str], list[str]] = {}
+            for n, m, s, ins in self.seat_nuggets:  # insertion order = the order the inserts were listed
+                by_base.setdefault((n, m, s), []).append(ins)
+            pairs = [(b, ins[0], other) for b, ins in by_base.items() for other in ins[1:]]
+            if pairs:
+                lines += ["", "Paired difference in the inserted seat's nuggets per game (same seeds):"]
+                for (n, m, s), ref, other in pairs:
+                    d, lo, hi, k = paired_difference(self.seat_nuggets[(n, m, s, other)],
+                                                     self.seat_nuggets[(n, m, s, ref)])  # fmt: skip
+                    lines.append(f"  N={n} {m}/{s}: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
+        return "\n".join(lines)
+
+
+def _by_game(rounds: Iterable[dict]) -> Iterator[list[dict]]:
+    """Group round records into games (records of one game need not be adjacent)."""
+    games: dict[tuple, list[dict]] = {}
+    for r in rounds:
+        games.setdefault(game_key(r["header"]), []).append(r)
+    for records in games.values():
+        yield sorted(records, key=lambda r: r["header"]["round"])
+
+
+def summary_table(rounds: Iterable[dict]) -> str:
+    """The base game's results table (:meth:`Summary.table`) from round records."""
+    summary = Summary()
+    for records in _by_game(rounds):
+        summary.add(records)
+    return summary.table()
+
+
+# ---- command line ---------------------------------------------------------------------------------------------------
+def _unique(parser: argparse.ArgumentParser, option: str, values: list) -> None:
+    seen = set()
+    for v in values:
+        if v in seen:
+            parser.error(f"{option} lists {v!r} twice")
+        seen.add(v)
+
+
+def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
+    for name in names:
+        if name.startswith("ppo:") and not Path(name[4:]).is_file():
+            parser.error(f"agent {name!r}: no model file {name[4:]!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -510,61 +809,95 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
                         help="seat one AGENT (both roles) at seat seed mod N; each is a cell, the first is the "
                         "reference of the paired comparison")  # fmt: skip
-    parser.add_argument("--players", type=int, nargs="+", default=[5], help="player counts (3-10)")
+    parser.add_argument("--players", type=int, nargs="+", default=None,
+                        help="player counts (base 3-10, default 5; sab2 2-12, default 5; the duel is 2-player)")
     parser.add_argument("--games", type=int, default=12, help="games per cell (each game has 3 rounds)")
     parser.add_argument("--seed", type=int, default=0, help="seed of game 0 (game g uses seed + g)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (local) or actors (ray)")
     parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where the games run")
     parser.add_argument("--address", default=None, help="Ray cluster address (ray backend; default: a local one)")
-    parser.add_argument("--chunk", type=int, default=4, help="games per Ray request")
-    parser.add_argument("--out", type=Path, default=None, help="log directory (rounds.jsonl.gz; resumable)")
+    parser.add_argument("--chunk", type=int, default=4, help="games per request to a worker process or Ray actor")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="log directory (DIR/rounds.jsonl.gz; crash-safe; re-run the same command to resume)")
     parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
     args = parser.parse_args(argv)
     if args.games < 1 or args.workers < 1 or args.chunk < 1:
         parser.error("--games, --workers and --chunk must be at least 1")
+    if args.seed < 0:
+        parser.error(f"--seed {args.seed} must be at least 0")
     if args.address and args.backend != "ray":
         parser.error("--address needs --backend ray")
-    if args.game == "sab2":
-        for n in args.players:
-            if not 2 <= n <= 12:
-                parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
-        for name in args.agents:
-            if name not in SAB2_AGENTS:
-                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}")
-        games = run_sab2(args.players, args.agents, args.games, args.seed, args.workers, args.out, args.backend,
-                         args.address, args.chunk)  # fmt: skip
-        print(sab2_summary_table([r for records in games for r in records]))
-        return 0
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        parser.error("--backend ray needs the 'ray' extra: pip install -e '.[ray]'")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a log directory")
+    common = {"workers": args.workers, "out": args.out, "backend": args.backend, "address": args.address,
+              "chunk": args.chunk}  # fmt: skip
     if args.game == "duel":
+        if args.players not in (None, [2]):
+            parser.error("--players: the duel is a two-player game")
+        _unique(parser, "--agents", args.agents)
         for name in args.agents:
             if name not in DUEL_AGENTS and not name.startswith("ppo:"):
                 parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)} or ppo:PATH")
-        games = run_duel(args.agents, args.games, args.seed, args.duel_layout, args.workers, args.out, args.backend,
-                         args.address, args.chunk)  # fmt: skip
-        print(duel_summary_table([r for records in games for r in records]))
-        return 0
-    for n in args.players:
+        _check_ppo(parser, args.agents)
+        duels = DuelTable()
+        games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
+        return _consume(parser, games, lambda records: [duels.add(r) for r in records],
+                        lambda: duel_summary_table(duels))  # fmt: skip
+    players = args.players or [5]
+    _unique(parser, "--players", players)
+    if args.game == "sab2":
+        for n in players:
+            if not 2 <= n <= 12:
+                parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
+        _unique(parser, "--agents", args.agents)
+        for name in args.agents:
+            if name not in SAB2_AGENTS:
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}")
+        tables = Sab2Tables()
+        games = run_sab2(players, args.agents, args.games, args.seed, **common)
+        return _consume(parser, games, lambda records: [tables.add(r) for r in records],
+                        lambda: sab2_summary_table(tables))  # fmt: skip
+    for n in players:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
-    for name in args.miners + args.saboteurs + (args.insert or []):
-        if name not in LADDER and not name.startswith("ppo:"):
-            parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))} or ppo:PATH")
-    games = run(
-        args.players,
-        args.miners,
-        args.saboteurs,
-        args.games,
-        args.seed,
-        args.workers,
-        args.out,
-        not args.no_beliefs,
-        inserts=args.insert,
-        backend=args.backend,
-        address=args.address,
-        chunk=args.chunk,
-    )
-    rounds = [r for records in games for r in records]
-    print(summary_table(rounds))
+    for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
+        _unique(parser, option, names)
+        for name in names:
+            if name not in LADDER and not name.startswith("ppo:"):
+                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))} or ppo:PATH")
+        _check_ppo(parser, names)
+    summary = Summary()
+    games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,
+                inserts=args.insert, **common)  # fmt: skip
+    return _consume(parser, games, summary.add, summary.table)
+
+
+def _consume(
+    parser: argparse.ArgumentParser,
+    games: Iterator[list[dict]],
+    add: Callable[[list[dict]], object],
+    table: Callable[[], str],
+) -> int:
+    """Feed every game to the running aggregates, then print the table (also after an interruption)."""
+    from experiments.logs import cli_warnings
+
+    with cli_warnings():
+        try:
+            for records in games:
+                add(records)
+        except Interrupted as stop:
+            print(table())
+            print(stop, file=sys.stderr)
+            return 128 + stop.signum
+        except KeyboardInterrupt:  # a second signal: stopped at once, the games in flight are lost
+            print("\nstopped at once; every game logged so far is kept: run the same command again to resume",
+                  file=sys.stderr)  # fmt: skip
+            return 130
+        except LogError as err:
+            parser.exit(2, f"error: {err}\n")
+    print(table())
     return 0
 
 

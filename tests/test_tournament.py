@@ -9,6 +9,7 @@ import math
 import pytest
 
 from experiments import report
+from experiments.logs import LogVersionError
 from experiments.tournament import main, read_rounds, replay_game, run
 
 
@@ -57,10 +58,10 @@ def test_tournament__resume_and_workers_give_identical_results(tmp_path):
     assert len(list(read_rounds(tmp_path / "b"))) == 9
 
 
-def _round(seed, miners, won, roles=(0, 1, 0, 0), beliefs=None, events=()):
+def _round(seed, miners, won, roles=(0, 1, 0, 0), beliefs=None, events=(), rnd=0):
     return {
         "header": {"seed": seed, "players": 4, "miners": miners, "saboteurs": "random", "roles": list(roles),
-                   "round": 0},
+                   "round": rnd},
         "events": list(events),
         "actions": [],
         "beliefs": beliefs or [],
@@ -79,10 +80,12 @@ def fixture_log(tmp_path):
         {"t": 2, "type": "place", "actor": 1, "kind": "T15", "cell": [2, 3], "arg": 0},  # saboteur dead end
     ]
     rounds = [
-        _round(0, "greedy", True, beliefs=snap, events=events), _round(0, "greedy", True), _round(0, "greedy", False),
-        _round(1, "greedy", False), _round(1, "greedy", False), _round(1, "greedy", False),
-        *[_round(s, "random", False) for s in (0, 1) for _ in range(3)],
+        _round(0, "greedy", True, beliefs=snap, events=events), _round(0, "greedy", True, rnd=1),
+        _round(0, "greedy", False, rnd=2),
+        *[_round(1, "greedy", False, rnd=r) for r in range(3)],
+        *[_round(s, "random", False, rnd=r) for s in (0, 1) for r in range(3)],
     ]  # fmt: skip
+    # An old-format log (one gzip member, no package version): read by the report, refused by resume.
     path = tmp_path / "rounds.jsonl.gz"
     with gzip.open(path, "wt") as f:
         for r in rounds:
@@ -109,6 +112,8 @@ def test_report__known_numbers(fixture_log):
     assert dec["dead_ends_per_round_saboteurs"] == round(1 / 6, 3)
     ratings = {r["agent_role"]: r for r in tables["ratings"]}
     assert ratings["greedy/miner"]["mu"] > ratings["random/miner"]["mu"]
+    with pytest.raises(LogVersionError, match="version not recorded: an old log"):  # read, but never appended to
+        list(run([4], ["greedy"], ["random"], 2, out=fixture_log))
 
 
 def test_report__suspicion_needs_to_beat_the_boundary():
@@ -144,7 +149,8 @@ def test_tournament__inserted_seat(tmp_path, capsys):
     # The random seat is really random: its actions differ from the honest seat's in the same deal.
     assert [r["actions"] for r in records[:3]] != [r["actions"] for r in records[6:9]]
     # Resuming skips both cells' games; the report labels the cells by their insert.
-    assert len(list(run([4], ["greedy"], ["overt"], 2, seed=6, out=tmp_path, beliefs=False,
-                        inserts=["random", "honest"]))) == 12  # fmt: skip
+    resumed = list(run([4], ["greedy"], ["overt"], 2, seed=6, out=tmp_path, beliefs=False,
+                       inserts=["random", "honest"]))  # fmt: skip
+    assert len(resumed) == 4 and sum(len(g) for g in resumed) == 12  # one list per game, read back from the log
     tables = report.build_report(tmp_path, with_plots=False)
     assert {row["miners"] for row in tables["T1_balance"]} == {"greedy +random", "greedy +honest"}
