@@ -35,7 +35,6 @@ from saboteur_env.base.state import GameState
 from saboteur_env.common import reveal
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import Geometry, geometry
-from saboteur_env.common.reveal import Facing
 
 NOT_PLACEABLE_CODE = 4096
 START_SHAPE = SHAPE_ID[(KIND_START, 0)]
@@ -277,16 +276,8 @@ def reaching_directions(state: GameState, cell: int) -> list[int]:
 def goal_rotation(state: GameState, cell: int, kind: int, placed_cell: int) -> int:
     """Rotation of a goal being revealed on ``cell``: the tie-breaks of ``saboteur_env.common.reveal``."""
     geo = geometry(state.config)
-    facing: list[Facing] = []
-    placed_dir = -1
-    for d, j in enumerate(geo.nbr_list[cell]):
-        if j < 0 or state.cell_shape[j] < 0:
-            facing.append(None)
-            continue
-        o = (d + 2) & 3
-        facing.append((bool((state.cell_open[j] >> o) & 1), bool((state.cell_reach[j] >> o) & 1)))
-        if j == placed_cell:
-            placed_dir = d
+    nbrs = geo.nbr_list[cell]
+    facing, placed_dir = reveal.facing_of(nbrs, state.cell_shape, SHAPE_OPEN, state.cell_reach, placed_cell)
     return reveal.goal_rotation([int(SHAPE_OPEN[SHAPE_ID[(kind, rot)]]) for rot in (0, 1)], facing, placed_dir)
 
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 Facing = tuple[bool, bool] | None  # per direction: None (no maze card) or (facing arm open, reaching)
 
 
@@ -54,3 +57,32 @@ def goal_rotation(
         if best_key is None or key < best_key:
             best_key, best = key, rot
     return best
+
+
+def facing_of(
+    neighbours: Sequence[int],
+    cell_shape: NDArray[np.int16],
+    shape_open: NDArray[np.uint8],
+    reach: NDArray[np.uint8],
+    placed_cell: int,
+) -> tuple[list[Facing], int]:
+    """The ``facing`` and ``placed_dir`` arguments of :func:`goal_rotation` for a goal cell.
+
+    Args:
+        neighbours: the goal cell's neighbour in directions N, E, S, W (-1 off the board).
+        cell_shape: shape id per cell (-1 empty or face down); ``shape_open``: open-edge bits per shape id.
+        reach: per cell, the arms connected (to the start; in the Duel, to either player's start).
+        placed_cell: the cell of the card just placed.
+    """
+    facing: list[Facing] = []
+    placed_dir = -1
+    for d, j in enumerate(neighbours):
+        if j < 0 or cell_shape[j] < 0:
+            facing.append(None)
+            continue
+        o = (d + 2) & 3
+        theirs = bool((int(shape_open[cell_shape[j]]) >> o) & 1)
+        facing.append((theirs, theirs and bool((int(reach[j]) >> o) & 1)))
+        if j == placed_cell:
+            placed_dir = d
+    return facing, placed_dir

@@ -13,7 +13,6 @@ from numpy.typing import NDArray
 from saboteur_env.common import reveal
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
-from saboteur_env.common.reveal import Facing
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIR_A, PAIR_B, PAIRS, PASS_EMPTY, duel_action_layout
@@ -303,17 +302,7 @@ def _reveal(s: DuelState, p: int, slot: int, placed: int) -> None:
     cell = geo.goal_cells[slot]
     kind = dc.FIRST_GOAL_KIND + int(s.goal_card[slot])
     either = s.reach[0] | s.reach[1]
-    facing: list[Facing] = []
-    placed_dir = -1
-    for d, j in enumerate(geo.nbr_list[cell]):
-        if j < 0 or s.cell_shape[j] < 0:
-            facing.append(None)
-            continue
-        o = board.OPP[d]
-        theirs = bool((int(dc.SHAPE_OPEN[s.cell_shape[j]]) >> o) & 1)
-        facing.append((theirs, theirs and bool((either[j] >> o) & 1)))
-        if j == placed:
-            placed_dir = d
+    facing, placed_dir = reveal.facing_of(geo.nbr_list[cell], s.cell_shape, dc.SHAPE_OPEN, either, placed)
     # The Duel's own preference (§3.6): a rotation whose gold the revealing player then reaches.
     gold_reach = []
     trial = s.cell_shape.copy()

@@ -19,7 +19,6 @@ from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
 from saboteur_env.common.geometry import geometry
-from saboteur_env.common.reveal import Facing
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import scoring
@@ -439,20 +438,10 @@ def _reveal(s: Sab2State, placed: int) -> bool:
         for slot, cell in enumerate(geo.goal_cells):
             if s.goal_revealed[slot]:
                 continue
-            reaching = [d for d, j in enumerate(geo.nbr_list[cell])
-                        if j >= 0 and s.cell_shape[j] >= 0 and (s.reach[j] >> OPP[d]) & 1]  # fmt: skip
-            if not reaching:
-                continue
+            facing, placed_dir = reveal.facing_of(geo.nbr_list[cell], s.cell_shape, sc.SHAPE_OPEN, s.reach, placed)
+            if not any(f is not None and f[1] for f in facing):
+                continue  # not reached
             kind = int(s.goal_kind[slot])
-            facing: list[Facing] = []
-            placed_dir = -1
-            for d, j in enumerate(geo.nbr_list[cell]):
-                if j < 0 or s.cell_shape[j] < 0:
-                    facing.append(None)
-                    continue
-                facing.append((bool((int(sc.SHAPE_OPEN[s.cell_shape[j]]) >> OPP[d]) & 1), d in reaching))
-                if j == placed:
-                    placed_dir = d
             best_rot = reveal.goal_rotation([int(sc.SHAPE_OPEN[2 * kind + rot]) for rot in (0, 1)], facing, placed_dir)
             s.cell_shape[cell] = 2 * kind + best_rot
             s.goal_revealed[slot] = True
