@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from agents import make_agent
-from experiments.rounds import ReplayError, play_rounds, replay_rounds, seat_agents
+from experiments.rounds import play_rounds, replay_env, replay_rounds, seat_agents
 from experiments.stats import mean_interval, wilson_interval
 from saboteur_env import __version__, raw_env
 from saboteur_env.duel import cards as dc
@@ -67,11 +67,7 @@ def replay_duel(records: list[dict]) -> None:
     """Re-play a logged duel from its seed and actions; raise :class:`~experiments.rounds.ReplayError` at the
     first header, event or round end that differs from the log."""
     h = records[0]["header"]
-    try:
-        env = raw_env(game="duel", duel_layout=h["duel_layout"])
-    except ValueError as err:
-        raise ReplayError(f"the logged configuration is not a duel: {err}") from None
-    env.reset(seed=h["seed"])
+    env = replay_env(h["seed"], "a duel", game="duel", duel_layout=h["duel_layout"])
     game = env.unwrapped.game
     blue, green = h["agents"]
     replay_rounds(

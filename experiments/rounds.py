@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from saboteur_env import raw_env
+
 
 class ReplayError(AssertionError):
     """A logged game that the engine does not re-play as logged; the message names the round and the first
@@ -83,6 +85,17 @@ def first_difference(logged: object, replayed: object, where: str, ignore: Seque
     if logged != replayed or type(logged) is not type(replayed):
         return f"{where}: logged {logged!r}, re-played {replayed!r}"
     return None
+
+
+def replay_env(seed: int, what: str, **config: object) -> raw_env:
+    """A ``raw_env`` for the logged configuration, reset with the logged seed (:class:`ReplayError` naming ``what``
+    when the log's configuration is not one)."""
+    try:
+        env = raw_env(**config)
+    except ValueError as err:
+        raise ReplayError(f"the logged configuration is not {what}: {err}") from None
+    env.reset(seed=seed)
+    return env
 
 
 def replay_rounds(

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from agents import CHEATING, make_agent
-from experiments.rounds import ReplayError, play_rounds, replay_rounds, seat_agents
+from experiments.rounds import play_rounds, replay_env, replay_rounds, seat_agents
 from experiments.stats import RunningMean, wilson_interval
 from saboteur_env import __version__, raw_env
 from saboteur_env.sab2 import cards as sc
@@ -63,11 +63,7 @@ def replay_sab2(records: list[dict]) -> None:
     """Re-play a logged Saboteur 2 game from its seed and actions; raise :class:`~experiments.rounds.ReplayError`
     at the first header, event or round end that differs from the log."""
     h = records[0]["header"]
-    try:
-        env = raw_env(game="sab2", num_players=h["players"])
-    except ValueError as err:
-        raise ReplayError(f"the logged configuration is not a Saboteur 2 game: {err}") from None
-    env.reset(seed=h["seed"])
+    env = replay_env(h["seed"], "a Saboteur 2 game", game="sab2", num_players=h["players"])
     game = env.unwrapped.game
     replay_rounds(
         env,

@@ -53,7 +53,7 @@ from agents.tracker import LogTracker
 from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
 from experiments.logs import LOG_NAME, LogError, LogReader, LogWriter, game_key, read_rounds
-from experiments.rounds import ReplayError, first_difference, plain, replay_rounds
+from experiments.rounds import ReplayError, first_difference, plain, replay_env, replay_rounds
 from experiments.sab2 import Sab2Tables, play_sab2, replay_sab2
 from experiments.sab2 import summary_table as sab2_summary_table
 from experiments.stats import RunningMean, mean_interval, paired_difference, wilson_interval
@@ -226,11 +226,7 @@ def replay_game(records: list[dict]) -> None:
     :class:`~experiments.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header field,
     event or round-end field that differs from the log (a tampered winner, action or rules version)."""
     h = records[0]["header"]
-    try:
-        env = raw_env(num_players=h["players"])
-    except ValueError as err:
-        raise ReplayError(f"the logged configuration is not a base game: {err}") from None
-    env.reset(seed=h["seed"])
+    env = replay_env(h["seed"], "a base game", num_players=h["players"])
     game = env.unwrapped.game
     replay_rounds(
         env,
