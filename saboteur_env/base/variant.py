@@ -34,6 +34,7 @@ class BaseVariant:
     options: tuple[str, ...] = ("broken_tool_penalty",)
     state_type = GameState
     deck_counts: NDArray[np.int16] = DECK_COUNTS
+    core = "saboteur_env.core.base"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def check_config(self, config: GameConfig) -> None:
         pass  # broken_tool_penalty is type-checked by GameConfig; nothing else is game-specific

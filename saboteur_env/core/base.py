@@ -1,0 +1,1016 @@
+"""The base game (rules reference §1) as numba kernels over a batch of games stored as struct of arrays.
+
+Every kernel works on the games ``b0 <= b < b1`` of a batch, so a batch can be split into shards (threads or
+processes) and gives the same result as one call. The rules are ported line by line from the numpy reference
+(``saboteur_env.base.rules`` / ``board`` / ``observation``); the equivalence tests (``tests/test_core_base.py``)
+replay random games through both and compare masks, observations, rewards, round results and scores.
+
+State fields per game (shapes after the leading batch axis ``B``; ``P`` players, ``R`` rounds, ``HW`` cells,
+``D`` cards in a round's deck, ``E = R * (D + 4)`` events):
+
+====================  =====  ============  ==============================================================
+field                 arena  shape         meaning
+====================  =====  ============  ==============================================================
+``round_decks``       i8     (R, D)        card kinds in draw order per round (hidden)
+``round_roles``       i8     (R, P + 1)    roles by seat per round; ``[P]`` the left-over card (hidden)
+``round_goals``       i8     (R, 3)        goal kind (28 gold, 29/30 stone) per goal slot (hidden)
+``gold_deck``         i8     (28,)         gold card values in deck order
+``gold_left``         i8     (28,)         1 while the card is in the gold deck
+``hands``             i8     (P, 27)       card counts per kind
+``roles``             i8     (P,)          0 gold-digger, 1 saboteur
+``broken``            i8     (P, 3)        broken pickaxe / lantern / cart
+``peeked``            i8     (P, 3)        seat used a map on goal slot this round
+``cell_shape``        i8     (HW,)         shape id (``cards.SHAPES``), -1 empty or face-down goal
+``cell_reach``        i8     (HW,)         arms connected to the start (bits N, E, S, W)
+``goal_kind``         i8     (3,)          this round's goal kinds
+``goal_revealed``     i8     (3,)          goal slot face up
+``last_round_roles``  i8     (P,)          roles revealed at the latest round end, -1 before
+``discarded``         i16    (P,)          face-down discards this round
+``discards``          i16    (27,)         discard pile counts
+``gold_cards``        i16    (P,)          gold cards won (public count)
+``events``            i16    (E, 6)        public events ``(type, actor, kind, target, cell, arg)``, -1 unused
+``sc``                i32    (16,)         scalars, indices ``SC_*`` below
+``gold_nuggets``      i32    (P,)          nuggets won (private)
+``rr``                i32    (R, 4 + 3P)   round results: winner (0 diggers, 1 saboteurs), finder, last player,
+                                           decisions, roles (P), gold cards (P), nuggets (P)
+``rng``               u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
+``last_rewards``      f32    (P,)          rewards of the last action (set at a round end)
+====================  =====  ============  ==============================================================
+
+The float observation is the reference's layout exactly (``base.observation``); the compact observation is an
+int16 vector that holds the same information (:data:`COMPACT_DOC`; ``saboteur_env.vector.expand_compact``
+rebuilds the float layout from it).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.base.cards import (
+    DIGGERS_BY_PLAYERS,
+    DOUBLE_REPAIR_TOOLS,
+    GOAL_KINDS,
+    GOLD_CARD_VALUES,
+    KIND_GOAL_GOLD,
+    KIND_START,
+    MAX_GOLD_DRAWN,
+    NUM_DECK_KINDS,
+    NUM_PATH_KINDS,
+    PLACEABLE,
+    PLACEABLE_KIND,
+    PLACEABLE_SHAPE,
+    SABOTEUR_PAYOUT,
+    SABOTEURS_BY_PLAYERS,
+    SHAPE_ID,
+    SHAPE_KIND,
+    SHAPE_OPEN,
+    SHAPES,
+    deck_counts,
+)
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.geometry import geometry
+from saboteur_env.core import rng as crng
+from saboteur_env.core.layout import Field, Layout
+
+# ---- constant tables (frozen into the compiled code; nothing here depends on the config) ----------------------
+NO_SHAPE = len(SHAPES)  # row of the tables for an empty cell
+_GROUP_BITS = [[sum(1 << e for e in g) for g in s.groups] for s in SHAPES]
+CLOSURE = np.zeros((NO_SHAPE + 1, 16), dtype=np.int64)  # arms joined through the card to any arm in bits
+for _s, _gb in enumerate(_GROUP_BITS):
+    for _bits in range(16):
+        CLOSURE[_s, _bits] = sum(g for g in _gb if g & _bits)
+S_OPEN = np.append(SHAPE_OPEN, 0).astype(np.int64)
+S_KIND = np.append(SHAPE_KIND, -1).astype(np.int64)
+S_ROT = np.array([s.rotation for s in SHAPES] + [0], dtype=np.int64)
+S_JOIN = np.array([s.join_bits for s in SHAPES] + [0], dtype=np.int64)
+S_STUB = np.array([s.stub_bits for s in SHAPES] + [0], dtype=np.int64)
+P_KIND = PLACEABLE_KIND.astype(np.int64)
+P_SHAPE = PLACEABLE_SHAPE.astype(np.int64)
+P_ROT = np.array([r for _, r in PLACEABLE], dtype=np.int64)
+P_OPEN = S_OPEN[P_SHAPE]
+NUM_O = len(PLACEABLE)  # 26 placeable orientations
+_codes = np.arange(4096)
+_cons, _req, _conn = _codes & 15, (_codes >> 4) & 15, (_codes >> 8) & 15
+LEGAL = (((P_OPEN[None, :] & _cons[:, None]) == _req[:, None]) & ((P_OPEN[None, :] & _conn[:, None]) != 0)).astype(
+    np.int8
+)
+DR_TOOLS = np.array(DOUBLE_REPAIR_TOOLS, dtype=np.int64)  # (3 cards, 2 choices) -> tool
+GOAL_SHAPE = np.array([[SHAPE_ID[(k, r)] for r in (0, 1)] for k in GOAL_KINDS], dtype=np.int64)  # (3 kinds, 2)
+START_SHAPE = SHAPE_ID[(KIND_START, 0)]
+GOLD_VALUES = np.array(GOLD_CARD_VALUES, dtype=np.int8)
+SAB_PAYOUT = np.array([SABOTEUR_PAYOUT[k] for k in range(5)], dtype=np.int64)
+K_GOLD = KIND_GOAL_GOLD
+EMPTY_COL, FACEDOWN_COL = NO_SHAPE, NO_SHAPE + 1
+# Public board planes 0-23 per shape id (rows), plus an empty cell and a face-down goal (base.board's planes).
+PLANE_COLS = np.zeros((NO_SHAPE + 2, 24), dtype=np.float32)
+for _i, _shape in enumerate(SHAPES):
+    for _e in range(4):
+        PLANE_COLS[_i, _e] = (_shape.open_bits >> _e) & 1
+        PLANE_COLS[_i, 14 + _e] = (_shape.stub_bits >> _e) & 1
+    for _e in range(6):
+        PLANE_COLS[_i, 8 + _e] = (_shape.join_bits >> _e) & 1
+    PLANE_COLS[_i, 18] = _shape.kind == KIND_START
+    PLANE_COLS[_i, 19] = _shape.kind < NUM_PATH_KINDS
+    PLANE_COLS[_i, 21] = _shape.kind == KIND_GOAL_GOLD
+    PLANE_COLS[_i, 22] = _shape.kind in GOAL_KINDS[1:]
+PLANE_COLS[EMPTY_COL, 23] = 1.0
+PLANE_COLS[FACEDOWN_COL, 20] = 1.0
+
+# Event types (base.state.EventType).
+EV_PLACE, EV_BREAK, EV_REPAIR, EV_ROCKFALL, EV_MAP, EV_DISCARD, EV_REVEAL, EV_ROUND_END = range(8)
+NUM_EVENT_TYPES = 8
+# Scalars of a game (field ``sc``).
+SC_ROUND, SC_CURRENT, SC_LAST, SC_LEFTOVER, SC_DECK_POS, SC_DECISIONS, SC_OVER, SC_JUST_ENDED = range(8)
+SC_NUM_EVENTS, SC_GOLD_DECK, SC_NUM_RR, SC_ERROR, SC_GAMES = range(8, 13)
+NUM_SC = 16
+ERR_EVENTS = 1  # the event log overflowed (a bug: the capacity is a proven bound)
+
+# Config table (int64): a header, then the field offsets, the neighbour table, the sorted deck, the role cards
+# and the goal-cell flags.
+H_P, H_R, H_HW, H_D, H_L, H_E, H_ROWS, H_COLS, H_START = range(9)
+H_GOAL = 9  # 3 goal cells
+H_HAND, H_WIN, H_PENALTY, H_NA, H_OBS, H_B, H_NBR, H_DECK, H_ROLES, H_ISGOAL, H_CSIZE, H_COMPACT = range(12, 24)
+H_OFF = 32
+NUM_FIELDS = 23
+HEADER = H_OFF + NUM_FIELDS
+
+FIELD_NAMES = (
+    "round_decks", "round_roles", "round_goals", "gold_deck", "gold_left", "hands", "roles", "broken", "peeked",
+    "cell_shape", "cell_reach", "goal_kind", "goal_revealed", "last_round_roles",
+    "discarded", "discards", "gold_cards", "events",
+    "sc", "gold_nuggets", "rr", "rng", "last_rewards",
+)  # fmt: skip
+Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
+
+
+def fields(config: GameConfig) -> tuple[Field, ...]:
+    """The base state's fields for ``config`` (in the order of :data:`FIELD_NAMES`)."""
+    p, r, hw = config.num_players, config.rounds, config.num_cells
+    d = int(deck_counts(config).sum())
+    e = r * (d + 4)
+    shapes = {
+        "round_decks": ("i8", (r, d)), "round_roles": ("i8", (r, p + 1)), "round_goals": ("i8", (r, 3)),
+        "gold_deck": ("i8", (28,)), "gold_left": ("i8", (28,)), "hands": ("i8", (p, NUM_DECK_KINDS)),
+        "roles": ("i8", (p,)), "broken": ("i8", (p, 3)), "peeked": ("i8", (p, 3)), "cell_shape": ("i8", (hw,)),
+        "cell_reach": ("i8", (hw,)), "goal_kind": ("i8", (3,)), "goal_revealed": ("i8", (3,)),
+        "last_round_roles": ("i8", (p,)), "discarded": ("i16", (p,)), "discards": ("i16", (NUM_DECK_KINDS,)),
+        "gold_cards": ("i16", (p,)), "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)),
+        "gold_nuggets": ("i32", (p,)), "rr": ("i32", (r, 4 + 3 * p)), "rng": ("u64", (6,)),
+        "last_rewards": ("f32", (p,)),
+    }  # fmt: skip
+    return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
+
+
+def obs_size(config: GameConfig) -> int:
+    p, hw, L = config.num_players, config.num_cells, config.history_length
+    return 26 * hw + 2 + NUM_DECK_KINDS + 11 * p + 1 + 1 + 3 + p + 1 + 1 + L * (73 + 2 * p)
+
+
+def compact_size(config: GameConfig) -> int:
+    p, hw, L = config.num_players, config.num_cells, config.history_length
+    return hw + 1 + NUM_DECK_KINDS + 11 * p + 6 + 6 * L
+
+
+def num_actions(config: GameConfig) -> int:
+    p, hw = config.num_players, config.num_cells
+    return hw * NUM_O + 12 * p + hw + 3 + NUM_DECK_KINDS
+
+
+COMPACT_DOC = """Compact observation (int16), offsets for ``P`` players, ``HW`` cells, ``L`` history rows:
+
+=============  ==========  ===================================================================================
+name           size        content
+=============  ==========  ===================================================================================
+``cells``      HW          per storage cell: bits 0-5 = 0 empty, 1 face-down goal, 2 + shape id (``SHAPES``);
+                           bits 6-9 = arms connected to the start; bit 10 = I peeked: gold; bit 11 = stone
+``role``       1           0 gold-digger, 1 saboteur
+``hand``       27          counts per card kind
+``seats``      11 P        the float layout's seat table (seat-relative rows, ``SEAT_COLUMNS``)
+``scalars``    6           deck size, gold deck size, round, seat offset to act, my nuggets, event count
+``history``    6 L         last L public events, oldest first: (type, actor offset, kind, target offset, cell,
+                           arg); -1 unused; the kind of another seat's face-down discard is -1
+=============  ==========  ===================================================================================
+"""
+
+
+def config_table(config: GameConfig, layout: Layout) -> NDArray[np.int64]:
+    """The int64 config table the kernels read (header, field offsets, neighbours, deck, role cards, goal flags)."""
+    p, hw = config.num_players, config.num_cells
+    geo = geometry(config)
+    deck = np.repeat(np.arange(NUM_DECK_KINDS, dtype=np.int64), deck_counts(config))
+    roles = np.array([0] * DIGGERS_BY_PLAYERS[p] + [1] * SABOTEURS_BY_PLAYERS[p], dtype=np.int64)
+    parts = [geo.nbr.ravel().astype(np.int64), deck, roles, geo.is_goal_cell.astype(np.int64)]
+    head = np.zeros(HEADER, dtype=np.int64)
+    head[H_P], head[H_R], head[H_HW], head[H_D] = p, config.rounds, hw, len(deck)
+    head[H_L], head[H_E] = config.history_length, config.rounds * (len(deck) + 4)
+    head[H_ROWS], head[H_COLS], head[H_START] = config.rows, config.cols, geo.start_cell
+    head[H_GOAL : H_GOAL + 3] = geo.goal_cells
+    head[H_HAND] = config.hand_size
+    head[H_WIN] = config.reward == "win"
+    head[H_PENALTY] = bool(getattr(config, "broken_tool_penalty", False))
+    head[H_NA], head[H_OBS], head[H_COMPACT] = num_actions(config), obs_size(config), compact_size(config)
+    head[H_B] = layout.batch
+    head[H_OFF : H_OFF + NUM_FIELDS] = layout.offsets
+    pos = HEADER
+    for slot, part in zip((H_NBR, H_DECK, H_ROLES, H_ISGOAL), parts, strict=True):
+        head[slot] = pos
+        pos += len(part)
+    head[H_CSIZE] = pos
+    return np.concatenate([head, *parts])
+
+
+def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
+    """``(HW, 2)`` float32 row/col of each storage cell scaled to 0..1, exactly as the reference's history rows."""
+    geo = geometry(config)
+    return np.stack(
+        [geo.row_of / max(1, geo.rows - 1), geo.col_of / max(1, geo.cols - 1)], axis=1
+    ).astype(np.float32)
+
+
+# ---- views -----------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def views(i8, i16, i32, u64, f32, cfg):
+    B, P, R, HW, D, E = cfg[H_B], cfg[H_P], cfg[H_R], cfg[H_HW], cfg[H_D], cfg[H_E]
+    o = cfg[H_OFF : H_OFF + NUM_FIELDS]
+    return Views(
+        i8[o[0] : o[0] + B * R * D].reshape((B, R, D)),
+        i8[o[1] : o[1] + B * R * (P + 1)].reshape((B, R, P + 1)),
+        i8[o[2] : o[2] + B * R * 3].reshape((B, R, 3)),
+        i8[o[3] : o[3] + B * 28].reshape((B, 28)),
+        i8[o[4] : o[4] + B * 28].reshape((B, 28)),
+        i8[o[5] : o[5] + B * P * 27].reshape((B, P, 27)),
+        i8[o[6] : o[6] + B * P].reshape((B, P)),
+        i8[o[7] : o[7] + B * P * 3].reshape((B, P, 3)),
+        i8[o[8] : o[8] + B * P * 3].reshape((B, P, 3)),
+        i8[o[9] : o[9] + B * HW].reshape((B, HW)),
+        i8[o[10] : o[10] + B * HW].reshape((B, HW)),
+        i8[o[11] : o[11] + B * 3].reshape((B, 3)),
+        i8[o[12] : o[12] + B * 3].reshape((B, 3)),
+        i8[o[13] : o[13] + B * P].reshape((B, P)),
+        i16[o[14] : o[14] + B * P].reshape((B, P)),
+        i16[o[15] : o[15] + B * 27].reshape((B, 27)),
+        i16[o[16] : o[16] + B * P].reshape((B, P)),
+        i16[o[17] : o[17] + B * E * 6].reshape((B, E, 6)),
+        i32[o[18] : o[18] + B * NUM_SC].reshape((B, NUM_SC)),
+        i32[o[19] : o[19] + B * P].reshape((B, P)),
+        i32[o[20] : o[20] + B * R * (4 + 3 * P)].reshape((B, R, 4 + 3 * P)),
+        u64[o[21] : o[21] + B * 6].reshape((B, 6)),
+        f32[o[22] : o[22] + B * P].reshape((B, P)),
+    )
+
+
+# ---- board -------------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _recompute_reach(shape, reach, nbr, start, stack):
+    """Arms connected to the start (the reference's ``connected_arms`` fixpoint), by a flood fill."""
+    reach[:] = 0
+    reach[start] = CLOSURE[shape[start], 15]
+    stack[0] = start
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        c = stack[sp]
+        r = reach[c]
+        for d in range(4):
+            if (r >> d) & 1:
+                j = nbr[c, d]
+                if j < 0:
+                    continue
+                sj = shape[j]
+                if sj < 0:
+                    continue
+                od = (d + 2) & 3
+                if (S_OPEN[sj] >> od) & 1 and not (reach[j] >> od) & 1:
+                    reach[j] |= CLOSURE[sj, 1 << od]
+                    stack[sp] = j
+                    sp += 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _reaching(shape, reach, nbr, cell):
+    for d in range(4):
+        j = nbr[cell, d]
+        if j >= 0 and shape[j] >= 0 and (reach[j] >> ((d + 2) & 3)) & 1:
+            return True
+    return False
+
+
+@nb.njit(cache=True, nogil=True)
+def _goal_rotation(shape, reach, nbr, cell, kind_slot, placed_cell):
+    """common.reveal.goal_rotation over common.reveal.facing_of (no game preference)."""
+    best = 0
+    bk0 = bk1 = bk2 = 0
+    for rot in range(2):
+        ob = S_OPEN[GOAL_SHAPE[kind_slot, rot]]
+        towards_placed = 0
+        towards = 0
+        mism = 0
+        for d in range(4):
+            j = nbr[cell, d]
+            if j < 0 or shape[j] < 0:
+                continue
+            o = (d + 2) & 3
+            theirs = (S_OPEN[shape[j]] >> o) & 1
+            reaching = theirs and (reach[j] >> o) & 1
+            mine = (ob >> d) & 1
+            if reaching:
+                towards += mine
+                if j == placed_cell:
+                    towards_placed = mine
+            elif mine != theirs:
+                mism += 1
+        k0, k1, k2 = -towards_placed, -towards, mism
+        if rot == 0 or (k0, k1, k2) < (bk0, bk1, bk2):
+            bk0, bk1, bk2 = k0, k1, k2
+            best = rot
+    return best
+
+
+# ---- set-up and rounds -----------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _start_round(S, cfg, b, r, starter, stack):
+    P, HW, H = cfg[H_P], cfg[H_HW], cfg[H_HAND]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    sc = S.sc[b]
+    sc[SC_ROUND] = r
+    for g in range(3):
+        S.goal_kind[b, g] = S.round_goals[b, r, g]
+        S.goal_revealed[b, g] = 0
+    shape = S.cell_shape[b]
+    shape[:] = -1
+    start = cfg[H_START]
+    shape[start] = START_SHAPE
+    _recompute_reach(shape, S.cell_reach[b], nbr, start, stack)
+    deck = S.round_decks[b, r]
+    S.hands[b] = 0
+    for seat in range(P):
+        for k in range(seat * H, (seat + 1) * H):
+            S.hands[b, seat, deck[k]] += 1
+    sc[SC_DECK_POS] = P * H
+    for seat in range(P):
+        S.roles[b, seat] = S.round_roles[b, r, seat]
+    sc[SC_LEFTOVER] = S.round_roles[b, r, P]
+    S.broken[b] = 0
+    S.peeked[b] = 0
+    S.discarded[b] = 0
+    S.discards[b] = 0
+    sc[SC_CURRENT] = starter
+    sc[SC_LAST] = starter
+
+
+@nb.njit(cache=True, nogil=True)
+def _setup(S, cfg, b, stack, draw):
+    """A new game in slot ``b``: draw the set-up from the slot's generator words (unless ``draw`` is False: the
+    set-up arrays were written by the caller) and start round 1 with seat 0 (reference ``rules.new_game``)."""
+    R, D, P = cfg[H_R], cfg[H_D], cfg[H_P]
+    if draw:
+        st = S.rng[b]
+        dk = cfg[cfg[H_DECK] : cfg[H_DECK] + D]
+        for r in range(R):
+            for k in range(D):
+                S.round_decks[b, r, k] = dk[k]
+            crng.shuffle(st, S.round_decks[b, r])
+        rc = cfg[cfg[H_ROLES] : cfg[H_ROLES] + P + 1]
+        for r in range(R):
+            for k in range(P + 1):
+                S.round_roles[b, r, k] = rc[k]
+            crng.shuffle(st, S.round_roles[b, r])
+        for r in range(R):
+            for k in range(3):
+                S.round_goals[b, r, k] = GOAL_KINDS[k]
+            crng.shuffle(st, S.round_goals[b, r])
+        for k in range(28):
+            S.gold_deck[b, k] = GOLD_VALUES[k]
+        crng.shuffle(st, S.gold_deck[b])
+    S.gold_left[b] = 1
+    S.gold_nuggets[b] = 0
+    S.gold_cards[b] = 0
+    S.last_rewards[b] = 0.0
+    S.last_round_roles[b] = -1
+    S.events[b] = -1
+    S.rr[b] = 0
+    sc = S.sc[b]
+    games = sc[SC_GAMES]
+    sc[:] = 0
+    sc[SC_GAMES] = games + 1
+    sc[SC_GOLD_DECK] = 28
+    _start_round(S, cfg, b, 0, 0, stack)
+
+
+# ---- mask --------------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _mask(S, cfg, b, out):
+    """Write the legal-action row of slot ``b`` into ``out`` (int8, zeroed here); returns the number of legal
+    actions (reference ``rules.legal_action_mask``)."""
+    out[:] = 0
+    if S.sc[b, SC_OVER]:
+        return 0
+    P, HW = cfg[H_P], cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    seat = S.sc[b, SC_CURRENT]
+    hand = S.hands[b, seat]
+    broken = S.broken[b]
+    shape = S.cell_shape[b]
+    reach = S.cell_reach[b]
+    n = 0
+    any_path = False
+    for k in range(NUM_PATH_KINDS):
+        if hand[k] > 0:
+            any_path = True
+            break
+    if any_path and broken[seat, 0] == 0 and broken[seat, 1] == 0 and broken[seat, 2] == 0:
+        for c in range(HW):
+            if shape[c] >= 0 or isgoal[c]:
+                continue
+            cons = 0
+            req = 0
+            conn = 0
+            for d in range(4):
+                j = nbr[c, d]
+                if j >= 0 and shape[j] >= 0:
+                    od = (d + 2) & 3
+                    cons |= 1 << d
+                    if (S_OPEN[shape[j]] >> od) & 1:
+                        req |= 1 << d
+                        if (reach[j] >> od) & 1:
+                            conn |= 1 << d
+            if conn == 0:
+                continue
+            code = cons | (req << 4) | (conn << 8)
+            base = c * NUM_O
+            for o in range(NUM_O):
+                if LEGAL[code, o] and hand[P_KIND[o]] > 0:
+                    out[base + o] = 1
+                    n += 1
+    ob = HW * NUM_O
+    orp = ob + 3 * P
+    odr = orp + 3 * P
+    orf = odr + 6 * P
+    om = orf + HW
+    odis = om + 3
+    for t in range(3):
+        if hand[16 + t] > 0:
+            for k in range(P):
+                if broken[(seat + k) % P, t] == 0:
+                    out[ob + t * P + k] = 1
+                    n += 1
+        if hand[19 + t] > 0:
+            for k in range(P):
+                if broken[(seat + k) % P, t]:
+                    out[orp + t * P + k] = 1
+                    n += 1
+    for cd in range(3):
+        if hand[22 + cd] > 0:
+            for ch in range(2):
+                tool = DR_TOOLS[cd, ch]
+                for k in range(P):
+                    if broken[(seat + k) % P, tool]:
+                        out[odr + (cd * 2 + ch) * P + k] = 1
+                        n += 1
+    if hand[25] > 0:
+        for c in range(HW):
+            s = shape[c]
+            if s >= 0 and S_KIND[s] < NUM_PATH_KINDS:
+                out[orf + c] = 1
+                n += 1
+    if hand[26] > 0:
+        for g in range(3):
+            if S.goal_revealed[b, g] == 0:
+                out[om + g] = 1
+                n += 1
+    for k in range(NUM_DECK_KINDS):
+        if hand[k] > 0:
+            out[odis + k] = 1
+            n += 1
+    return n
+
+
+# ---- transition -----------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _log(S, cfg, b, etype, actor, kind, target, cell, arg):
+    sc = S.sc[b]
+    e = sc[SC_NUM_EVENTS]
+    if e >= cfg[H_E]:
+        sc[SC_ERROR] |= ERR_EVENTS
+        return
+    row = S.events[b, e]
+    row[0] = etype
+    row[1] = actor
+    row[2] = kind
+    row[3] = target
+    row[4] = cell
+    row[5] = arg
+    sc[SC_NUM_EVENTS] = e + 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _take_value(S, b, v):
+    for i in range(28):
+        if S.gold_left[b, i] and S.gold_deck[b, i] == v:
+            S.gold_left[b, i] = 0
+            return
+
+
+@nb.njit(cache=True, nogil=True)
+def _end_round(S, cfg, b, diggers_win, finder, stack):
+    """Gold, rewards, round result and the next round (reference ``rules._end_round``, B1-B6)."""
+    P = cfg[H_P]
+    sc = S.sc[b]
+    roles = S.roles[b]
+    nug = np.zeros(P, dtype=np.int64)
+    ncards = np.zeros(P, dtype=np.int64)
+    if diggers_win:
+        elig = np.empty(P, dtype=np.int64)
+        ne = 0
+        for k in range(P):
+            seat = (finder - k) % P
+            if roles[seat] == 0:
+                if cfg[H_PENALTY] and (S.broken[b, seat, 0] or S.broken[b, seat, 1] or S.broken[b, seat, 2]):
+                    continue
+                elig[ne] = seat
+                ne += 1
+        if ne > 0:
+            top = min(P, MAX_GOLD_DRAWN)
+            drawn = np.empty(top, dtype=np.int64)
+            nd = 0
+            for i in range(28):
+                if nd == top:
+                    break
+                if S.gold_left[b, i]:
+                    drawn[nd] = S.gold_deck[b, i]
+                    S.gold_left[b, i] = 0
+                    nd += 1
+            drawn = -np.sort(-drawn[:nd])
+            for i in range(nd):
+                seat = elig[i % ne]
+                nug[seat] += drawn[i]
+                ncards[seat] += 1
+    else:
+        nsab = 0
+        for seat in range(P):
+            nsab += roles[seat] == 1
+        value = SAB_PAYOUT[nsab]
+        for seat in range(P):  # increasing seat order (B6)
+            if roles[seat] != 1:
+                continue
+            c1 = c2 = c3 = 0
+            for i in range(28):
+                if S.gold_left[b, i]:
+                    v = S.gold_deck[b, i]
+                    if v == 1:
+                        c1 += 1
+                    elif v == 2:
+                        c2 += 1
+                    else:
+                        c3 += 1
+            # Exact value with the fewest cards, higher cards first; else the largest total below (B4).
+            bk0 = bk1 = bk2 = bk3 = 0
+            ba = bb = bc = 0
+            first = True
+            for c in range(min(c3, value // 3) + 1):
+                for bb_ in range(min(c2, (value - 3 * c) // 2) + 1):
+                    a = min(c1, value - 3 * c - 2 * bb_)
+                    total = a + 2 * bb_ + 3 * c
+                    k0, k1, k2, k3 = -total, a + bb_ + c, -c, -bb_
+                    if first or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+                        bk0, bk1, bk2, bk3 = k0, k1, k2, k3
+                        ba, bb, bc = a, bb_, c
+                        first = False
+            for _ in range(bc):
+                _take_value(S, b, 3)
+            for _ in range(bb):
+                _take_value(S, b, 2)
+            for _ in range(ba):
+                _take_value(S, b, 1)
+            nug[seat] = value  # the cards' total plus loose bank nuggets make the payout's value
+            ncards[seat] = ba + bb + bc
+    left = 0
+    for i in range(28):
+        left += S.gold_left[b, i]
+    sc[SC_GOLD_DECK] = left
+    winners = 0 if diggers_win else 1
+    for seat in range(P):
+        S.gold_nuggets[b, seat] += nug[seat]
+        S.gold_cards[b, seat] += ncards[seat]
+        if cfg[H_WIN]:
+            S.last_rewards[b, seat] = 1.0 if roles[seat] == winners else -1.0
+        else:
+            S.last_rewards[b, seat] = nug[seat]
+        S.last_round_roles[b, seat] = roles[seat]
+    sc[SC_JUST_ENDED] = 1
+    _log(S, cfg, b, EV_ROUND_END, sc[SC_LAST], -1, -1, -1, winners)
+    r = sc[SC_ROUND]
+    res = S.rr[b, r]
+    res[0] = winners
+    res[1] = finder
+    res[2] = sc[SC_LAST]
+    res[3] = sc[SC_DECISIONS] + 1
+    for seat in range(P):
+        res[4 + seat] = roles[seat]
+        res[4 + P + seat] = ncards[seat]
+        res[4 + 2 * P + seat] = nug[seat]
+    sc[SC_NUM_RR] = r + 1
+    if r + 1 < cfg[H_R]:
+        _start_round(S, cfg, b, r + 1, (sc[SC_LAST] + 1) % P, stack)
+    else:
+        sc[SC_OVER] = 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _apply(S, cfg, b, a, stack):
+    """Apply the legal action ``a`` for the seat to act in slot ``b`` (reference ``rules.apply_action``)."""
+    P, HW = cfg[H_P], cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    sc = S.sc[b]
+    if sc[SC_JUST_ENDED]:
+        S.last_rewards[b] = 0.0
+        sc[SC_JUST_ENDED] = 0
+    seat = sc[SC_CURRENT]
+    ob = HW * NUM_O
+    orp = ob + 3 * P
+    odr = orp + 3 * P
+    orf = odr + 6 * P
+    om = orf + HW
+    odis = om + 3
+    shape = S.cell_shape[b]
+    reach = S.cell_reach[b]
+    round_over = False
+    if a < ob:
+        cell = a // NUM_O
+        o = a % NUM_O
+        kind = P_KIND[o]
+        S.hands[b, seat, kind] -= 1
+        shape[cell] = P_SHAPE[o]
+        _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+        _log(S, cfg, b, EV_PLACE, seat, kind, -1, cell, P_ROT[o])
+        # Reveal every reached face-down goal, pass by pass, until nothing changes (reference board.reveal_...).
+        order = np.empty(3, dtype=np.int64)
+        nrev = 0
+        while True:
+            newly = np.empty(3, dtype=np.int64)
+            nn = 0
+            for g in range(3):
+                if S.goal_revealed[b, g] == 0 and _reaching(shape, reach, nbr, cfg[H_GOAL + g]):
+                    newly[nn] = g
+                    nn += 1
+            if nn == 0:
+                break
+            for i in range(nn):
+                g = newly[i]
+                gcell = cfg[H_GOAL + g]
+                ks = S.goal_kind[b, g] - K_GOLD
+                rot = 0 if ks == 0 else _goal_rotation(shape, reach, nbr, gcell, ks, cell)
+                S.goal_revealed[b, g] = 1
+                shape[gcell] = GOAL_SHAPE[ks, rot]
+                _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+                order[nrev] = g
+                nrev += 1
+        gold = False
+        for i in range(nrev):
+            g = order[i]
+            gcell = cfg[H_GOAL + g]
+            _log(S, cfg, b, EV_REVEAL, seat, S.goal_kind[b, g], -1, gcell, S_ROT[shape[gcell]])
+            if S.goal_kind[b, g] == K_GOLD:
+                gold = True
+        if gold:
+            sc[SC_LAST] = seat  # the finder does not draw
+            _end_round(S, cfg, b, True, seat, stack)
+            round_over = True
+    elif a < orp:
+        t = (a - ob) // P
+        target = (seat + (a - ob) % P) % P
+        S.hands[b, seat, 16 + t] -= 1
+        S.broken[b, target, t] = 1
+        _log(S, cfg, b, EV_BREAK, seat, 16 + t, target, -1, t)
+    elif a < orf:
+        if a < odr:
+            t = (a - orp) // P
+            target = (seat + (a - orp) % P) % P
+            kind = 19 + t
+        else:
+            cc = (a - odr) // P
+            target = (seat + (a - odr) % P) % P
+            kind = 22 + cc // 2
+            t = DR_TOOLS[cc // 2, cc % 2]
+        S.hands[b, seat, kind] -= 1
+        S.broken[b, target, t] = 0
+        S.discards[b, kind] += 1
+        S.discards[b, 16 + t] += 1
+        _log(S, cfg, b, EV_REPAIR, seat, kind, target, -1, t)
+    elif a < om:
+        cell = a - orf
+        S.hands[b, seat, 25] -= 1
+        removed = S_KIND[shape[cell]]
+        shape[cell] = -1
+        _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+        S.discards[b, 25] += 1
+        S.discards[b, removed] += 1
+        _log(S, cfg, b, EV_ROCKFALL, seat, 25, -1, cell, removed)
+    elif a < odis:
+        g = a - om
+        S.hands[b, seat, 26] -= 1
+        S.peeked[b, seat, g] = 1
+        S.discards[b, 26] += 1
+        _log(S, cfg, b, EV_MAP, seat, 26, -1, -1, g)
+    else:
+        kind = a - odis
+        S.hands[b, seat, kind] -= 1
+        S.discards[b, kind] += 1
+        S.discarded[b, seat] += 1
+        _log(S, cfg, b, EV_DISCARD, seat, kind, -1, -1, -1)
+    if not round_over:
+        D = cfg[H_D]
+        r = sc[SC_ROUND]
+        if sc[SC_DECK_POS] < D:
+            S.hands[b, seat, S.round_decks[b, r, sc[SC_DECK_POS]]] += 1
+            sc[SC_DECK_POS] += 1
+        sc[SC_LAST] = seat
+        if sc[SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
+            sc[SC_CURRENT] = (seat + 1) % P
+        else:
+            nxt = -1
+            for k in range(1, P + 1):
+                s2 = (seat + k) % P
+                tot = 0
+                for kk in range(NUM_DECK_KINDS):
+                    tot += S.hands[b, s2, kk]
+                if tot > 0:
+                    nxt = s2
+                    break
+            if nxt >= 0:
+                sc[SC_CURRENT] = nxt
+            else:
+                _end_round(S, cfg, b, False, -1, stack)
+    sc[SC_DECISIONS] += 1
+
+
+# ---- observations ----------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _obs_float(S, cfg, rowcol, b, seat, out):
+    """The reference's ``encode_observation(state, seat)`` of slot ``b``, written into ``out`` (float32)."""
+    P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    out[:] = 0.0
+    shape = S.cell_shape[b]
+    reach = S.cell_reach[b]
+    for c in range(HW):
+        s = shape[c]
+        col = s if s >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
+        pc = PLANE_COLS[col]
+        for pl in range(24):
+            if pc[pl] != 0.0:
+                out[pl * HW + c] = pc[pl]
+        r = reach[c]
+        for d in range(4):
+            if (r >> d) & 1:
+                out[(4 + d) * HW + c] = 1.0
+            else:
+                out[(4 + d) * HW + c] = 0.0
+    for g in range(3):
+        if S.peeked[b, seat, g]:
+            plane = 24 if S.goal_kind[b, g] == K_GOLD else 25
+            out[plane * HW + cfg[H_GOAL + g]] = 1.0
+    pos = 26 * HW
+    out[pos + S.roles[b, seat]] = 1.0
+    pos += 2
+    for k in range(NUM_DECK_KINDS):
+        out[pos + k] = S.hands[b, seat, k]
+    pos += NUM_DECK_KINDS
+    for k in range(P):
+        x = (seat + k) % P
+        row = pos + 11 * k
+        out[row] = S.broken[b, x, 0]
+        out[row + 1] = S.broken[b, x, 1]
+        out[row + 2] = S.broken[b, x, 2]
+        hs = 0
+        for kk in range(NUM_DECK_KINDS):
+            hs += S.hands[b, x, kk]
+        out[row + 3] = hs
+        out[row + 4] = S.gold_cards[b, x]
+        out[row + 5] = S.peeked[b, x, 0]
+        out[row + 6] = S.peeked[b, x, 1]
+        out[row + 7] = S.peeked[b, x, 2]
+        lr = S.last_round_roles[b, x]
+        out[row + 8] = 1.0 if lr == 0 else 0.0
+        out[row + 9] = 1.0 if lr == 1 else 0.0
+        out[row + 10] = S.discarded[b, x]
+    pos += 11 * P
+    sc = S.sc[b]
+    out[pos] = cfg[H_D] - sc[SC_DECK_POS]
+    out[pos + 1] = sc[SC_GOLD_DECK]
+    out[pos + 2 + sc[SC_ROUND]] = 1.0
+    pos += 5
+    out[pos + (sc[SC_CURRENT] - seat) % P] = 1.0
+    pos += P
+    out[pos] = S.gold_nuggets[b, seat]
+    out[pos + 1] = sc[SC_NUM_EVENTS]
+    pos += 2
+    if L > 0:
+        F = 73 + 2 * P
+        ne = sc[SC_NUM_EVENTS]
+        first = ne - L
+        for i in range(L):
+            e = first + i
+            if e < 0:
+                continue
+            ev = S.events[b, e]
+            row = pos + i * F
+            etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
+            out[row] = 1.0
+            out[row + 1 + etype] = 1.0
+            out[row + 9 + (actor - seat) % P] = 1.0
+            if kind >= 0 and (etype != EV_DISCARD or actor == seat):
+                out[row + 9 + P + kind] = 1.0
+            if target >= 0:
+                out[row + 40 + P + (target - seat) % P] = 1.0
+            if cell >= 0:
+                out[row + 40 + 2 * P] = rowcol[cell, 0]
+                out[row + 41 + 2 * P] = rowcol[cell, 1]
+            if arg >= 0:
+                out[row + 42 + 2 * P + arg] = 1.0
+
+
+@nb.njit(cache=True, nogil=True)
+def _obs_compact(S, cfg, b, seat, out):
+    """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``out`` (int16)."""
+    P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    shape = S.cell_shape[b]
+    reach = S.cell_reach[b]
+    for c in range(HW):
+        s = shape[c]
+        tok = s + 2 if s >= 0 else (1 if isgoal[c] else 0)
+        out[c] = tok | (reach[c] << 6)
+    for g in range(3):
+        if S.peeked[b, seat, g]:
+            c = cfg[H_GOAL + g]
+            out[c] |= (1 << 10) if S.goal_kind[b, g] == K_GOLD else (1 << 11)
+    pos = HW
+    out[pos] = S.roles[b, seat]
+    pos += 1
+    for k in range(NUM_DECK_KINDS):
+        out[pos + k] = S.hands[b, seat, k]
+    pos += NUM_DECK_KINDS
+    for k in range(P):
+        x = (seat + k) % P
+        row = pos + 11 * k
+        out[row] = S.broken[b, x, 0]
+        out[row + 1] = S.broken[b, x, 1]
+        out[row + 2] = S.broken[b, x, 2]
+        hs = 0
+        for kk in range(NUM_DECK_KINDS):
+            hs += S.hands[b, x, kk]
+        out[row + 3] = hs
+        out[row + 4] = S.gold_cards[b, x]
+        out[row + 5] = S.peeked[b, x, 0]
+        out[row + 6] = S.peeked[b, x, 1]
+        out[row + 7] = S.peeked[b, x, 2]
+        lr = S.last_round_roles[b, x]
+        out[row + 8] = 1 if lr == 0 else 0
+        out[row + 9] = 1 if lr == 1 else 0
+        out[row + 10] = S.discarded[b, x]
+    pos += 11 * P
+    sc = S.sc[b]
+    out[pos] = cfg[H_D] - sc[SC_DECK_POS]
+    out[pos + 1] = sc[SC_GOLD_DECK]
+    out[pos + 2] = sc[SC_ROUND]
+    out[pos + 3] = (sc[SC_CURRENT] - seat) % P
+    out[pos + 4] = S.gold_nuggets[b, seat]
+    out[pos + 5] = sc[SC_NUM_EVENTS]
+    pos += 6
+    ne = sc[SC_NUM_EVENTS]
+    first = ne - L
+    for i in range(L):
+        e = first + i
+        row = pos + 6 * i
+        if e < 0:
+            for k in range(6):
+                out[row + k] = -1
+            continue
+        ev = S.events[b, e]
+        out[row] = ev[0]
+        out[row + 1] = (ev[1] - seat) % P
+        out[row + 2] = ev[2] if (ev[0] != EV_DISCARD or ev[1] == seat) else -1
+        out[row + 3] = (ev[3] - seat) % P if ev[3] >= 0 else -1
+        out[row + 4] = ev[4]
+        out[row + 5] = ev[5]
+
+
+# ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
+    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
+    S = views(i8, i16, i32, u64, f32, cfg)
+    stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    for b in range(b0, b1):
+        _setup(S, cfg, b, stack, draw)
+
+
+@nb.njit(cache=True, nogil=True)
+def masks(i8, i16, i32, u64, f32, cfg, b0, b1, out, num_legal):
+    S = views(i8, i16, i32, u64, f32, cfg)
+    for b in range(b0, b1):
+        num_legal[b] = _mask(S, cfg, b, out[b])
+
+
+@nb.njit(cache=True, nogil=True)
+def observe(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, seats, out):
+    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    S = views(i8, i16, i32, u64, f32, cfg)
+    for b in range(b0, b1):
+        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
+        _obs_float(S, cfg, rowcol, b, seat, out[b])
+
+
+@nb.njit(cache=True, nogil=True)
+def observe_compact(i8, i16, i32, u64, f32, cfg, b0, b1, seats, out):
+    S = views(i8, i16, i32, u64, f32, cfg)
+    for b in range(b0, b1):
+        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
+        _obs_compact(S, cfg, b, seat, out[b])
+
+
+@nb.njit(cache=True, nogil=True)
+def apply(i8, i16, i32, u64, f32, cfg, b0, b1, actions):
+    """Apply one (legal, unchecked) action per slot."""
+    S = views(i8, i16, i32, u64, f32, cfg)
+    stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    for b in range(b0, b1):
+        _apply(S, cfg, b, actions[b], stack)
+
+
+@nb.njit(cache=True, nogil=True)
+def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+         rewards, done, seats, final_returns):  # fmt: skip
+    """The vector env's lock-step over slots ``b0..b1``.
+
+    1. Every action is checked against ``mask`` (the legal actions returned by the previous step); on the first
+       illegal one nothing changes and its slot is returned.
+    2. Apply; ``rewards[b]`` = this step's rewards per seat (a round end), ``done[b]`` = the game ended.
+    3. A finished game's final scores go to ``final_returns[b]`` and the slot starts its next game at once.
+    4. ``mask``, ``num_legal``, ``seats`` (the seat to act) and the observation of that seat
+       (``obs_mode``: 0 float into ``obs_f``, 1 compact into ``obs_c``, 2 none) are written for every slot.
+    Returns -1, or the first slot whose action is illegal.
+    """
+    S = views(i8, i16, i32, u64, f32, cfg)
+    A = cfg[H_NA]
+    P = cfg[H_P]
+    for b in range(b0, b1):
+        a = actions[b]
+        if a < 0 or a >= A or mask[b, a] == 0:
+            return b
+    stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    for b in range(b0, b1):
+        _apply(S, cfg, b, actions[b], stack)
+        sc = S.sc[b]
+        for p in range(P):
+            rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
+        if sc[SC_OVER]:
+            done[b] = 1
+            for p in range(P):
+                final_returns[b, p] = S.gold_nuggets[b, p]
+            _setup(S, cfg, b, stack, True)
+        else:
+            done[b] = 0
+        num_legal[b] = _mask(S, cfg, b, mask[b])
+        seat = S.sc[b, SC_CURRENT]
+        seats[b] = seat
+        if obs_mode == 0:
+            _obs_float(S, cfg, rowcol, b, seat, obs_f[b])
+        elif obs_mode == 1:
+            _obs_compact(S, cfg, b, seat, obs_c[b])
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def sample(mask, num_legal, words, b0, b1, out):
+    """A uniform legal action per slot from int8 ``mask`` rows (padded to whole 8-byte words) with each slot's
+    own generator words; -1 where nothing is legal. Counts legal bytes word by word (each byte is 0 or 1)."""
+    nw = mask.shape[1] // 8
+    for b in range(b0, b1):
+        n = num_legal[b]
+        if n <= 0:
+            out[b] = -1
+            continue
+        k = crng.interval(words[b], n - 1)
+        row = mask[b].view(np.uint64)
+        w = 0
+        while w < nw:
+            cnt = int((row[w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            if k < cnt:
+                break
+            k -= cnt
+            w += 1
+        i = w * 8
+        while True:
+            if mask[b, i]:
+                if k == 0:
+                    break
+                k -= 1
+            i += 1
+        out[b] = i

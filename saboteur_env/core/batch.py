@@ -1,0 +1,102 @@
+"""A batch of ``B`` games of one configuration in the compiled core: arenas, tables and the kernel calls.
+
+:class:`Batch` knows no game: it asks the configuration's variant for its kernel module (the variant's ``core``
+attribute names it, e.g. ``"saboteur_env.core.base"``) and calls the module's entry points (``setup``, ``masks``,
+``observe``, ``observe_compact``, ``apply``, ``step``, ``sample``) on game ranges ``[b0, b1)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import ConfigError
+from saboteur_env.core import rng as crng
+from saboteur_env.core.layout import Layout
+
+
+def kernels(config: GameConfig) -> ModuleType:
+    """The kernel module of ``config``'s variant (``ConfigError`` when the variant has no compiled core)."""
+    name = getattr(config.variant, "core", None)
+    if not name:
+        raise ConfigError(f"game={config.game!r} has no compiled core (its variant declares no 'core' module)")
+    return importlib.import_module(name)
+
+
+def padded(n: int) -> int:
+    """``n`` rounded up to whole 8-byte words (mask rows are scanned word by word)."""
+    return (n + 7) // 8 * 8
+
+
+class Batch:
+    """``B`` games of ``config`` stored as struct of arrays (see the kernel module's field table)."""
+
+    def __init__(self, config: GameConfig, batch: int) -> None:
+        if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
+            raise ConfigError(f"num_envs={batch!r} must be an int >= 1")
+        self.config = config
+        self.batch = int(batch)
+        self.k = k = kernels(config)
+        self.layout = Layout(k.fields(config), self.batch)
+        self.arenas = self.layout.allocate()
+        self.cfg = k.config_table(config, self.layout)
+        self.rowcol = k.rowcol_table(config)
+        self.num_actions = int(k.num_actions(config))
+        self.obs_size = int(k.obs_size(config))
+        self.compact_size = int(k.compact_size(config))
+        self._args = tuple(self.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
+
+    # ---- fields -------------------------------------------------------------------------------------------------
+    def field(self, name: str) -> NDArray[Any]:
+        """The ``(B, ...)`` view of one state field (writes change the games)."""
+        return self.layout.view(self.arenas, name)
+
+    def scalar(self, index: int) -> NDArray[np.int32]:
+        """``(B,)`` view of one game scalar (``SC_*`` of the kernel module)."""
+        return self.field("sc")[:, index]
+
+    @property
+    def bytes_per_game(self) -> int:
+        return self.layout.bytes_per_game()
+
+    # ---- kernels --------------------------------------------------------------------------------------------------
+    def seed(self, seeds: NDArray[np.int64] | list[int]) -> None:
+        """Seed slot ``b`` with ``np.random.default_rng(seeds[b])``'s PCG64 words."""
+        self.field("rng")[:] = crng.seed_words(seeds)
+
+    def setup(self, b0: int = 0, b1: int | None = None, draw: bool = True) -> None:
+        self.k.setup(*self._args, self.cfg, b0, self.batch if b1 is None else b1, draw)
+
+    def masks(self, out: NDArray[np.int8], num_legal: NDArray[np.int64], b0: int = 0, b1: int | None = None) -> None:
+        self.k.masks(*self._args, self.cfg, b0, self.batch if b1 is None else b1, out, num_legal)
+
+    def observe(self, seats: NDArray[np.int64], out: NDArray[np.float32], b0: int = 0, b1: int | None = None) -> None:
+        self.k.observe(*self._args, self.cfg, self.rowcol, b0, self.batch if b1 is None else b1, seats, out)
+
+    def observe_compact(
+        self, seats: NDArray[np.int64], out: NDArray[np.int16], b0: int = 0, b1: int | None = None
+    ) -> None:
+        self.k.observe_compact(*self._args, self.cfg, b0, self.batch if b1 is None else b1, seats, out)
+
+    def apply(self, actions: NDArray[np.int64], b0: int = 0, b1: int | None = None) -> None:
+        """Apply one action per slot. Unchecked: callers check against the mask first."""
+        self.k.apply(*self._args, self.cfg, b0, self.batch if b1 is None else b1, actions)
+
+    def step(self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int) -> int:
+        return int(
+            self.k.step(
+                *self._args, self.cfg, self.rowcol, b0, b1, actions, out["mask"], out["num_legal"], obs_mode,
+                out["obs_f"], out["obs_c"], out["rewards"], out["done"], out["seats"], out["final_returns"],
+            )
+        )  # fmt: skip
+
+    def sample(
+        self, mask: NDArray[np.int8], num_legal: NDArray[np.int64], words: NDArray[np.uint64], out: NDArray[np.int64],
+        b0: int = 0, b1: int | None = None,
+    ) -> None:  # fmt: skip
+        self.k.sample(mask, num_legal, words, b0, self.batch if b1 is None else b1, out)
