@@ -119,6 +119,15 @@ for _i, _shape in enumerate(SHAPES):
     PLANE_COLS[_i, 22] = _shape.kind in GOAL_KINDS[1:]
 PLANE_COLS[EMPTY_COL, 23] = 1.0
 PLANE_COLS[FACEDOWN_COL, 20] = 1.0
+# The planes set to 1 per column, as a short list (the float writer touches only those).
+PLANE_NZ = np.full((NO_SHAPE + 2, 24), -1, dtype=np.int64)
+PLANE_NNZ = np.zeros(NO_SHAPE + 2, dtype=np.int64)
+for _i in range(NO_SHAPE + 2):
+    _nz = np.flatnonzero(PLANE_COLS[_i])
+    PLANE_NZ[_i, : len(_nz)] = _nz
+    PLANE_NNZ[_i] = len(_nz)
+assert set(np.unique(PLANE_COLS)) <= {0.0, 1.0}
+PLANE_T = np.ascontiguousarray(PLANE_COLS.T)  # (24 planes, columns)
 
 # Event types (base.state.EventType).
 EV_PLACE, EV_BREAK, EV_REPAIR, EV_ROCKFALL, EV_MAP, EV_DISCARD, EV_REVEAL, EV_ROUND_END = range(8)
@@ -226,9 +235,7 @@ def config_table(config: GameConfig, layout: Layout) -> NDArray[np.int64]:
 def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
     """``(HW, 2)`` float32 row/col of each storage cell scaled to 0..1, exactly as the reference's history rows."""
     geo = geometry(config)
-    return np.stack(
-        [geo.row_of / max(1, geo.rows - 1), geo.col_of / max(1, geo.cols - 1)], axis=1
-    ).astype(np.float32)
+    return np.stack([geo.row_of / max(1, geo.rows - 1), geo.col_of / max(1, geo.cols - 1)], axis=1).astype(np.float32)
 
 
 # ---- views -----------------------------------------------------------------------------------------------------
@@ -403,102 +410,105 @@ def _setup(S, cfg, b, stack, draw):
 
 # ---- mask --------------------------------------------------------------------------------------------------------
 @nb.njit(cache=True, nogil=True)
-def _mask(S, cfg, b, out):
+def _mask_range(S, cfg, b0, b1, masks, num_legal):
     """Write the legal-action row of slot ``b`` into ``out`` (int8, zeroed here); returns the number of legal
     actions (reference ``rules.legal_action_mask``)."""
-    out[:] = 0
-    if S.sc[b, SC_OVER]:
-        return 0
-    P, HW = cfg[H_P], cfg[H_HW]
-    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
-    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-    seat = S.sc[b, SC_CURRENT]
-    hand = S.hands[b, seat]
-    broken = S.broken[b]
-    shape = S.cell_shape[b]
-    reach = S.cell_reach[b]
-    n = 0
-    any_path = False
-    for k in range(NUM_PATH_KINDS):
-        if hand[k] > 0:
-            any_path = True
-            break
-    if any_path and broken[seat, 0] == 0 and broken[seat, 1] == 0 and broken[seat, 2] == 0:
-        for c in range(HW):
-            if shape[c] >= 0 or isgoal[c]:
-                continue
-            cons = 0
-            req = 0
-            conn = 0
-            for d in range(4):
-                j = nbr[c, d]
-                if j >= 0 and shape[j] >= 0:
-                    od = (d + 2) & 3
-                    cons |= 1 << d
-                    if (S_OPEN[shape[j]] >> od) & 1:
-                        req |= 1 << d
-                        if (reach[j] >> od) & 1:
-                            conn |= 1 << d
-            if conn == 0:
-                continue
-            code = cons | (req << 4) | (conn << 8)
-            base = c * NUM_O
-            for o in range(NUM_O):
-                if LEGAL[code, o] and hand[P_KIND[o]] > 0:
-                    out[base + o] = 1
-                    n += 1
-    ob = HW * NUM_O
-    orp = ob + 3 * P
-    odr = orp + 3 * P
-    orf = odr + 6 * P
-    om = orf + HW
-    odis = om + 3
-    for t in range(3):
-        if hand[16 + t] > 0:
-            for k in range(P):
-                if broken[(seat + k) % P, t] == 0:
-                    out[ob + t * P + k] = 1
-                    n += 1
-        if hand[19 + t] > 0:
-            for k in range(P):
-                if broken[(seat + k) % P, t]:
-                    out[orp + t * P + k] = 1
-                    n += 1
-    for cd in range(3):
-        if hand[22 + cd] > 0:
-            for ch in range(2):
-                tool = DR_TOOLS[cd, ch]
-                for k in range(P):
-                    if broken[(seat + k) % P, tool]:
-                        out[odr + (cd * 2 + ch) * P + k] = 1
+    for b in range(b0, b1):
+        out = masks[b]
+        out[:] = 0
+        if S.sc[b, SC_OVER]:
+            num_legal[b] = 0
+            continue
+        P, HW = cfg[H_P], cfg[H_HW]
+        nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+        isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+        seat = S.sc[b, SC_CURRENT]
+        hand = S.hands[b, seat]
+        broken = S.broken[b]
+        shape = S.cell_shape[b]
+        reach = S.cell_reach[b]
+        n = 0
+        any_path = False
+        for k in range(NUM_PATH_KINDS):
+            if hand[k] > 0:
+                any_path = True
+                break
+        if any_path and broken[seat, 0] == 0 and broken[seat, 1] == 0 and broken[seat, 2] == 0:
+            for c in range(HW):
+                if shape[c] >= 0 or isgoal[c]:
+                    continue
+                cons = 0
+                req = 0
+                conn = 0
+                for d in range(4):
+                    j = nbr[c, d]
+                    if j >= 0 and shape[j] >= 0:
+                        od = (d + 2) & 3
+                        cons |= 1 << d
+                        if (S_OPEN[shape[j]] >> od) & 1:
+                            req |= 1 << d
+                            if (reach[j] >> od) & 1:
+                                conn |= 1 << d
+                if conn == 0:
+                    continue
+                code = cons | (req << 4) | (conn << 8)
+                base = c * NUM_O
+                for o in range(NUM_O):
+                    if LEGAL[code, o] and hand[P_KIND[o]] > 0:
+                        out[base + o] = 1
                         n += 1
-    if hand[25] > 0:
-        for c in range(HW):
-            s = shape[c]
-            if s >= 0 and S_KIND[s] < NUM_PATH_KINDS:
-                out[orf + c] = 1
+        ob = HW * NUM_O
+        orp = ob + 3 * P
+        odr = orp + 3 * P
+        orf = odr + 6 * P
+        om = orf + HW
+        odis = om + 3
+        for t in range(3):
+            if hand[16 + t] > 0:
+                for k in range(P):
+                    if broken[seat + k if seat + k < P else seat + k - P, t] == 0:
+                        out[ob + t * P + k] = 1
+                        n += 1
+            if hand[19 + t] > 0:
+                for k in range(P):
+                    if broken[seat + k if seat + k < P else seat + k - P, t]:
+                        out[orp + t * P + k] = 1
+                        n += 1
+        for cd in range(3):
+            if hand[22 + cd] > 0:
+                for ch in range(2):
+                    tool = DR_TOOLS[cd, ch]
+                    for k in range(P):
+                        if broken[seat + k if seat + k < P else seat + k - P, tool]:
+                            out[odr + (cd * 2 + ch) * P + k] = 1
+                            n += 1
+        if hand[25] > 0:
+            for c in range(HW):
+                s = shape[c]
+                if s >= 0 and S_KIND[s] < NUM_PATH_KINDS:
+                    out[orf + c] = 1
+                    n += 1
+        if hand[26] > 0:
+            for g in range(3):
+                if S.goal_revealed[b, g] == 0:
+                    out[om + g] = 1
+                    n += 1
+        for k in range(NUM_DECK_KINDS):
+            if hand[k] > 0:
+                out[odis + k] = 1
                 n += 1
-    if hand[26] > 0:
-        for g in range(3):
-            if S.goal_revealed[b, g] == 0:
-                out[om + g] = 1
-                n += 1
-    for k in range(NUM_DECK_KINDS):
-        if hand[k] > 0:
-            out[odis + k] = 1
-            n += 1
-    return n
+        num_legal[b] = n
 
 
-# ---- transition -----------------------------------------------------------------------------------------------------
+# ---- transition --------------------------------------------------------------------------------------------------
 @nb.njit(cache=True, nogil=True)
-def _log(S, cfg, b, etype, actor, kind, target, cell, arg):
-    sc = S.sc[b]
+def _log(events, sc, cap, etype, actor, kind, target, cell, arg):
+    """Append one public event row (arguments are the slot's own arrays: a call passes few arrays)."""
     e = sc[SC_NUM_EVENTS]
-    if e >= cfg[H_E]:
+    if e >= cap:
         sc[SC_ERROR] |= ERR_EVENTS
         return
-    row = S.events[b, e]
+    row = events[e]
     row[0] = etype
     row[1] = actor
     row[2] = kind
@@ -603,7 +613,7 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
             S.last_rewards[b, seat] = nug[seat]
         S.last_round_roles[b, seat] = roles[seat]
     sc[SC_JUST_ENDED] = 1
-    _log(S, cfg, b, EV_ROUND_END, sc[SC_LAST], -1, -1, -1, winners)
+    _log(S.events[b], S.sc[b], cfg[H_E], EV_ROUND_END, sc[SC_LAST], -1, -1, -1, winners)
     r = sc[SC_ROUND]
     res = S.rr[b, r]
     res[0] = winners
@@ -622,286 +632,309 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
 
 
 @nb.njit(cache=True, nogil=True)
-def _apply(S, cfg, b, a, stack):
+def _apply_range(S, cfg, b0, b1, actions, stack):
     """Apply the legal action ``a`` for the seat to act in slot ``b`` (reference ``rules.apply_action``)."""
-    P, HW = cfg[H_P], cfg[H_HW]
-    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
-    sc = S.sc[b]
-    if sc[SC_JUST_ENDED]:
-        S.last_rewards[b] = 0.0
-        sc[SC_JUST_ENDED] = 0
-    seat = sc[SC_CURRENT]
-    ob = HW * NUM_O
-    orp = ob + 3 * P
-    odr = orp + 3 * P
-    orf = odr + 6 * P
-    om = orf + HW
-    odis = om + 3
-    shape = S.cell_shape[b]
-    reach = S.cell_reach[b]
-    round_over = False
-    if a < ob:
-        cell = a // NUM_O
-        o = a % NUM_O
-        kind = P_KIND[o]
-        S.hands[b, seat, kind] -= 1
-        shape[cell] = P_SHAPE[o]
-        _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
-        _log(S, cfg, b, EV_PLACE, seat, kind, -1, cell, P_ROT[o])
-        # Reveal every reached face-down goal, pass by pass, until nothing changes (reference board.reveal_...).
-        order = np.empty(3, dtype=np.int64)
-        nrev = 0
-        while True:
-            newly = np.empty(3, dtype=np.int64)
-            nn = 0
-            for g in range(3):
-                if S.goal_revealed[b, g] == 0 and _reaching(shape, reach, nbr, cfg[H_GOAL + g]):
-                    newly[nn] = g
-                    nn += 1
-            if nn == 0:
-                break
-            for i in range(nn):
-                g = newly[i]
-                gcell = cfg[H_GOAL + g]
-                ks = S.goal_kind[b, g] - K_GOLD
-                rot = 0 if ks == 0 else _goal_rotation(shape, reach, nbr, gcell, ks, cell)
-                S.goal_revealed[b, g] = 1
-                shape[gcell] = GOAL_SHAPE[ks, rot]
-                _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
-                order[nrev] = g
-                nrev += 1
-        gold = False
-        for i in range(nrev):
-            g = order[i]
-            gcell = cfg[H_GOAL + g]
-            _log(S, cfg, b, EV_REVEAL, seat, S.goal_kind[b, g], -1, gcell, S_ROT[shape[gcell]])
-            if S.goal_kind[b, g] == K_GOLD:
-                gold = True
-        if gold:
-            sc[SC_LAST] = seat  # the finder does not draw
-            _end_round(S, cfg, b, True, seat, stack)
-            round_over = True
-    elif a < orp:
-        t = (a - ob) // P
-        target = (seat + (a - ob) % P) % P
-        S.hands[b, seat, 16 + t] -= 1
-        S.broken[b, target, t] = 1
-        _log(S, cfg, b, EV_BREAK, seat, 16 + t, target, -1, t)
-    elif a < orf:
-        if a < odr:
-            t = (a - orp) // P
-            target = (seat + (a - orp) % P) % P
-            kind = 19 + t
-        else:
-            cc = (a - odr) // P
-            target = (seat + (a - odr) % P) % P
-            kind = 22 + cc // 2
-            t = DR_TOOLS[cc // 2, cc % 2]
-        S.hands[b, seat, kind] -= 1
-        S.broken[b, target, t] = 0
-        S.discards[b, kind] += 1
-        S.discards[b, 16 + t] += 1
-        _log(S, cfg, b, EV_REPAIR, seat, kind, target, -1, t)
-    elif a < om:
-        cell = a - orf
-        S.hands[b, seat, 25] -= 1
-        removed = S_KIND[shape[cell]]
-        shape[cell] = -1
-        _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
-        S.discards[b, 25] += 1
-        S.discards[b, removed] += 1
-        _log(S, cfg, b, EV_ROCKFALL, seat, 25, -1, cell, removed)
-    elif a < odis:
-        g = a - om
-        S.hands[b, seat, 26] -= 1
-        S.peeked[b, seat, g] = 1
-        S.discards[b, 26] += 1
-        _log(S, cfg, b, EV_MAP, seat, 26, -1, -1, g)
-    else:
-        kind = a - odis
-        S.hands[b, seat, kind] -= 1
-        S.discards[b, kind] += 1
-        S.discarded[b, seat] += 1
-        _log(S, cfg, b, EV_DISCARD, seat, kind, -1, -1, -1)
-    if not round_over:
-        D = cfg[H_D]
-        r = sc[SC_ROUND]
-        if sc[SC_DECK_POS] < D:
-            S.hands[b, seat, S.round_decks[b, r, sc[SC_DECK_POS]]] += 1
-            sc[SC_DECK_POS] += 1
-        sc[SC_LAST] = seat
-        if sc[SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
-            sc[SC_CURRENT] = (seat + 1) % P
-        else:
-            nxt = -1
-            for k in range(1, P + 1):
-                s2 = (seat + k) % P
-                tot = 0
-                for kk in range(NUM_DECK_KINDS):
-                    tot += S.hands[b, s2, kk]
-                if tot > 0:
-                    nxt = s2
+    for b in range(b0, b1):
+        a = actions[b]
+        P, HW = cfg[H_P], cfg[H_HW]
+        nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+        sc = S.sc[b]
+        if sc[SC_JUST_ENDED]:
+            S.last_rewards[b] = 0.0
+            sc[SC_JUST_ENDED] = 0
+        seat = sc[SC_CURRENT]
+        ob = HW * NUM_O
+        orp = ob + 3 * P
+        odr = orp + 3 * P
+        orf = odr + 6 * P
+        om = orf + HW
+        odis = om + 3
+        shape = S.cell_shape[b]
+        reach = S.cell_reach[b]
+        round_over = False
+        if a < ob:
+            cell = a // NUM_O
+            o = a % NUM_O
+            kind = P_KIND[o]
+            S.hands[b, seat, kind] -= 1
+            shape[cell] = P_SHAPE[o]
+            _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_PLACE, seat, kind, -1, cell, P_ROT[o])
+            # Reveal every reached face-down goal, pass by pass, until nothing changes (reference board.reveal_...).
+            order = np.empty(3, dtype=np.int64)
+            nrev = 0
+            while True:
+                newly = np.empty(3, dtype=np.int64)
+                nn = 0
+                for g in range(3):
+                    if S.goal_revealed[b, g] == 0 and _reaching(shape, reach, nbr, cfg[H_GOAL + g]):
+                        newly[nn] = g
+                        nn += 1
+                if nn == 0:
                     break
-            if nxt >= 0:
-                sc[SC_CURRENT] = nxt
+                for i in range(nn):
+                    g = newly[i]
+                    gcell = cfg[H_GOAL + g]
+                    ks = S.goal_kind[b, g] - K_GOLD
+                    rot = 0 if ks == 0 else _goal_rotation(shape, reach, nbr, gcell, ks, cell)
+                    S.goal_revealed[b, g] = 1
+                    shape[gcell] = GOAL_SHAPE[ks, rot]
+                    _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+                    order[nrev] = g
+                    nrev += 1
+            gold = False
+            for i in range(nrev):
+                g = order[i]
+                gcell = cfg[H_GOAL + g]
+                _log(S.events[b], S.sc[b], cfg[H_E], EV_REVEAL, seat, S.goal_kind[b, g], -1, gcell, S_ROT[shape[gcell]])
+                if S.goal_kind[b, g] == K_GOLD:
+                    gold = True
+            if gold:
+                sc[SC_LAST] = seat  # the finder does not draw
+                _end_round(S, cfg, b, True, seat, stack)
+                round_over = True
+        elif a < orp:
+            t = (a - ob) // P
+            target = (seat + (a - ob) % P) % P
+            S.hands[b, seat, 16 + t] -= 1
+            S.broken[b, target, t] = 1
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_BREAK, seat, 16 + t, target, -1, t)
+        elif a < orf:
+            if a < odr:
+                t = (a - orp) // P
+                target = (seat + (a - orp) % P) % P
+                kind = 19 + t
             else:
-                _end_round(S, cfg, b, False, -1, stack)
-    sc[SC_DECISIONS] += 1
+                cc = (a - odr) // P
+                target = (seat + (a - odr) % P) % P
+                kind = 22 + cc // 2
+                t = DR_TOOLS[cc // 2, cc % 2]
+            S.hands[b, seat, kind] -= 1
+            S.broken[b, target, t] = 0
+            S.discards[b, kind] += 1
+            S.discards[b, 16 + t] += 1
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_REPAIR, seat, kind, target, -1, t)
+        elif a < om:
+            cell = a - orf
+            S.hands[b, seat, 25] -= 1
+            removed = S_KIND[shape[cell]]
+            shape[cell] = -1
+            _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+            S.discards[b, 25] += 1
+            S.discards[b, removed] += 1
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_ROCKFALL, seat, 25, -1, cell, removed)
+        elif a < odis:
+            g = a - om
+            S.hands[b, seat, 26] -= 1
+            S.peeked[b, seat, g] = 1
+            S.discards[b, 26] += 1
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_MAP, seat, 26, -1, -1, g)
+        else:
+            kind = a - odis
+            S.hands[b, seat, kind] -= 1
+            S.discards[b, kind] += 1
+            S.discarded[b, seat] += 1
+            _log(S.events[b], S.sc[b], cfg[H_E], EV_DISCARD, seat, kind, -1, -1, -1)
+        if not round_over:
+            D = cfg[H_D]
+            r = sc[SC_ROUND]
+            if sc[SC_DECK_POS] < D:
+                S.hands[b, seat, S.round_decks[b, r, sc[SC_DECK_POS]]] += 1
+                sc[SC_DECK_POS] += 1
+            sc[SC_LAST] = seat
+            if sc[SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
+                sc[SC_CURRENT] = (seat + 1) % P
+            else:
+                nxt = -1
+                for k in range(1, P + 1):
+                    s2 = (seat + k) % P
+                    tot = 0
+                    for kk in range(NUM_DECK_KINDS):
+                        tot += S.hands[b, s2, kk]
+                    if tot > 0:
+                        nxt = s2
+                        break
+                if nxt >= 0:
+                    sc[SC_CURRENT] = nxt
+                else:
+                    _end_round(S, cfg, b, False, -1, stack)
+        sc[SC_DECISIONS] += 1
+
+    # ---- observations ----------------------------------------------------------------------------------------------
 
 
-# ---- observations ----------------------------------------------------------------------------------------------
 @nb.njit(cache=True, nogil=True)
-def _obs_float(S, cfg, rowcol, b, seat, out):
-    """The reference's ``encode_observation(state, seat)`` of slot ``b``, written into ``out`` (float32)."""
+def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
+    """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
+    act), written into ``obs[b]``. Every element is written exactly once, in order: at large batches the output
+    does not fit in cache and a zero-fill followed by scattered writes would move each line twice."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-    out[:] = 0.0
-    shape = S.cell_shape[b]
-    reach = S.cell_reach[b]
-    for c in range(HW):
-        s = shape[c]
-        col = s if s >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
-        pc = PLANE_COLS[col]
+    col = np.empty(HW, dtype=np.int64)
+    for b in range(b0, b1):
+        out = obs[b]
+        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
+        shape = S.cell_shape[b]
+        reach = S.cell_reach[b]
+        for c in range(HW):
+            sh = shape[c]
+            col[c] = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
         for pl in range(24):
-            if pc[pl] != 0.0:
-                out[pl * HW + c] = pc[pl]
-        r = reach[c]
-        for d in range(4):
-            if (r >> d) & 1:
-                out[(4 + d) * HW + c] = 1.0
+            base = pl * HW
+            if 4 <= pl < 8:
+                for c in range(HW):
+                    out[base + c] = (reach[c] >> (pl - 4)) & 1
             else:
-                out[(4 + d) * HW + c] = 0.0
-    for g in range(3):
-        if S.peeked[b, seat, g]:
-            plane = 24 if S.goal_kind[b, g] == K_GOLD else 25
-            out[plane * HW + cfg[H_GOAL + g]] = 1.0
-    pos = 26 * HW
-    out[pos + S.roles[b, seat]] = 1.0
-    pos += 2
-    for k in range(NUM_DECK_KINDS):
-        out[pos + k] = S.hands[b, seat, k]
-    pos += NUM_DECK_KINDS
-    for k in range(P):
-        x = (seat + k) % P
-        row = pos + 11 * k
-        out[row] = S.broken[b, x, 0]
-        out[row + 1] = S.broken[b, x, 1]
-        out[row + 2] = S.broken[b, x, 2]
-        hs = 0
-        for kk in range(NUM_DECK_KINDS):
-            hs += S.hands[b, x, kk]
-        out[row + 3] = hs
-        out[row + 4] = S.gold_cards[b, x]
-        out[row + 5] = S.peeked[b, x, 0]
-        out[row + 6] = S.peeked[b, x, 1]
-        out[row + 7] = S.peeked[b, x, 2]
-        lr = S.last_round_roles[b, x]
-        out[row + 8] = 1.0 if lr == 0 else 0.0
-        out[row + 9] = 1.0 if lr == 1 else 0.0
-        out[row + 10] = S.discarded[b, x]
-    pos += 11 * P
-    sc = S.sc[b]
-    out[pos] = cfg[H_D] - sc[SC_DECK_POS]
-    out[pos + 1] = sc[SC_GOLD_DECK]
-    out[pos + 2 + sc[SC_ROUND]] = 1.0
-    pos += 5
-    out[pos + (sc[SC_CURRENT] - seat) % P] = 1.0
-    pos += P
-    out[pos] = S.gold_nuggets[b, seat]
-    out[pos + 1] = sc[SC_NUM_EVENTS]
-    pos += 2
-    if L > 0:
-        F = 73 + 2 * P
+                tab = PLANE_T[pl]
+                for c in range(HW):
+                    out[base + c] = tab[col[c]]
+        out[24 * HW : 26 * HW] = 0.0
+        for g in range(3):
+            if S.peeked[b, seat, g]:
+                plane = 24 if S.goal_kind[b, g] == K_GOLD else 25
+                out[plane * HW + cfg[H_GOAL + g]] = 1.0
+        pos = 26 * HW
+        role = S.roles[b, seat]
+        out[pos] = 1.0 if role == 0 else 0.0
+        out[pos + 1] = 1.0 if role == 1 else 0.0
+        pos += 2
+        for k in range(NUM_DECK_KINDS):
+            out[pos + k] = S.hands[b, seat, k]
+        pos += NUM_DECK_KINDS
+        x = seat
+        for k in range(P):
+            row = pos + 11 * k
+            out[row] = S.broken[b, x, 0]
+            out[row + 1] = S.broken[b, x, 1]
+            out[row + 2] = S.broken[b, x, 2]
+            hs = 0
+            for kk in range(NUM_DECK_KINDS):
+                hs += S.hands[b, x, kk]
+            out[row + 3] = hs
+            out[row + 4] = S.gold_cards[b, x]
+            out[row + 5] = S.peeked[b, x, 0]
+            out[row + 6] = S.peeked[b, x, 1]
+            out[row + 7] = S.peeked[b, x, 2]
+            lr = S.last_round_roles[b, x]
+            out[row + 8] = 1.0 if lr == 0 else 0.0
+            out[row + 9] = 1.0 if lr == 1 else 0.0
+            out[row + 10] = S.discarded[b, x]
+            x = x + 1 if x + 1 < P else 0
+        pos += 11 * P
+        sc = S.sc[b]
+        out[pos] = cfg[H_D] - sc[SC_DECK_POS]
+        out[pos + 1] = sc[SC_GOLD_DECK]
+        for r in range(3):
+            out[pos + 2 + r] = 1.0 if r == sc[SC_ROUND] else 0.0
+        pos += 5
+        to_act = sc[SC_CURRENT] - seat
+        if to_act < 0:
+            to_act += P
+        for k in range(P):
+            out[pos + k] = 1.0 if k == to_act else 0.0
+        pos += P
+        out[pos] = S.gold_nuggets[b, seat]
+        out[pos + 1] = sc[SC_NUM_EVENTS]
+        pos += 2
+        if L > 0:
+            F = 73 + 2 * P
+            ne = sc[SC_NUM_EVENTS]
+            first = ne - L
+            for i in range(L):
+                e = first + i
+                row = pos + i * F
+                out[row : row + F] = 0.0
+                if e < 0:
+                    continue
+                ev = S.events[b, e]
+                etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
+                out[row] = 1.0
+                out[row + 1 + etype] = 1.0
+                rel = actor - seat
+                out[row + 9 + (rel + P if rel < 0 else rel)] = 1.0
+                if kind >= 0 and (etype != EV_DISCARD or actor == seat):
+                    out[row + 9 + P + kind] = 1.0
+                if target >= 0:
+                    rel = target - seat
+                    out[row + 40 + P + (rel + P if rel < 0 else rel)] = 1.0
+                if cell >= 0:
+                    out[row + 40 + 2 * P] = rowcol[cell, 0]
+                    out[row + 41 + 2 * P] = rowcol[cell, 1]
+                if arg >= 0:
+                    out[row + 42 + 2 * P + arg] = 1.0
+
+
+@nb.njit(cache=True, nogil=True)
+def _obs_compact_range(S, cfg, b0, b1, seats, obs):
+    """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``out`` (int16)."""
+    for b in range(b0, b1):
+        out = obs[b]
+        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
+        P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
+        isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+        shape = S.cell_shape[b]
+        reach = S.cell_reach[b]
+        for c in range(HW):
+            s = shape[c]
+            tok = s + 2 if s >= 0 else (1 if isgoal[c] else 0)
+            out[c] = tok | (reach[c] << 6)
+        for g in range(3):
+            if S.peeked[b, seat, g]:
+                c = cfg[H_GOAL + g]
+                out[c] |= (1 << 10) if S.goal_kind[b, g] == K_GOLD else (1 << 11)
+        pos = HW
+        out[pos] = S.roles[b, seat]
+        pos += 1
+        for k in range(NUM_DECK_KINDS):
+            out[pos + k] = S.hands[b, seat, k]
+        pos += NUM_DECK_KINDS
+        for k in range(P):
+            x = (seat + k) % P
+            row = pos + 11 * k
+            out[row] = S.broken[b, x, 0]
+            out[row + 1] = S.broken[b, x, 1]
+            out[row + 2] = S.broken[b, x, 2]
+            hs = 0
+            for kk in range(NUM_DECK_KINDS):
+                hs += S.hands[b, x, kk]
+            out[row + 3] = hs
+            out[row + 4] = S.gold_cards[b, x]
+            out[row + 5] = S.peeked[b, x, 0]
+            out[row + 6] = S.peeked[b, x, 1]
+            out[row + 7] = S.peeked[b, x, 2]
+            lr = S.last_round_roles[b, x]
+            out[row + 8] = 1 if lr == 0 else 0
+            out[row + 9] = 1 if lr == 1 else 0
+            out[row + 10] = S.discarded[b, x]
+        pos += 11 * P
+        sc = S.sc[b]
+        out[pos] = cfg[H_D] - sc[SC_DECK_POS]
+        out[pos + 1] = sc[SC_GOLD_DECK]
+        out[pos + 2] = sc[SC_ROUND]
+        out[pos + 3] = (sc[SC_CURRENT] - seat) % P
+        out[pos + 4] = S.gold_nuggets[b, seat]
+        out[pos + 5] = sc[SC_NUM_EVENTS]
+        pos += 6
         ne = sc[SC_NUM_EVENTS]
         first = ne - L
         for i in range(L):
             e = first + i
+            row = pos + 6 * i
             if e < 0:
+                for k in range(6):
+                    out[row + k] = -1
                 continue
             ev = S.events[b, e]
-            row = pos + i * F
-            etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
-            out[row] = 1.0
-            out[row + 1 + etype] = 1.0
-            out[row + 9 + (actor - seat) % P] = 1.0
-            if kind >= 0 and (etype != EV_DISCARD or actor == seat):
-                out[row + 9 + P + kind] = 1.0
-            if target >= 0:
-                out[row + 40 + P + (target - seat) % P] = 1.0
-            if cell >= 0:
-                out[row + 40 + 2 * P] = rowcol[cell, 0]
-                out[row + 41 + 2 * P] = rowcol[cell, 1]
-            if arg >= 0:
-                out[row + 42 + 2 * P + arg] = 1.0
+            out[row] = ev[0]
+            out[row + 1] = (ev[1] - seat) % P
+            out[row + 2] = ev[2] if (ev[0] != EV_DISCARD or ev[1] == seat) else -1
+            out[row + 3] = (ev[3] - seat) % P if ev[3] >= 0 else -1
+            out[row + 4] = ev[4]
+            out[row + 5] = ev[5]
+
+    # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True)
-def _obs_compact(S, cfg, b, seat, out):
-    """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``out`` (int16)."""
-    P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
-    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-    shape = S.cell_shape[b]
-    reach = S.cell_reach[b]
-    for c in range(HW):
-        s = shape[c]
-        tok = s + 2 if s >= 0 else (1 if isgoal[c] else 0)
-        out[c] = tok | (reach[c] << 6)
-    for g in range(3):
-        if S.peeked[b, seat, g]:
-            c = cfg[H_GOAL + g]
-            out[c] |= (1 << 10) if S.goal_kind[b, g] == K_GOLD else (1 << 11)
-    pos = HW
-    out[pos] = S.roles[b, seat]
-    pos += 1
-    for k in range(NUM_DECK_KINDS):
-        out[pos + k] = S.hands[b, seat, k]
-    pos += NUM_DECK_KINDS
-    for k in range(P):
-        x = (seat + k) % P
-        row = pos + 11 * k
-        out[row] = S.broken[b, x, 0]
-        out[row + 1] = S.broken[b, x, 1]
-        out[row + 2] = S.broken[b, x, 2]
-        hs = 0
-        for kk in range(NUM_DECK_KINDS):
-            hs += S.hands[b, x, kk]
-        out[row + 3] = hs
-        out[row + 4] = S.gold_cards[b, x]
-        out[row + 5] = S.peeked[b, x, 0]
-        out[row + 6] = S.peeked[b, x, 1]
-        out[row + 7] = S.peeked[b, x, 2]
-        lr = S.last_round_roles[b, x]
-        out[row + 8] = 1 if lr == 0 else 0
-        out[row + 9] = 1 if lr == 1 else 0
-        out[row + 10] = S.discarded[b, x]
-    pos += 11 * P
-    sc = S.sc[b]
-    out[pos] = cfg[H_D] - sc[SC_DECK_POS]
-    out[pos + 1] = sc[SC_GOLD_DECK]
-    out[pos + 2] = sc[SC_ROUND]
-    out[pos + 3] = (sc[SC_CURRENT] - seat) % P
-    out[pos + 4] = S.gold_nuggets[b, seat]
-    out[pos + 5] = sc[SC_NUM_EVENTS]
-    pos += 6
-    ne = sc[SC_NUM_EVENTS]
-    first = ne - L
-    for i in range(L):
-        e = first + i
-        row = pos + 6 * i
-        if e < 0:
-            for k in range(6):
-                out[row + k] = -1
-            continue
-        ev = S.events[b, e]
-        out[row] = ev[0]
-        out[row + 1] = (ev[1] - seat) % P
-        out[row + 2] = ev[2] if (ev[0] != EV_DISCARD or ev[1] == seat) else -1
-        out[row + 3] = (ev[3] - seat) % P if ev[3] >= 0 else -1
-        out[row + 4] = ev[4]
-        out[row + 5] = ev[5]
-
-
-# ---- entry points (one call per batch or shard) ---------------------------------------------------------------
 @nb.njit(cache=True, nogil=True)
 def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
@@ -913,35 +946,25 @@ def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
 
 @nb.njit(cache=True, nogil=True)
 def masks(i8, i16, i32, u64, f32, cfg, b0, b1, out, num_legal):
-    S = views(i8, i16, i32, u64, f32, cfg)
-    for b in range(b0, b1):
-        num_legal[b] = _mask(S, cfg, b, out[b])
+    _mask_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, out, num_legal)
 
 
 @nb.njit(cache=True, nogil=True)
 def observe(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    S = views(i8, i16, i32, u64, f32, cfg)
-    for b in range(b0, b1):
-        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
-        _obs_float(S, cfg, rowcol, b, seat, out[b])
+    _obs_float_range(views(i8, i16, i32, u64, f32, cfg), cfg, rowcol, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
 def observe_compact(i8, i16, i32, u64, f32, cfg, b0, b1, seats, out):
-    S = views(i8, i16, i32, u64, f32, cfg)
-    for b in range(b0, b1):
-        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
-        _obs_compact(S, cfg, b, seat, out[b])
+    _obs_compact_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
 def apply(i8, i16, i32, u64, f32, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
-    S = views(i8, i16, i32, u64, f32, cfg)
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
-    for b in range(b0, b1):
-        _apply(S, cfg, b, actions[b], stack)
+    _apply_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, actions, stack)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -965,8 +988,8 @@ def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, 
         if a < 0 or a >= A or mask[b, a] == 0:
             return b
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    _apply_range(S, cfg, b0, b1, actions, stack)
     for b in range(b0, b1):
-        _apply(S, cfg, b, actions[b], stack)
         sc = S.sc[b]
         for p in range(P):
             rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
@@ -977,13 +1000,22 @@ def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, 
             _setup(S, cfg, b, stack, True)
         else:
             done[b] = 0
-        num_legal[b] = _mask(S, cfg, b, mask[b])
-        seat = S.sc[b, SC_CURRENT]
-        seats[b] = seat
-        if obs_mode == 0:
-            _obs_float(S, cfg, rowcol, b, seat, obs_f[b])
-        elif obs_mode == 1:
-            _obs_compact(S, cfg, b, seat, obs_c[b])
+        seats[b] = S.sc[b, SC_CURRENT]
+    _mask_range(S, cfg, b0, b1, mask, num_legal)
+    if obs_mode == 0:
+        _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs_f)
+    elif obs_mode == 1:
+        _obs_compact_range(S, cfg, b0, b1, seats, obs_c)
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def check(mask, actions, num_actions, b0, b1):
+    """The first slot whose action is out of range or not set in its ``mask`` row, or -1."""
+    for b in range(b0, b1):
+        a = actions[b]
+        if a < 0 or a >= num_actions or mask[b, a] == 0:
+            return b
     return -1
 
 
@@ -1001,6 +1033,9 @@ def sample(mask, num_legal, words, b0, b1, out):
         row = mask[b].view(np.uint64)
         w = 0
         while w < nw:
+            if row[w] == 0:
+                w += 1
+                continue
             cnt = int((row[w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
             if k < cnt:
                 break

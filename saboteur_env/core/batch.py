@@ -95,6 +95,10 @@ class Batch:
             )
         )  # fmt: skip
 
+    def check(self, mask: NDArray[np.int8], actions: NDArray[np.int64]) -> int:
+        """The first slot whose action is not legal in ``mask`` (or out of range), or -1."""
+        return int(self.k.check(mask, actions, self.num_actions, 0, self.batch))
+
     def sample(
         self, mask: NDArray[np.int8], num_legal: NDArray[np.int64], words: NDArray[np.uint64], out: NDArray[np.int64],
         b0: int = 0, b1: int | None = None,

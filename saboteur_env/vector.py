@@ -1,0 +1,314 @@
+"""``VectorEnv``: ``num_envs`` games stepped in lock-step by the compiled core (one kernel call per step).
+
+Multi-agent vector convention (Gymnasium's vector API where it fits):
+
+* ``reset(seed)`` returns ``(obs, info)``; ``step(actions)`` returns ``(obs, rewards, terminations, truncations,
+  info)``. ``obs[b]`` is the observation of the seat to act in game ``b`` (``info["seat"][b]``), and only that
+  seat's: a policy never sees another seat's private information. ``info["action_mask"][b]`` is that seat's
+  legal actions.
+* ``rewards`` has shape ``(num_envs, num_players)``: what **every** seat earned by this step (the nuggets, or
+  +1/-1, of a round end). A seat's return is the sum over the steps, whoever acted; a trainer assigns them to each
+  seat's own transitions (issue 14's per-seat turn accounting).
+* **Same-step automatic reset** (Gymnasium's ``AutoresetMode.SAME_STEP``): when game ``b`` ends,
+  ``terminations[b]`` is True, ``rewards[b]`` holds the last round's rewards, ``info["final_returns"][b]`` the
+  final scores (nuggets per seat) of the finished game, and ``obs[b]``, ``info["seat"][b]`` and
+  ``info["action_mask"][b]`` already belong to the slot's next game. ``truncations`` is always False (every game
+  ends by the rules within ``config.max_game_length`` decisions).
+* Seeds: ``reset(seed=s)`` seeds slot ``b`` with ``np.random.default_rng(s + b)`` (a list gives one seed per
+  slot; ``None`` draws fresh entropy). The slot's first game is then exactly the game ``new_game(config,
+  np.random.default_rng(s + b))`` deals, and each automatic reset deals the next game from the same generator,
+  as ``raw_env.reset()`` without a seed does.
+* Observations: ``obs_format="float"`` is the float32 layout of the AEC environment (``observation_layout``),
+  ``"compact"`` an int16 vector holding the same information (``saboteur_env.core.base.COMPACT_DOC``;
+  :func:`expand_compact` rebuilds the float layout), ``"none"`` skips observations (use :meth:`observe`).
+  ``mask_format="int8"`` gives ``(num_envs, num_actions)`` int8 rows, ``"bits"`` packed bits
+  (``np.packbits(mask, axis=1, bitorder="little")``).
+* ``copy=True`` (the default) returns fresh arrays every step; ``copy=False`` returns views of buffers that the
+  next step overwrites (the fast path for trainers that copy into their own storage).
+* ``num_threads=K`` steps K shards of the batch in K threads (the kernels release the GIL); the results are
+  identical to ``K=1`` because every game is stepped by the same code on its own data.
+"""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import ConfigError, IllegalActionError
+from saboteur_env.core import rng as crng
+from saboteur_env.core.batch import Batch, padded
+
+OBS_FORMATS = ("float", "compact", "none")
+MASK_FORMATS = ("int8", "bits")
+_OBS_MODE = {"float": 0, "compact": 1, "none": 2}
+
+
+class VectorEnv:
+    """``num_envs`` games of one configuration, stepped together (see the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        config: GameConfig | None = None,
+        obs_format: str = "float",
+        mask_format: str = "int8",
+        num_threads: int = 1,
+        copy: bool = True,
+        **config_kwargs: Any,
+    ) -> None:
+        if config is not None and config_kwargs:
+            raise ConfigError(f"give either config or config fields, not both (got {sorted(config_kwargs)})")
+        self.config = config if config is not None else GameConfig(**config_kwargs)
+        if obs_format not in OBS_FORMATS:
+            raise ConfigError(f"obs_format={obs_format!r} is not valid; valid: {', '.join(map(repr, OBS_FORMATS))}")
+        if mask_format not in MASK_FORMATS:
+            raise ConfigError(f"mask_format={mask_format!r} is not valid; valid: {', '.join(map(repr, MASK_FORMATS))}")
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or not 1 <= num_threads <= 64:
+            raise ConfigError(f"num_threads={num_threads!r} is out of range; valid: 1..64")
+        self.batch = Batch(self.config, num_envs)
+        self.num_envs = b = self.batch.batch
+        self.num_players = p = self.config.num_players
+        self.num_actions = a = self.batch.num_actions
+        self.obs_format, self.mask_format, self.copy = obs_format, mask_format, copy
+        self.num_threads = min(num_threads, b)
+        bounds = np.linspace(0, b, self.num_threads + 1).astype(int)
+        self._shards = [(int(x), int(y)) for x, y in itertools.pairwise(bounds)]
+        self._pool = ThreadPoolExecutor(self.num_threads) if self.num_threads > 1 else None
+        self._buf: dict[str, NDArray[Any]] = {
+            "mask": np.zeros((b, padded(a)), dtype=np.int8),
+            "num_legal": np.zeros(b, dtype=np.int64),
+            "obs_f": np.zeros((b if obs_format == "float" else 1, self.batch.obs_size), dtype=np.float32),
+            "obs_c": np.zeros((b if obs_format == "compact" else 1, self.batch.compact_size), dtype=np.int16),
+            "rewards": np.zeros((b, p), dtype=np.float32),
+            "done": np.zeros(b, dtype=np.int8),
+            "seats": np.zeros(b, dtype=np.int64),
+            "final_returns": np.zeros((b, p), dtype=np.float32),
+        }
+        self._started = False
+        # Spaces of one game and of the batch (Gymnasium's single_* / batched naming).
+        lay = self.config.variant.observation_layout(self.config)
+        if obs_format == "compact":
+            self.single_observation_space: gym.Space[Any] = gym.spaces.Box(
+                -1, np.iinfo(np.int16).max, (self.batch.compact_size,), dtype=np.int16
+            )
+        else:
+            self.single_observation_space = gym.spaces.Box(0.0, lay.high, dtype=np.float32)
+        self.single_action_space: gym.spaces.Discrete = gym.spaces.Discrete(a)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, b)
+        self.action_space = gym.spaces.MultiDiscrete(np.full(b, a))
+
+    # ---- the vector API -------------------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[NDArray[Any], dict[str, Any]]:
+        """Start a new game in every slot (seeding as in the module docstring)."""
+        if options:
+            raise ConfigError(f"reset options are not supported by VectorEnv (got {sorted(options)})")
+        self.batch.seed(self._seeds(seed))
+        self.batch.setup()
+        self.batch.field("sc")[:, self.batch.k.SC_GAMES] = 1
+        buf = self._buf
+        self.batch.masks(buf["mask"], buf["num_legal"])
+        buf["seats"][:] = self.batch.scalar(self.batch.k.SC_CURRENT)
+        self._write_obs()
+        self._started = True
+        obs = self._obs()
+        info = self._info(with_final=False)
+        return obs, info
+
+    def step(
+        self, actions: NDArray[np.integer] | list[int]
+    ) -> tuple[NDArray[Any], NDArray[np.float32], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+        """One action per game for its seat to act; illegal actions raise before any game changes."""
+        if not self._started:
+            raise ConfigError("call reset() before step()")
+        acts = self._check(actions)
+        buf, mode = self._buf, _OBS_MODE[self.obs_format]
+        if self._pool is None:
+            bad = self.batch.step(0, self.num_envs, acts, buf, mode)
+        else:
+            results = list(self._pool.map(lambda s: self.batch.step(s[0], s[1], acts, buf, mode), self._shards))
+            bad = max(results)
+        if bad >= 0:  # unreachable after _check: the kernel's own guard
+            raise IllegalActionError(f"the core refused the action of game {bad}")
+        done = buf["done"].astype(bool)
+        rewards = buf["rewards"].copy() if self.copy else buf["rewards"]
+        return self._obs(), rewards, done, np.zeros(self.num_envs, dtype=bool), self._info(with_final=True)
+
+    def observe(self, seats: NDArray[np.integer] | list[int] | None = None, compact: bool = False) -> NDArray[Any]:
+        """Observations of ``seats[b]`` in game ``b`` (default: the seats to act), float or compact."""
+        b = self.num_envs
+        s = np.full(b, -1, dtype=np.int64) if seats is None else np.asarray(seats, dtype=np.int64)
+        if s.shape != (b,) or ((s < -1) | (s >= self.num_players)).any():
+            raise ConfigError(f"seats must be {b} seat numbers in 0..{self.num_players - 1} (or -1: to act)")
+        if compact:
+            out_c = np.zeros((b, self.batch.compact_size), dtype=np.int16)
+            self.batch.observe_compact(s, out_c)
+            return out_c
+        out = np.zeros((b, self.batch.obs_size), dtype=np.float32)
+        self.batch.observe(s, out)
+        return out
+
+    def sample_actions(self, rng: LegalSampler) -> NDArray[np.int64]:
+        """Uniformly random legal actions for every game, drawn by ``rng`` (cheap: one kernel call)."""
+        return rng.sample(self)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> VectorEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- helpers --------------------------------------------------------------------------------------------------
+    def _seeds(self, seed: int | list[int] | None) -> list[int]:
+        b = self.num_envs
+        if seed is None:
+            base = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+            return [base + i for i in range(b)]
+        if isinstance(seed, list | tuple | np.ndarray):
+            seeds = [int(s) for s in seed]
+            if len(seeds) != b or any(s < 0 for s in seeds):
+                raise ConfigError(f"seed list must hold {b} non-negative ints (got {len(seeds)})")
+            return seeds
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ConfigError(f"seed={seed!r} must be a non-negative int, a list of {b} of them, or None")
+        return [int(seed) + i for i in range(b)]
+
+    def _check(self, actions: NDArray[np.integer] | list[int]) -> NDArray[np.int64]:
+        acts = np.asarray(actions)
+        b, a = self.num_envs, self.num_actions
+        if acts.shape != (b,) or not np.issubdtype(acts.dtype, np.integer):
+            raise IllegalActionError(f"actions must be {b} integer action ids (got shape {acts.shape}, {acts.dtype})")
+        if acts.dtype != np.int64 or not acts.flags.c_contiguous:
+            acts = np.ascontiguousarray(acts, dtype=np.int64)
+        g = self.batch.check(self._buf["mask"], acts)  # one kernel pass; nothing changes on failure
+        if g >= 0:
+            if not 0 <= acts[g] < a:
+                raise IllegalActionError(f"action {int(acts[g])} of game {g} is out of range; valid: 0..{a - 1}")
+            raise IllegalActionError(
+                f"action {int(acts[g])} of game {g} is not legal for seat {int(self._buf['seats'][g])} "
+                "(see info['action_mask']); no game was changed"
+            )
+        return acts
+
+    def _write_obs(self) -> None:
+        buf = self._buf
+        if self.obs_format == "float":
+            self.batch.observe(buf["seats"], buf["obs_f"])
+        elif self.obs_format == "compact":
+            self.batch.observe_compact(buf["seats"], buf["obs_c"])
+
+    def _obs(self) -> NDArray[Any]:
+        if self.obs_format == "none":
+            return np.zeros((self.num_envs, 0), dtype=np.float32)
+        out = self._buf["obs_f"] if self.obs_format == "float" else self._buf["obs_c"]
+        return out.copy() if self.copy else out
+
+    def _info(self, with_final: bool) -> dict[str, Any]:
+        buf = self._buf
+        mask = buf["mask"][:, : self.num_actions]
+        if self.mask_format == "bits":
+            mask = np.packbits(mask, axis=1, bitorder="little")
+        elif self.copy:
+            mask = mask.copy()
+        info = {
+            "seat": buf["seats"].copy() if self.copy else buf["seats"],
+            "action_mask": mask,
+            "num_legal": buf["num_legal"].copy() if self.copy else buf["num_legal"],
+        }
+        if with_final:
+            info["final_returns"] = buf["final_returns"].copy() if self.copy else buf["final_returns"]
+            info["_final_returns"] = buf["done"].astype(bool)
+        return info
+
+
+class LegalSampler:
+    """Uniform random legal actions for a :class:`VectorEnv`, from one PCG64 generator per game slot.
+
+    ``LegalSampler(seed)``: slot ``b`` draws from ``np.random.default_rng([seed, b])`` (independent streams).
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ConfigError(f"seed={seed!r} must be a non-negative int")
+        self.seed = int(seed)
+        self._words: NDArray[np.uint64] | None = None
+        self._out: NDArray[np.int64] | None = None
+
+    def sample(self, env: VectorEnv) -> NDArray[np.int64]:
+        b = env.num_envs
+        if self._words is None or self._words.shape[0] != b:
+            self._words = np.stack([crng.words_of(np.random.default_rng([self.seed, i])) for i in range(b)])
+            self._out = np.zeros(b, dtype=np.int64)
+        assert self._out is not None
+        buf = env._buf
+        env.batch.sample(buf["mask"], buf["num_legal"], self._words, self._out)
+        return self._out.copy()
+
+
+def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np.float32]:
+    """The float observation(s) of the base game rebuilt from compact ones (shape ``(..., compact_size)``)."""
+    from saboteur_env.core import base as kb  # the base layout; other games get their own expanders
+
+    c = np.asarray(compact)
+    lead = c.shape[:-1]
+    c = c.reshape(-1, c.shape[-1]).astype(np.int64)
+    p, hw, L = config.num_players, config.num_cells, config.history_length
+    n = c.shape[0]
+    out = np.zeros((n, kb.obs_size(config)), dtype=np.float32)
+    cells = c[:, :hw]
+    tok = cells & 63
+    col = np.where(tok >= 2, tok - 2, np.where(tok == 1, kb.FACEDOWN_COL, kb.EMPTY_COL))
+    planes = kb.PLANE_COLS[col]  # (n, HW, 24)
+    reach = (cells >> 6) & 15
+    planes[:, :, 4:8] = (reach[:, :, None] >> np.arange(4)) & 1
+    board = out[:, : 26 * hw].reshape(n, 26, hw)
+    board[:, :24] = planes.transpose(0, 2, 1)
+    board[:, 24] = (cells >> 10) & 1
+    board[:, 25] = (cells >> 11) & 1
+    pos, src = 26 * hw, hw
+    out[np.arange(n), pos + c[:, src]] = 1.0
+    pos, src = pos + 2, src + 1
+    out[:, pos : pos + 27 + 11 * p] = c[:, src : src + 27 + 11 * p]
+    pos, src = pos + 27 + 11 * p, src + 27 + 11 * p
+    out[:, pos] = c[:, src]
+    out[:, pos + 1] = c[:, src + 1]
+    out[np.arange(n), pos + 2 + c[:, src + 2]] = 1.0
+    out[np.arange(n), pos + 5 + c[:, src + 3]] = 1.0
+    out[:, pos + 5 + p] = c[:, src + 4]
+    out[:, pos + 6 + p] = c[:, src + 5]
+    pos, src = pos + 7 + p, src + 6
+    rowcol = kb.rowcol_table(config)
+    f = 73 + 2 * p
+    for i in range(L):
+        ev = c[:, src + 6 * i : src + 6 * i + 6]
+        row = out[:, pos + i * f : pos + (i + 1) * f]
+        ok = ev[:, 0] >= 0
+        idx = np.flatnonzero(ok)
+        row[idx, 0] = 1.0
+        row[idx, 1 + ev[idx, 0]] = 1.0
+        row[idx, 9 + ev[idx, 1]] = 1.0
+        k = idx[ev[idx, 2] >= 0]
+        row[k, 9 + p + ev[k, 2]] = 1.0
+        k = idx[ev[idx, 3] >= 0]
+        row[k, 40 + p + ev[k, 3]] = 1.0
+        k = idx[ev[idx, 4] >= 0]
+        row[k, 40 + 2 * p] = rowcol[ev[k, 4], 0]
+        row[k, 41 + 2 * p] = rowcol[ev[k, 4], 1]
+        k = idx[ev[idx, 5] >= 0]
+        row[k, 42 + 2 * p + ev[k, 5]] = 1.0
+    return out.reshape(*lead, out.shape[-1])

@@ -1,0 +1,186 @@
+"""saboteur_env.vector.VectorEnv: the lock-step API, seeding, same-step autoreset, errors, threads, formats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from saboteur_env.base import observation, rules
+from saboteur_env.common.config import GameConfig
+from saboteur_env.common.errors import ConfigError, IllegalActionError
+from saboteur_env.vector import LegalSampler, VectorEnv, expand_compact
+
+
+def _reference_games(cfg: GameConfig, seeds: list[int]):  # type: ignore[no-untyped-def]
+    gens = [np.random.default_rng(s) for s in seeds]
+    return gens, [rules.new_game(cfg, g) for g in gens]
+
+
+def test_steps_match_the_reference_through_autoresets() -> None:
+    cfg = GameConfig(num_players=4)
+    env = VectorEnv(6, config=cfg)
+    obs, info = env.reset(seed=40)
+    gens, refs = _reference_games(cfg, [40 + b for b in range(6)])
+    sampler = LegalSampler(1)
+    finished = 0
+    for _ in range(900):
+        for b, ref in enumerate(refs):
+            assert info["seat"][b] == ref.current
+            assert np.array_equal(info["action_mask"][b].astype(bool), rules.legal_action_mask(ref))
+            assert np.array_equal(obs[b], observation.encode_observation(ref, ref.current))
+        actions = env.sample_actions(sampler)
+        obs, rewards, term, trunc, info = env.step(actions)
+        assert not trunc.any() and rewards.shape == (6, 4)
+        for b in range(6):
+            ref = refs[b]
+            rules.apply_action(ref, int(actions[b]), inplace=True)
+            expected = ref.last_rewards if ref.round_just_ended else np.zeros(4)
+            assert np.array_equal(rewards[b], expected)
+            assert term[b] == ref.game_over == info["_final_returns"][b]
+            if ref.game_over:  # same-step reset: the final scores in info, the next game's first observation
+                assert np.array_equal(info["final_returns"][b], ref.gold_nuggets)
+                refs[b] = rules.new_game(cfg, gens[b])
+                finished += 1
+    assert finished >= 6
+
+
+def test_spaces_shapes_and_formats() -> None:
+    env = VectorEnv(5, num_players=3, obs_format="compact", mask_format="bits")
+    obs, info = env.reset(seed=0)
+    assert obs.dtype == np.int16 and obs.shape == (5, env.batch.compact_size)
+    assert env.observation_space.shape == obs.shape and env.single_action_space.n == env.num_actions
+    assert info["action_mask"].dtype == np.uint8 and info["action_mask"].shape == (5, (env.num_actions + 7) // 8)
+    ref = VectorEnv(5, num_players=3)
+    fobs, finfo = ref.reset(seed=0)
+    assert np.array_equal(expand_compact(obs, env.config), fobs)
+    bits = np.unpackbits(info["action_mask"], axis=1, bitorder="little")[:, : env.num_actions]
+    assert np.array_equal(bits, finfo["action_mask"])
+    assert ref.single_observation_space.contains(fobs[0])
+    none = VectorEnv(5, num_players=3, obs_format="none")
+    nobs, _ = none.reset(seed=0)
+    assert nobs.shape == (5, 0)
+    assert np.array_equal(none.observe(), fobs)
+    assert np.array_equal(none.observe(compact=True), obs)
+    seat2 = none.observe([2] * 5)
+    assert all(np.array_equal(seat2[b], observation.encode_observation(
+        rules.new_game(none.config, np.random.default_rng(b)), 2)) for b in range(5))  # fmt: skip
+
+
+def test_seeds() -> None:
+    env = VectorEnv(3, num_players=5)
+    a, _ = env.reset(seed=[7, 8, 9])
+    b, _ = env.reset(seed=7)
+    assert np.array_equal(a, b)
+    c, _ = env.reset(seed=None)
+    d, _ = env.reset(seed=None)
+    assert not np.array_equal(c, d)
+    for bad in (-1, 1.5, "x", [1, 2], True):
+        with pytest.raises(ConfigError, match="seed"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
+
+
+def test_illegal_actions_change_nothing() -> None:
+    env = VectorEnv(4, num_players=4)
+    _, info = env.reset(seed=3)
+    before = {k: v.copy() for k, v in env.batch.arenas.items()}
+    legal = env.sample_actions(LegalSampler(0))
+    illegal = int(np.flatnonzero(info["action_mask"][2] == 0)[0])
+    bad = legal.copy()
+    bad[2] = illegal
+    with pytest.raises(IllegalActionError, match=f"action {illegal} of game 2 is not legal"):
+        env.step(bad)
+    bad[2] = env.num_actions
+    with pytest.raises(IllegalActionError, match=r"out of range; valid: 0\.\."):
+        env.step(bad)
+    with pytest.raises(IllegalActionError, match="4 integer action ids"):
+        env.step(legal[:3])
+    with pytest.raises(IllegalActionError, match="integer"):
+        env.step(legal.astype(np.float64))
+    assert all(np.array_equal(before[k], env.batch.arenas[k]) for k in before)
+    env.step(legal)  # still playable
+
+
+def test_threads_give_identical_results_and_copies_are_fresh() -> None:
+    one = VectorEnv(37, num_players=6)
+    two = VectorEnv(37, num_players=6, num_threads=2, copy=False)
+    o1, _ = one.reset(seed=5)
+    o2, _ = two.reset(seed=5)
+    s1, s2 = LegalSampler(2), LegalSampler(2)
+    kept = o1
+    for _ in range(400):
+        a1, a2 = one.sample_actions(s1), two.sample_actions(s2)
+        assert np.array_equal(a1, a2)
+        o1, r1, t1, _, i1 = one.step(a1)
+        o2, r2, t2, _, i2 = two.step(a2)
+        assert np.array_equal(o1, o2) and np.array_equal(r1, r2) and np.array_equal(t1, t2)
+        assert np.array_equal(i1["action_mask"], i2["action_mask"])
+    assert kept is not o1 and not np.shares_memory(kept, o1)
+    o3, *_ = two.step(two.sample_actions(s2))
+    assert np.shares_memory(o2, o3)  # copy=False: the buffers are reused
+    two.close()
+
+
+def test_sampler_is_uniform_over_legal_actions() -> None:
+    env = VectorEnv(1, num_players=4)
+    _, info = env.reset(seed=1)
+    legal = np.flatnonzero(info["action_mask"][0])
+    s = LegalSampler(9)
+    draws = np.array([env.sample_actions(s)[0] for _ in range(4000)])
+    counts = np.array([(draws == a).sum() for a in legal])
+    assert set(draws.tolist()) == set(legal.tolist())
+    expected = 4000 / len(legal)
+    assert ((counts - expected) ** 2 / expected).sum() < 3 * len(legal)  # chi-square, far from the tail
+    again = LegalSampler(9)
+    assert env.sample_actions(again)[0] == draws[0]
+    with pytest.raises(ConfigError):
+        LegalSampler(-1)
+
+
+def test_bad_configuration() -> None:
+    for kwargs, match in (
+        ({"obs_format": "png"}, "obs_format"),
+        ({"mask_format": "bool"}, "mask_format"),
+        ({"num_threads": 0}, "num_threads"),
+        ({"game": "sab2"}, "no compiled core"),
+        ({"num_players": 11}, "num_players"),
+    ):
+        with pytest.raises(ConfigError, match=match):
+            VectorEnv(2, **kwargs)
+    with pytest.raises(ConfigError, match="num_envs"):
+        VectorEnv(0)
+    with pytest.raises(ConfigError, match="reset"):
+        VectorEnv(1).step([0])
+
+
+def test_observations_hold_no_hidden_information() -> None:
+    """Resampling what the acting seat cannot see (other hands of the same sizes, roles, the draw pile's order,
+    goals it has not seen) never changes its float or compact observation."""
+    env = VectorEnv(8, num_players=5, obs_format="none")
+    env.reset(seed=21)
+    s = LegalSampler(4)
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        env.step(env.sample_actions(s))
+    f, c = env.observe(), env.observe(compact=True)
+    bt = env.batch
+    sc = bt.field("sc")
+    for b in range(8):
+        seat, r, pos = int(sc[b, 1]), int(sc[b, 0]), int(sc[b, 4])
+        others = [x for x in range(5) if x != seat]
+        hands = bt.field("hands")[b]
+        pool = np.concatenate([np.repeat(np.arange(27), hands[x]) for x in others]
+                              + [np.repeat(bt.field("round_decks")[b, r, pos:], 1)])  # fmt: skip
+        rng.shuffle(pool)
+        sizes = [int(hands[x].sum()) for x in others]
+        k = 0
+        for x, n in zip(others, sizes, strict=True):
+            hands[x] = np.bincount(pool[k : k + n], minlength=27)
+            k += n
+        bt.field("round_decks")[b, r, pos:] = pool[k:]
+        roles = bt.field("roles")[b]
+        roles[others] = rng.permutation(roles[others])
+        unseen = [g for g in range(3) if not bt.field("goal_revealed")[b, g] and not bt.field("peeked")[b, seat, g]]
+        goals = bt.field("goal_kind")[b]
+        goals[unseen] = rng.permutation(goals[unseen])
+    assert np.array_equal(env.observe(), f)
+    assert np.array_equal(env.observe(compact=True), c)
