@@ -5,6 +5,14 @@
     python -m experiments.bench --games 300 --repeats 3
     python -m experiments.bench --game duel --games 100      # Saboteur: The Duel (both layouts)
     python -m experiments.bench --game sab2 --players 6 12   # Saboteur 2
+    python -m experiments.bench --target vector --players 4 --num-envs 1 64 1024 4096 --obs float compact
+    python -m experiments.bench --target vector raw_env --players 4 --num-envs 4096 --json   # one JSON per line
+
+Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
+(``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
+each ``--obs`` format and the int8 mask produced every step, actions from the in-kernel ``LegalSampler``;
+``--threads`` shards). ``--json`` prints one object per measured target (median decisions/s, the connect_four
+reference of the same run and the ratio, plus the machine, versions, commit and load).
 
 Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
 (``legal[rng.integers(len(legal))]``). "Decisions" count non-``None`` actions; dead steps at the end are excluded.
@@ -14,8 +22,13 @@ The ``engine`` line drives the rules directly (mask + observation + ``apply_acti
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
+import resource
+import subprocess
 import time
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +44,8 @@ from saboteur_env import (
 )
 
 GAMES = ("base", "duel", "sab2")
+TARGETS = ("engine", "raw_env", "env", "vector")
+OBS_FORMATS = ("float", "compact", "none")
 
 
 def check_counts(parser: argparse.ArgumentParser, args: argparse.Namespace, *names: str) -> None:
@@ -85,11 +100,57 @@ def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[flo
     return decisions / elapsed, games / elapsed
 
 
+def bench_vector(num_players: int, num_envs: int, obs: str, threads: int, seconds: float, seed: int,
+                 **config: Any) -> tuple[float, float, dict[str, Any]]:
+    """Lock-step ``VectorEnv`` steps with in-kernel uniform legal actions for at least ``seconds``; returns
+    decisions/s, finished games/s and memory facts (state bytes per game, peak RSS)."""
+    from saboteur_env.vector import LegalSampler, VectorEnv
+
+    with VectorEnv(num_envs, num_players=num_players, obs_format=obs, num_threads=threads, copy=False,
+                   **config) as venv:  # fmt: skip
+        venv.reset(seed=seed)
+        sampler = LegalSampler(seed)
+        for _ in range(3):  # warm caches (and compile on first use)
+            venv.step(venv.sample_actions(sampler))
+        steps = games = 0
+        start = time.perf_counter()
+        while True:
+            _, _, done, _, _ = venv.step(venv.sample_actions(sampler))
+            games += int(done.sum())
+            steps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds and steps >= 5:
+                break
+        memory = {"state_bytes_per_game": venv.batch.bytes_per_game,
+                  "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}  # fmt: skip
+    return steps * num_envs / elapsed, games / elapsed, memory
+
+
 def bench_connect_four(games: int, seed: int) -> tuple[float, float]:
     """PettingZoo's ``connect_four_v3`` raw env played the same way (the reference the issues compare with)."""
     from pettingzoo.classic import connect_four_v3  # needs pygame (the dev extra)
 
     return bench_env(lambda num_players: connect_four_v3.raw_env(), 2, games, seed)
+
+
+def machine_facts() -> dict[str, Any]:
+    """Versions, commit and load recorded with every JSON result."""
+    import numba
+
+    import saboteur_env
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()  # fmt: skip
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                    text=True, check=True).stdout.strip())  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "unknown", False
+    return {
+        "package": getattr(saboteur_env, "__version__", "unknown"), "commit": commit, "dirty": dirty,
+        "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
+        "machine": platform.machine(), "cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+    }  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,8 +160,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
     parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
     parser.add_argument("--game", choices=GAMES, default="base")
+    parser.add_argument("--target", choices=TARGETS, nargs="+", default=["engine", "raw_env", "env"])
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[4096], help="vector: batch sizes B")
+    parser.add_argument("--obs", choices=OBS_FORMATS, nargs="+", default=["float", "compact"],
+                        help="vector: observation formats")  # fmt: skip
+    parser.add_argument("--threads", type=int, nargs="+", default=[1], help="vector: shards stepped in threads")
+    parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
+    parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
     args = parser.parse_args(argv)
     check_counts(parser, args, "games", "repeats")
+    for name in ("num_envs", "threads"):
+        if min(getattr(args, name)) < 1:
+            parser.error(f"--{name.replace('_', '-')} values must be at least 1")
+    if args.seconds <= 0:
+        parser.error(f"--seconds {args.seconds} must be > 0")
     if args.seed < 0:
         parser.error(f"--seed {args.seed} must be >= 0")
     if args.game != "duel":
@@ -110,27 +183,49 @@ def main(argv: list[str] | None = None) -> int:
         cases = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]
     else:
         cases = [(n, {"game": args.game} if args.game == "sab2" else {}) for n in args.players]
-    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median games/s; "
-          f"ratio = median / connect_four_v3 raw_env median of the same run)")
-    print(f"{'target':<16} {'players':>13} {'decisions/s':>12} {'best':>9} {'games/s':>9} {'ratio':>7}")
-    targets = {"engine": None, "raw_env": raw_env, "env()": env}
+    if not args.json:
+        print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+              f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median "
+              f"games/s; ratio = median / connect_four_v3 raw_env median of the same run)")  # fmt: skip
+        print(f"{'target':<28} {'players':>13} {'decisions/s':>12} {'best':>10} {'games/s':>9} {'ratio':>7}")
+    makers = {"engine": None, "raw_env": raw_env, "env": env}
     # Every measurement once per repeat, in the same order (A B C A B C ...), so that the load of a shared machine
     # falls on all of them alike; PettingZoo's connect_four_v3 raw env is the reference measured in the same run.
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    extra: dict[tuple[str, str], dict[str, Any]] = {}
     for _ in range(args.repeats):
-        runs.setdefault(("connect_four_v3", "raw_env"), []).append(bench_connect_four(args.games * 5, args.seed))
+        runs.setdefault(("connect_four_v3 raw_env", "2"), []).append(bench_connect_four(args.games * 5, args.seed))
         for n, config in cases:
             label = config.get("duel_layout", f"{n}")
-            for name, make in targets.items():
+            for target in args.target:
+                if target == "vector":
+                    for b in args.num_envs:
+                        for obs in args.obs:
+                            for k in args.threads:
+                                key = (f"vector B={b} {obs}" + (f" x{k} threads" if k > 1 else ""), label)
+                                dps, gps, mem = bench_vector(n, b, obs, k, args.seconds, args.seed, **config)
+                                runs.setdefault(key, []).append((dps, gps))
+                                extra[key] = {"num_envs": b, "obs": obs, "threads": k, **mem}
+                    continue
+                make = makers[target]
                 result = (bench_engine(n, args.games, args.seed, **config) if make is None
                           else bench_env(make, n, args.games, args.seed, **config))  # fmt: skip
-                runs.setdefault((name, label), []).append(result)
-    reference = float(np.median([r[0] for r in runs[("connect_four_v3", "raw_env")]]))
+                runs.setdefault((target, label), []).append(result)
+    reference = float(np.median([r[0] for r in runs[("connect_four_v3 raw_env", "2")]]))
+    facts = machine_facts() if args.json else {}
     for (name, label), results in runs.items():
-        dps, gps = np.median([r[0] for r in results]), np.median([r[1] for r in results])
+        dps, gps = float(np.median([r[0] for r in results])), float(np.median([r[1] for r in results]))
         best = max(r[0] for r in results)
-        print(f"{name:<16} {label:>13} {dps:>12,.0f} {best:>9,.0f} {gps:>9.1f} {dps / reference:>7.2f}", flush=True)
+        if args.json:
+            record = {"target": name.split()[0] if name.startswith("vector") else name, "label": name,
+                      "game": args.game, "players": label, "decisions_per_s": round(dps, 1),
+                      "best_decisions_per_s": round(best, 1), "games_per_s": round(gps, 3),
+                      "connect_four_raw_decisions_per_s": round(reference, 1), "ratio": round(dps / reference, 3),
+                      "repeats": args.repeats, **extra.get((name, label), {}), **facts}  # fmt: skip
+            print(json.dumps(record), flush=True)
+        else:
+            print(f"{name:<28} {label:>13} {dps:>12,.0f} {best:>10,.0f} {gps:>9.1f} {dps / reference:>7.2f}",
+                  flush=True)  # fmt: skip
     return 0
 
 

@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, IllegalActionError
 from saboteur_env.core import rng as crng
-from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.batch import Batch, kernels, padded
 
 OBS_FORMATS = ("float", "compact", "none")
 MASK_FORMATS = ("int8", "bits")
@@ -261,54 +261,5 @@ class LegalSampler:
 
 
 def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np.float32]:
-    """The float observation(s) of the base game rebuilt from compact ones (shape ``(..., compact_size)``)."""
-    from saboteur_env.core import base as kb  # the base layout; other games get their own expanders
-
-    c = np.asarray(compact)
-    lead = c.shape[:-1]
-    c = c.reshape(-1, c.shape[-1]).astype(np.int64)
-    p, hw, L = config.num_players, config.num_cells, config.history_length
-    n = c.shape[0]
-    out = np.zeros((n, kb.obs_size(config)), dtype=np.float32)
-    cells = c[:, :hw]
-    tok = cells & 63
-    col = np.where(tok >= 2, tok - 2, np.where(tok == 1, kb.FACEDOWN_COL, kb.EMPTY_COL))
-    planes = kb.PLANE_COLS[col]  # (n, HW, 24)
-    reach = (cells >> 6) & 15
-    planes[:, :, 4:8] = (reach[:, :, None] >> np.arange(4)) & 1
-    board = out[:, : 26 * hw].reshape(n, 26, hw)
-    board[:, :24] = planes.transpose(0, 2, 1)
-    board[:, 24] = (cells >> 10) & 1
-    board[:, 25] = (cells >> 11) & 1
-    pos, src = 26 * hw, hw
-    out[np.arange(n), pos + c[:, src]] = 1.0
-    pos, src = pos + 2, src + 1
-    out[:, pos : pos + 27 + 11 * p] = c[:, src : src + 27 + 11 * p]
-    pos, src = pos + 27 + 11 * p, src + 27 + 11 * p
-    out[:, pos] = c[:, src]
-    out[:, pos + 1] = c[:, src + 1]
-    out[np.arange(n), pos + 2 + c[:, src + 2]] = 1.0
-    out[np.arange(n), pos + 5 + c[:, src + 3]] = 1.0
-    out[:, pos + 5 + p] = c[:, src + 4]
-    out[:, pos + 6 + p] = c[:, src + 5]
-    pos, src = pos + 7 + p, src + 6
-    rowcol = kb.rowcol_table(config)
-    f = 73 + 2 * p
-    for i in range(L):
-        ev = c[:, src + 6 * i : src + 6 * i + 6]
-        row = out[:, pos + i * f : pos + (i + 1) * f]
-        ok = ev[:, 0] >= 0
-        idx = np.flatnonzero(ok)
-        row[idx, 0] = 1.0
-        row[idx, 1 + ev[idx, 0]] = 1.0
-        row[idx, 9 + ev[idx, 1]] = 1.0
-        k = idx[ev[idx, 2] >= 0]
-        row[k, 9 + p + ev[k, 2]] = 1.0
-        k = idx[ev[idx, 3] >= 0]
-        row[k, 40 + p + ev[k, 3]] = 1.0
-        k = idx[ev[idx, 4] >= 0]
-        row[k, 40 + 2 * p] = rowcol[ev[k, 4], 0]
-        row[k, 41 + 2 * p] = rowcol[ev[k, 4], 1]
-        k = idx[ev[idx, 5] >= 0]
-        row[k, 42 + 2 * p + ev[k, 5]] = 1.0
-    return out.reshape(*lead, out.shape[-1])
+    """Float observations rebuilt from compact ones (shape ``(..., compact_size)``), by the game's kernel module."""
+    return kernels(config).expand_compact(compact, config)

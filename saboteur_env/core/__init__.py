@@ -2,6 +2,24 @@
 
 ``core.rng`` ports numpy's PCG64 and ``Generator.permutation`` so a seed deals the same game as the reference
 engine; ``core.layout`` stores fields in per-dtype arenas; ``core.batch.Batch`` holds ``B`` games of one
-configuration; each game with a core has a kernel module (``core.base``) named by its variant's ``core``
-attribute. ``saboteur_env.vector.VectorEnv`` is the user-facing lock-step environment built on it.
+configuration; ``core.common`` has the game-independent kernels (action check, uniform legal sampler);
+``saboteur_env.vector.VectorEnv`` is the user-facing lock-step environment built on it.
+
+Each game with a core has a kernel module (``core.base``), named by its variant's ``core`` attribute. The
+module's contract, which ``Batch`` and ``VectorEnv`` rely on (and nothing else):
+
+* data: ``fields(config) -> tuple[Field, ...]`` (one field ``sc`` of int32 scalars and one ``rng`` of
+  ``(6,)`` uint64 generator words among them), ``config_table(config, layout) -> int64 array``,
+  ``rowcol_table(config) -> float32 array`` (any float table the observation writer needs),
+  ``num_actions(config)``, ``obs_size(config)`` (the reference's float layout), ``compact_size(config)``,
+  ``expand_compact(compact, config) -> float observations`` (lossless), and the scalar indices ``SC_CURRENT``,
+  ``SC_OVER``, ``SC_GAMES`` (games started in the slot);
+* kernels, all ``@numba.njit(cache=True, nogil=True)``, over the slots ``b0 <= b < b1`` of the arenas
+  ``(i8, i16, i32, u64, f32)`` and the config table ``cfg``:
+  ``setup(..., cfg, b0, b1, draw)``, ``masks(..., cfg, b0, b1, out_int8, num_legal)``,
+  ``observe(..., cfg, ftable, b0, b1, seats, out_f32)``, ``observe_compact(..., cfg, b0, b1, seats, out_i16)``,
+  ``apply(..., cfg, b0, b1, actions)`` and the fused lock-step ``step(..., cfg, ftable, b0, b1, actions, mask,
+  num_legal, obs_mode, obs_f, obs_c, rewards, done, seats, final_returns) -> int`` (see ``core.base.step``).
+
+Mask rows are int8 and padded to whole 8-byte words (``core.batch.padded``) for the sampler.
 """

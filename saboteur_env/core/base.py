@@ -136,6 +136,7 @@ NUM_EVENT_TYPES = 8
 SC_ROUND, SC_CURRENT, SC_LAST, SC_LEFTOVER, SC_DECK_POS, SC_DECISIONS, SC_OVER, SC_JUST_ENDED = range(8)
 SC_NUM_EVENTS, SC_GOLD_DECK, SC_NUM_RR, SC_ERROR, SC_GAMES = range(8, 13)
 NUM_SC = 16
+BLOCK = 32  # games per block of the fused lock-step
 ERR_EVENTS = 1  # the event log overflowed (a bug: the capacity is a proven bound)
 
 # Config table (int64): a header, then the field offsets, the neighbour table, the sorted deck, the role cards
@@ -932,7 +933,62 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
             out[row + 4] = ev[4]
             out[row + 5] = ev[5]
 
-    # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+    # ---- decoding ------------------------------------------------------------------------------------------------
+
+
+def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np.float32]:
+    """The float observation(s) rebuilt from compact ones (shape ``(..., compact_size)``); lossless."""
+    c = np.asarray(compact)
+    lead = c.shape[:-1]
+    c = c.reshape(-1, c.shape[-1]).astype(np.int64)
+    p, hw, L = config.num_players, config.num_cells, config.history_length
+    n = c.shape[0]
+    out = np.zeros((n, obs_size(config)), dtype=np.float32)
+    cells = c[:, :hw]
+    tok = cells & 63
+    col = np.where(tok >= 2, tok - 2, np.where(tok == 1, FACEDOWN_COL, EMPTY_COL))
+    planes = PLANE_COLS[col]  # (n, HW, 24)
+    reach = (cells >> 6) & 15
+    planes[:, :, 4:8] = (reach[:, :, None] >> np.arange(4)) & 1
+    board = out[:, : 26 * hw].reshape(n, 26, hw)
+    board[:, :24] = planes.transpose(0, 2, 1)
+    board[:, 24] = (cells >> 10) & 1
+    board[:, 25] = (cells >> 11) & 1
+    pos, src = 26 * hw, hw
+    out[np.arange(n), pos + c[:, src]] = 1.0
+    pos, src = pos + 2, src + 1
+    out[:, pos : pos + 27 + 11 * p] = c[:, src : src + 27 + 11 * p]
+    pos, src = pos + 27 + 11 * p, src + 27 + 11 * p
+    out[:, pos] = c[:, src]
+    out[:, pos + 1] = c[:, src + 1]
+    out[np.arange(n), pos + 2 + c[:, src + 2]] = 1.0
+    out[np.arange(n), pos + 5 + c[:, src + 3]] = 1.0
+    out[:, pos + 5 + p] = c[:, src + 4]
+    out[:, pos + 6 + p] = c[:, src + 5]
+    pos, src = pos + 7 + p, src + 6
+    rowcol = rowcol_table(config)
+    f = 73 + 2 * p
+    for i in range(L):
+        ev = c[:, src + 6 * i : src + 6 * i + 6]
+        row = out[:, pos + i * f : pos + (i + 1) * f]
+        ok = ev[:, 0] >= 0
+        idx = np.flatnonzero(ok)
+        row[idx, 0] = 1.0
+        row[idx, 1 + ev[idx, 0]] = 1.0
+        row[idx, 9 + ev[idx, 1]] = 1.0
+        k = idx[ev[idx, 2] >= 0]
+        row[k, 9 + p + ev[k, 2]] = 1.0
+        k = idx[ev[idx, 3] >= 0]
+        row[k, 40 + p + ev[k, 3]] = 1.0
+        k = idx[ev[idx, 4] >= 0]
+        row[k, 40 + 2 * p] = rowcol[ev[k, 4], 0]
+        row[k, 41 + 2 * p] = rowcol[ev[k, 4], 1]
+        k = idx[ev[idx, 5] >= 0]
+        row[k, 42 + 2 * p + ev[k, 5]] = 1.0
+    return out.reshape(*lead, out.shape[-1])
+
+
+# ---- entry points (one call per batch or shard) ---------------------------------------------------------------
 
 
 @nb.njit(cache=True, nogil=True)
@@ -988,64 +1044,25 @@ def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, 
         if a < 0 or a >= A or mask[b, a] == 0:
             return b
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
-    _apply_range(S, cfg, b0, b1, actions, stack)
-    for b in range(b0, b1):
-        sc = S.sc[b]
-        for p in range(P):
-            rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
-        if sc[SC_OVER]:
-            done[b] = 1
+    # Blocks of BLOCK games go through every phase while their state, mask and observation rows are in cache.
+    for lo in range(b0, b1, BLOCK):
+        hi = min(lo + BLOCK, b1)
+        _apply_range(S, cfg, lo, hi, actions, stack)
+        for b in range(lo, hi):
+            sc = S.sc[b]
             for p in range(P):
-                final_returns[b, p] = S.gold_nuggets[b, p]
-            _setup(S, cfg, b, stack, True)
-        else:
-            done[b] = 0
-        seats[b] = S.sc[b, SC_CURRENT]
-    _mask_range(S, cfg, b0, b1, mask, num_legal)
-    if obs_mode == 0:
-        _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs_f)
-    elif obs_mode == 1:
-        _obs_compact_range(S, cfg, b0, b1, seats, obs_c)
+                rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
+            if sc[SC_OVER]:
+                done[b] = 1
+                for p in range(P):
+                    final_returns[b, p] = S.gold_nuggets[b, p]
+                _setup(S, cfg, b, stack, True)
+            else:
+                done[b] = 0
+            seats[b] = S.sc[b, SC_CURRENT]
+        _mask_range(S, cfg, lo, hi, mask, num_legal)
+        if obs_mode == 0:
+            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
+        elif obs_mode == 1:
+            _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
-
-
-@nb.njit(cache=True, nogil=True)
-def check(mask, actions, num_actions, b0, b1):
-    """The first slot whose action is out of range or not set in its ``mask`` row, or -1."""
-    for b in range(b0, b1):
-        a = actions[b]
-        if a < 0 or a >= num_actions or mask[b, a] == 0:
-            return b
-    return -1
-
-
-@nb.njit(cache=True, nogil=True)
-def sample(mask, num_legal, words, b0, b1, out):
-    """A uniform legal action per slot from int8 ``mask`` rows (padded to whole 8-byte words) with each slot's
-    own generator words; -1 where nothing is legal. Counts legal bytes word by word (each byte is 0 or 1)."""
-    nw = mask.shape[1] // 8
-    for b in range(b0, b1):
-        n = num_legal[b]
-        if n <= 0:
-            out[b] = -1
-            continue
-        k = crng.interval(words[b], n - 1)
-        row = mask[b].view(np.uint64)
-        w = 0
-        while w < nw:
-            if row[w] == 0:
-                w += 1
-                continue
-            cnt = int((row[w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
-            if k < cnt:
-                break
-            k -= cnt
-            w += 1
-        i = w * 8
-        while True:
-            if mask[b, i]:
-                if k == 0:
-                    break
-                k -= 1
-            i += 1
-        out[b] = i

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError
+from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
 from saboteur_env.core.layout import Layout
 
@@ -97,10 +98,10 @@ class Batch:
 
     def check(self, mask: NDArray[np.int8], actions: NDArray[np.int64]) -> int:
         """The first slot whose action is not legal in ``mask`` (or out of range), or -1."""
-        return int(self.k.check(mask, actions, self.num_actions, 0, self.batch))
+        return int(kcommon.check(mask, actions, self.num_actions, 0, self.batch))
 
     def sample(
         self, mask: NDArray[np.int8], num_legal: NDArray[np.int64], words: NDArray[np.uint64], out: NDArray[np.int64],
         b0: int = 0, b1: int | None = None,
     ) -> None:  # fmt: skip
-        self.k.sample(mask, num_legal, words, b0, self.batch if b1 is None else b1, out)
+        kcommon.sample(mask, num_legal, words, b0, self.batch if b1 is None else b1, out)

@@ -1,0 +1,50 @@
+"""Kernels every game's core shares: the action check against a mask and the uniform legal-action sampler."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from saboteur_env.core import rng as crng
+
+
+@nb.njit(cache=True, nogil=True)
+def check(mask, actions, num_actions, b0, b1):
+    """The first slot whose action is out of range or not set in its ``mask`` row, or -1."""
+    for b in range(b0, b1):
+        a = actions[b]
+        if a < 0 or a >= num_actions or mask[b, a] == 0:
+            return b
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
+def sample(mask, num_legal, words, b0, b1, out):
+    """A uniform legal action per slot from int8 ``mask`` rows (padded to whole 8-byte words) with each slot's
+    own generator words; -1 where nothing is legal. Counts legal bytes word by word (each byte is 0 or 1)."""
+    nw = mask.shape[1] // 8
+    for b in range(b0, b1):
+        n = num_legal[b]
+        if n <= 0:
+            out[b] = -1
+            continue
+        k = crng.interval(words[b], n - 1)
+        row = mask[b].view(np.uint64)
+        w = 0
+        while w < nw:
+            if row[w] == 0:
+                w += 1
+                continue
+            cnt = int((row[w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            if k < cnt:
+                break
+            k -= cnt
+            w += 1
+        i = w * 8
+        while True:
+            if mask[b, i]:
+                if k == 0:
+                    break
+                k -= 1
+            i += 1
+        out[b] = i
