@@ -127,7 +127,6 @@ for _i in range(NO_SHAPE + 2):
     PLANE_NZ[_i, : len(_nz)] = _nz
     PLANE_NNZ[_i] = len(_nz)
 assert set(np.unique(PLANE_COLS)) <= {0.0, 1.0}
-PLANE_T = np.ascontiguousarray(PLANE_COLS.T)  # (24 planes, columns)
 
 # Event types (base.state.EventType).
 EV_PLACE, EV_BREAK, EV_REPAIR, EV_ROCKFALL, EV_MAP, EV_DISCARD, EV_REVEAL, EV_ROUND_END = range(8)
@@ -767,29 +766,26 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
 @nb.njit(cache=True, nogil=True)
 def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
-    act), written into ``obs[b]``. Every element is written exactly once, in order: at large batches the output
-    does not fit in cache and a zero-fill followed by scattered writes would move each line twice."""
+    act), written into ``obs[b]``: each region is zero-filled just before its few non-zero entries are set, so the
+    lines are in cache for the scattered writes."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-    col = np.empty(HW, dtype=np.int64)
     for b in range(b0, b1):
         out = obs[b]
         seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
         shape = S.cell_shape[b]
         reach = S.cell_reach[b]
+        out[: 26 * HW] = 0.0  # a memset, then only the planes that are 1 (most cells set one or a few)
         for c in range(HW):
             sh = shape[c]
-            col[c] = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
-        for pl in range(24):
-            base = pl * HW
-            if 4 <= pl < 8:
-                for c in range(HW):
-                    out[base + c] = (reach[c] >> (pl - 4)) & 1
-            else:
-                tab = PLANE_T[pl]
-                for c in range(HW):
-                    out[base + c] = tab[col[c]]
-        out[24 * HW : 26 * HW] = 0.0
+            cl = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
+            for k in range(PLANE_NNZ[cl]):
+                out[PLANE_NZ[cl, k] * HW + c] = 1.0
+            r = reach[c]
+            if r:
+                for d in range(4):
+                    if (r >> d) & 1:
+                        out[(4 + d) * HW + c] = 1.0
         for g in range(3):
             if S.peeked[b, seat, g]:
                 plane = 24 if S.goal_kind[b, g] == K_GOLD else 25
@@ -841,12 +837,12 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
             F = 73 + 2 * P
             ne = sc[SC_NUM_EVENTS]
             first = ne - L
+            out[pos : pos + L * F] = 0.0
             for i in range(L):
                 e = first + i
-                row = pos + i * F
-                out[row : row + F] = 0.0
                 if e < 0:
                     continue
+                row = pos + i * F
                 ev = S.events[b, e]
                 etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
                 out[row] = 1.0
