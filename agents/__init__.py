@@ -50,8 +50,22 @@ CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never
 def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
     """An agent by name; ``role`` picks the miner or saboteur policy of names that have both.
 
-    ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra).
+    ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra). ``llm`` plays through
+    a chat endpoint named by ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME`` is agent NAME
+    reading only the text interface (``agents.text``).
     """
+    if name == "llm":
+        from agents.llm import LLMAgent
+
+        return LLMAgent(config)
+    if name.startswith("text:"):
+        from agents.text import TextAgent
+
+        inner = name[5:]
+        if inner in CHEATING or inner == "llm" or inner.startswith("text:"):
+            raise ValueError(f"text:{inner} is not allowed: text:NAME wraps a scripted agent that reads only its "
+                             f"view (not {inner!r})")  # fmt: skip
+        return TextAgent(make_agent(inner, config, role), config)
     if name.startswith("ppo:"):
         from agents.ppo import PPOAgent
 

@@ -57,6 +57,8 @@ ALLOWED = {
     # environment knows no game: it reaches the kernels through the variant's ``core`` module name.
     "core": {"core", "common", "variant", *GAMES},
     "vector": {"core", "common", "variant"},
+    # The text interface reads views and layouts through the API and the games' spec modules.
+    "text": {"text", "api", "common", "variant", *GAMES},
     "api": {"variants", "common", "variant"},
     "variants": {"common", "variant", *GAMES},
     "variant": {"common"},

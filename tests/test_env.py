@@ -119,7 +119,8 @@ def test_env__game_end_dead_steps_and_final_infos():
 
 
 def test_env__only_env_module_imports_rl_libraries():
-    """The engine runs without PettingZoo or Gymnasium: only saboteur_env/aec.py imports them."""
+    """The engine runs without PettingZoo or Gymnasium: only the environments (saboteur_env/aec.py, and
+    saboteur_env/vector.py for Gymnasium's spaces) import them."""
     import ast
     from pathlib import Path
 
@@ -127,6 +128,9 @@ def test_env__only_env_module_imports_rl_libraries():
 
     for path in Path(saboteur_env.__file__).parent.rglob("*.py"):
         if path.name == "aec.py":
+            continue
+        if path.name == "vector.py":  # the vector environment: Gymnasium spaces and autoreset mode, no PettingZoo
+            assert "pettingzoo" not in path.read_text(), path
             continue
         tree = ast.parse(path.read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

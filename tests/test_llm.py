@@ -1,0 +1,247 @@
+"""The llm agent end to end against a local fake chat-completions server (no real endpoint, no network).
+
+The server runs in the test process (http.server on 127.0.0.1, port 0, in a thread) and answers each request with
+the next scripted behaviour: a reply, an HTTP error, a body that is not a chat completion, or a slow reply.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.llm import LLMAgent, main
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from saboteur_env.base.positions import make_state
+from saboteur_env.text import RetryPolicy, move_id
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch):
+    """Requests to the local fake server must not go through a proxy configured on the machine."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+BOARD = """
+. . . . . . . . ?
+. . . . . . . . .
+S T05 . . . . . . ?
+. . . . . . . . .
+. . . . . . . . ?
+"""
+
+
+class FakeEndpoint:
+    """Scripted answers, one per request: ("reply", text), ("status", code), ("body", bytes), ("slow", s, text),
+    or ("first_legal",) (reads the prompt's move list and answers with its first move; repeats forever)."""
+
+    def __init__(self, script: list[tuple]) -> None:
+        self.script = list(script)
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                step = fake.script[0] if fake.script[0][0] == "first_legal" else fake.script.pop(0)
+                kind = step[0]
+                if kind == "status":
+                    self.send_error(step[1])
+                    return
+                if kind == "body":
+                    payload = step[1]
+                else:
+                    if kind == "slow":
+                        time.sleep(step[1])
+                    text = step[-1] if kind != "first_legal" else _first_legal(body)
+                    payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}],
+                                          "usage": {"prompt_tokens": 100, "completion_tokens": 7,
+                                                    "total_tokens": 107}}).encode()  # fmt: skip
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeEndpoint:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def _first_legal(body: dict) -> str:
+    prompt = body["messages"][1]["content"].splitlines()
+    i = next(i for i, line in enumerate(prompt) if line.startswith("Legal moves ("))
+    return prompt[i + 1].strip()
+
+
+def position():
+    cfg = GameConfig(num_players=4)
+    s = make_state(cfg, BOARD, hands={0: {"T05": 1, "MAP": 1}}, current=0)
+    return cfg, s, encode_observation(s, 0), legal_action_mask(s).astype(np.int8)
+
+
+def agent_for(cfg: GameConfig, url: str, **kw) -> LLMAgent:
+    a = LLMAgent(cfg, base_url=url, model="fake-model", api_key="sk-test", timeout=kw.pop("timeout", 5.0),
+                 backoff=0.0, **kw)  # fmt: skip
+    a.reset(0, cfg.num_players, 0)
+    return a
+
+
+def test_llm__legal_reply_end_to_end():
+    cfg, _, obs, mask = position()
+    with FakeEndpoint([("reply", "map goal 1")]) as fake:
+        agent = agent_for(cfg, fake.url)
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 1")
+    (req,) = fake.requests
+    assert req["path"] == "/v1/chat/completions"
+    assert req["headers"]["Authorization"] == "Bearer sk-test"
+    assert req["body"]["model"] == "fake-model" and req["body"]["temperature"] == 0.0
+    system, user = req["body"]["messages"]
+    assert system["role"] == "system" and "exactly one legal move" in system["content"]
+    assert "  map goal 1" in user["content"].splitlines() and "Your hand: T05, MAP." in user["content"]
+    assert agent.usage == {"requests": 1, "prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
+    assert agent.stats.first_try == 1 and agent.stats.total_failures == 0
+    (entry,) = agent.transcript
+    assert entry["move"] == "map goal 1" and entry["tries"][0]["reply"] == "map goal 1"
+    record = json.loads(json.dumps(agent.log_record()))
+    assert record["failures"]["decisions"] == 1 and record["transcript"][0]["prompt"] == user["content"]
+
+
+def test_llm__illegal_then_malformed_then_legal_reasks_with_feedback():
+    cfg, _, obs, mask = position()
+    script = [("reply", "rockfall r2c1"), ("reply", '{"move": "map goal'), ("reply", '{"move": "discard MAP"}')]
+    with FakeEndpoint(script) as fake:
+        agent = agent_for(cfg, fake.url)
+        assert agent.act(obs, mask) == move_id(cfg, "discard MAP")
+    assert len(fake.requests) == 3
+    second = fake.requests[1]["body"]["messages"]
+    assert second[2] == {"role": "assistant", "content": "rockfall r2c1"}
+    assert second[3]["role"] == "user" and "not legal now" in second[3]["content"]
+    third = fake.requests[2]["body"]["messages"]
+    assert "does not parse" in third[5]["content"]
+    assert agent.stats.failures["illegal"] == 1 and agent.stats.failures["malformed"] == 1
+    assert agent.stats.first_try == 0 and agent.stats.fallbacks == 0 and agent.usage["total_tokens"] == 3 * 107
+
+
+def test_llm__slow_reply_times_out_then_recovers():
+    cfg, _, obs, mask = position()
+    with FakeEndpoint([("slow", 1.5, "map goal 0"), ("reply", "map goal 2")]) as fake:
+        agent = agent_for(cfg, fake.url, timeout=0.3)
+        t = time.monotonic()
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 2")
+        assert time.monotonic() - t < 1.4  # the slow reply was not waited for
+    assert agent.stats.failures["timeout"] == 1 and agent.stats.replies == 1
+    assert agent.transcript[0]["tries"][0]["kind"] == "timeout"
+
+
+def test_llm__move_time_limit_then_fallback():
+    cfg, _, obs, mask = position()
+    with FakeEndpoint([("slow", 0.6, "map goal 0")] * 3) as fake:
+        agent = agent_for(cfg, fake.url, timeout=0.4, move_timeout=0.5, policy=RetryPolicy(3, "first"))
+        a = agent.act(obs, mask)
+    assert a == int(np.flatnonzero(mask)[0])
+    assert agent.stats.fallbacks == 1 and agent.stats.failures["timeout"] == 3
+    assert len(fake.requests) <= 2  # the third try found the move's time used up without asking
+
+
+def test_llm__server_errors_are_retried_and_bad_bodies_counted():
+    cfg, _, obs, mask = position()
+    script = [("status", 503), ("reply", "map goal 0"), ("body", b"<html>oops</html>"), ("status", 400),
+              ("reply", "map goal 2")]  # fmt: skip
+    with FakeEndpoint(script) as fake:
+        agent = agent_for(cfg, fake.url, retries=1)
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 0")  # 503 re-sent once, then answered
+        assert agent.stats.total_failures == 0 and agent.usage["requests"] == 2
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 2")
+    assert agent.stats.failures["transport"] == 2  # a body that is no chat completion; HTTP 400 (not re-sent)
+    assert len(fake.requests) == 5
+
+
+def test_llm__unreachable_endpoint_falls_back_randomly():
+    cfg, _, obs, mask = position()
+    with FakeEndpoint([]) as fake:
+        url = fake.url
+    agent = agent_for(cfg, url, retries=0, policy=RetryPolicy(2, "random"))  # server closed: connection refused
+    a = agent.act(obs, mask)
+    assert mask[a] and agent.stats.failures["transport"] == 2 and agent.stats.fallbacks == 1
+
+
+def test_llm__configuration_from_environment_and_errors(monkeypatch):
+    cfg = GameConfig(num_players=4)
+    monkeypatch.delenv("SABOTEUR_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("SABOTEUR_LLM_MODEL", raising=False)
+    with pytest.raises(ValueError, match="SABOTEUR_LLM_BASE_URL"):
+        make_agent("llm", cfg)
+    monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", "http://127.0.0.1:9/v1/")
+    with pytest.raises(ValueError, match="SABOTEUR_LLM_MODEL"):
+        make_agent("llm", cfg)
+    monkeypatch.setenv("SABOTEUR_LLM_MODEL", "m")
+    monkeypatch.setenv("SABOTEUR_LLM_API_KEY", "k")
+    agent = make_agent("llm", cfg)
+    assert isinstance(agent, LLMAgent) and agent.url == "http://127.0.0.1:9/v1/chat/completions"
+    assert agent.api_key == "k" and agent.model == "m"
+    for bad in ({"base_url": "ftp://x"}, {"timeout": 0}, {"timeout": "5"}, {"retries": -1}, {"max_tokens": 0},
+                {"move_timeout": -1.0}, {"backoff": -1}):  # fmt: skip
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            LLMAgent(cfg, **{"base_url": "http://h/v1", "model": "m", **bad})
+
+
+@pytest.mark.parametrize(("game", "players"), [("duel", 2), ("base", 3), ("sab2", 4)])
+def test_llm__whole_game_against_a_scripted_server(game, players):
+    """Every decision of a one-round game through HTTP (the server copies the first listed legal move)."""
+    cfg = GameConfig(game=game, num_players=players, rounds=1)
+    with FakeEndpoint([("first_legal",)]) as fake:
+        llm = agent_for(cfg, fake.url)
+        agents = [llm] + [make_agent("random", cfg) for _ in range(players - 1)]
+        for seat, a in enumerate(agents):
+            a.reset(seat, players, seat)
+        s = new_game(cfg, np.random.default_rng(4))
+        mine = 0
+        while not s.game_over:
+            seat = int(s.current)
+            mask = legal_action_mask(s)
+            a = agents[seat].act(encode_observation(s, seat), mask.astype(np.int8))
+            if seat == 0:
+                assert a == int(np.flatnonzero(mask)[0])
+                mine += 1
+            s = apply_action(s, a, inplace=True)
+    assert mine > 0 and llm.stats.decisions == mine == len(llm.transcript) == len(fake.requests)
+    assert llm.stats.total_failures == 0 and llm.usage["total_tokens"] == 107 * mine
+
+
+def test_llm__cli_plays_a_game(tmp_path, capsys):
+    out = tmp_path / "t.json"
+    with FakeEndpoint([("first_legal",)]) as fake:
+        assert main(["--game", "duel", "--opponent", "random", "--base-url", fake.url, "--model", "m",
+                     "--transcript", str(out)]) == 0  # fmt: skip
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["failures"]["total_failures"] == 0 and len(printed["returns"]) == 2
+    assert json.loads(out.read_text())["transcript"]
+    with pytest.raises(SystemExit):
+        main(["--game", "duel", "--seat", "5", "--base-url", "http://h/v1", "--model", "m"])
