@@ -3,16 +3,36 @@
 An agent is created for one configuration, then ``reset(seat, num_players, seed)`` before each game and
 ``act(observation, action_mask) -> int`` at each decision. Agents read only the observation vector (decoded with
 ``saboteur_env.PlayerView``) and the mask - never the hidden state - and own their random generator.
+
+Oracles. A class that declares ``oracle = True`` (the cheating upper bounds in ``agents.ladder`` and
+``agents.sab2``) may read the hidden state through ``bind_state(env.state)``; :func:`bind_oracle` is the one way
+the experiments hand it out, and it refuses every class without the declaration (a ``bind_state`` method alone gets
+nothing). Tables flag oracles and ratings leave them out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import GameConfig, PlayerView, observation_layout
+
+
+def is_oracle(agent: object) -> bool:
+    """Whether ``agent`` is declared an oracle (``oracle = True`` on its class, or a composite holding one)."""
+    return getattr(agent, "oracle", False) is True
+
+
+def bind_oracle(agent: object, state_fn: Callable[[], NDArray[np.float32]]) -> bool:
+    """Give ``state_fn`` (the environment's privileged ``state``) to ``agent`` only if it is declared an oracle;
+    returns whether it was given. An undeclared agent with a ``bind_state`` method is not called."""
+    if not is_oracle(agent):
+        return False
+    agent.bind_state(state_fn)  # type: ignore[attr-defined]
+    return True
 
 
 @runtime_checkable
@@ -50,6 +70,7 @@ class RoleDispatch:
         self.config = config
         self.miner, self.saboteur = miner, saboteur
         self.name = f"{miner.name}/{saboteur.name}"
+        self.oracle = is_oracle(miner) or is_oracle(saboteur)
         self.active: Agent = miner
         self._role = observation_layout(config).slices["role"]
 
@@ -76,7 +97,7 @@ class RoleDispatch:
         fn = getattr(self.active, "gold_beliefs", None)
         return fn() if fn else None
 
-    def bind_state(self, state_fn) -> None:
+    def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
+        """Pass the privileged state on to the declared oracles among the two policies (and nobody else)."""
         for agent in (self.miner, self.saboteur):
-            if hasattr(agent, "bind_state"):
-                agent.bind_state(state_fn)
+            bind_oracle(agent, state_fn)

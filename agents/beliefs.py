@@ -8,12 +8,19 @@ Two models share one interface (``reset_round``, ``observe``, ``observe_peek``, 
   (at most 330 x 3 hypotheses), with the uniform prior implied by the role deck and its left-over card, and a
   trembling-hand behaviour model: ``P(event | h) = eps + (1 - eps) * pi(event | roles in h, g)``.
 
+The behaviour model ``pi`` is a :class:`BehaviourTables`. ``FIXED_TABLES`` (hand-set numbers, the named baseline
+and the tournament's reference observer) are far from real play: over-confident against random agents and
+under-confident against the scripted ones. :class:`BehaviourCounts` fits tables from games of a given population
+(counts with the true roles and gold slot, Laplace-smoothed); ``experiments.report --calibration`` fits them on
+one half of each cell's games and scores both on the other half (reliability diagrams, ECE).
+
 Seats are absolute. A model built with ``seat=None`` and ``role=None`` is a public observer (the tournament's
 reference observer is a :class:`BayesModel` of that kind).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
 
@@ -190,14 +197,82 @@ BREAK_LIKELIHOOD = np.array([[0.15, 0.85], [0.80, 0.30]])  # [actor miner, actor
 REPAIR_LIKELIHOOD = np.array([[0.75, 0.25], [0.35, 0.60]])
 
 
+@dataclass(frozen=True)
+class BehaviourTables:
+    """A behaviour model for :class:`BayesModel`: ``place`` = P(category | actor role, a path placement or
+    rockfall) ([miner, saboteur] x [progress, neutral, harm] towards the gold slot); ``breaks`` / ``repairs`` =
+    the likelihood of acting on one given other seat ([actor role] x [target role]; only ratios matter)."""
+
+    name: str
+    place: NDArray[np.float64]
+    breaks: NDArray[np.float64]
+    repairs: NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        for attr, shape in (("place", (2, 3)), ("breaks", (2, 2)), ("repairs", (2, 2))):
+            table = np.asarray(getattr(self, attr), dtype=float)
+            if table.shape != shape or not np.all(np.isfinite(table)) or np.any(table < 0):
+                raise ValueError(f"BehaviourTables.{attr} must be a {shape} array of non-negative numbers, "
+                                 f"got {table!r}")  # fmt: skip
+
+
+@dataclass
+class BehaviourCounts:
+    """Counts from games with known roles and gold slot, from which :meth:`fit` builds :class:`BehaviourTables`:
+    placement categories by actor role, and breaks / repairs of another seat per opportunity (a decision of an
+    actor of one role with a seat of the other role present)."""
+
+    place: NDArray[np.float64] = field(default_factory=lambda: np.zeros((2, 3)))
+    breaks: NDArray[np.float64] = field(default_factory=lambda: np.zeros((2, 2)))
+    repairs: NDArray[np.float64] = field(default_factory=lambda: np.zeros((2, 2)))
+    exposure: NDArray[np.float64] = field(default_factory=lambda: np.zeros((2, 2)))  # decisions x other seats
+    games: int = 0
+
+    def decision(self, actor: int, roles: NDArray[np.int64] | list[int]) -> None:
+        """One decision by seat ``actor``: every other seat was a possible target."""
+        r = np.asarray(roles, dtype=np.int64)
+        others = np.delete(r, actor)
+        self.exposure[r[actor]] += np.bincount(others, minlength=2)[:2]
+
+    def event(self, ev: PublicEvent, roles: NDArray[np.int64] | list[int], gold_slot: int) -> None:
+        r = np.asarray(roles, dtype=np.int64)
+        cats = event_categories(ev)
+        if cats is not None:
+            self.place[r[ev.actor], cats[gold_slot]] += 1
+        elif ev.type in (EventType.BREAK, EventType.REPAIR) and 0 <= ev.target != ev.actor:
+            table = self.breaks if ev.type == EventType.BREAK else self.repairs
+            table[r[ev.actor], r[ev.target]] += 1
+
+    def fit(self, name: str = "fitted", pseudo: float = 1.0) -> BehaviourTables:
+        """Tables with ``pseudo`` (Laplace) counts added: a category never seen keeps a small probability."""
+        if pseudo <= 0:
+            raise ValueError(f"pseudo={pseudo} must be positive (zero probabilities make the posterior brittle)")
+        place = (self.place + pseudo) / (self.place.sum(axis=1, keepdims=True) + 3 * pseudo)
+        exposure = self.exposure + 2 * pseudo
+        return BehaviourTables(name, place, (self.breaks + pseudo) / exposure, (self.repairs + pseudo) / exposure)
+
+
+FIXED_TABLES = BehaviourTables("fixed", PLACE_LIKELIHOOD, BREAK_LIKELIHOOD, REPAIR_LIKELIHOOD)
+
+
 class BayesModel(BeliefModel):
-    """Exact posterior over (saboteur set, gold goal) by enumeration, with a trembling-hand behaviour model."""
+    """Exact posterior over (saboteur set, gold goal) by enumeration, with a trembling-hand behaviour model
+    (``tables``; the hand-set :data:`FIXED_TABLES` unless given)."""
 
     name = "bayes"
 
-    def __init__(self, num_players: int, goal_cells: tuple[int, ...], epsilon: float = 0.1) -> None:
+    def __init__(
+        self,
+        num_players: int,
+        goal_cells: tuple[int, ...],
+        epsilon: float = 0.1,
+        tables: BehaviourTables = FIXED_TABLES,
+    ) -> None:
         super().__init__(num_players, goal_cells)
+        if not 0 <= epsilon <= 1:
+            raise ValueError(f"epsilon={epsilon} must be in [0, 1]")
         self.epsilon = epsilon
+        self.tables = tables
         n = num_players
         s = SABOTEURS_BY_PLAYERS[n]
         sets = [c for size in (s, s - 1) if size >= 0 for c in combinations(range(n), size)]
@@ -218,7 +293,8 @@ class BayesModel(BeliefModel):
         self.goals = _GoalBelief(self.goal_cells)
 
     def _mix(self, like: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.log(self.epsilon + (1 - self.epsilon) * like)
+        with np.errstate(divide="ignore"):  # epsilon = 0 and a zero likelihood: that hypothesis is ruled out
+            return np.log(self.epsilon + (1 - self.epsilon) * like)
 
     def observe(self, ev: PublicEvent) -> None:
         if ev.type == EventType.REVEAL:
@@ -231,10 +307,10 @@ class BayesModel(BeliefModel):
         role_j = self.sets[:, j].astype(np.int64)  # (H,)
         cats = event_categories(ev)
         if cats is not None:
-            like = PLACE_LIKELIHOOD[:, cats]  # (2 roles, 3 goals)
+            like = self.tables.place[:, cats]  # (2 roles, 3 goals)
             self.loglik += self._mix(like[role_j])
         elif ev.type in (EventType.BREAK, EventType.REPAIR) and ev.target != j:
-            table = BREAK_LIKELIHOOD if ev.type == EventType.BREAK else REPAIR_LIKELIHOOD
+            table = self.tables.breaks if ev.type == EventType.BREAK else self.tables.repairs
             role_k = self.sets[:, ev.target].astype(np.int64)
             self.loglik += self._mix(table[role_j, role_k])[:, None]
 

@@ -423,6 +423,8 @@ class BayesSaboteur(CovertSaboteur):
 
 # ---- cheating upper bounds ----------------------------------------------------------------------------------------
 class _Oracle:
+    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.base)
+
     def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
         """Give the oracle the environment's ``state()`` (hidden information): this is what makes it cheat."""
         self._state_fn = state_fn

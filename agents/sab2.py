@@ -209,6 +209,8 @@ class Sab2Oracle(Sab2Agent):
     (bind it with ``bind_state``). ``gold``: digs only towards the true gold goal; ``roles``: also breaks and traps
     the seats of the other side (saboteurs for the digging roles, everyone else for saboteurs)."""
 
+    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.base)
+
     def __init__(self, config: GameConfig, knows: str) -> None:
         super().__init__(config, role_aware=True)
         if knows not in ("gold", "roles"):

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# The standard-tier runs behind docs/agent_ladder.md (claims C1-C5): 2,000 games per cell at 5 and 7 players,
-# duplicate seeds across cells. About an hour on 2 cores. Resumable: re-run the same script after an interruption.
+# The standard-tier runs behind docs/agent_ladder.md (the claims table): 2,000 games per cell at 5 and 7 players,
+# duplicate deals (game g of every cell uses seed g). About 70 minutes of tournament on 2 cores, then ~40 minutes of
+# report (game-level bootstrap intervals, ratings re-run 50 times, T7 calibration re-plays). Resumable.
+#
+# Agent seeds are sealed (experiments/rounds.py): set SECRET=<hex> to reproduce a previous run's agent randomness
+# exactly; unset, each tournament run draws its own secret and prints it at the end. Either way every logged game
+# carries its own game secret, so `python -m experiments.logs verify "$OUT" --full` re-plays any game exactly.
+# Run from a clean checkout (git status empty): the report marks games written from a dirty tree (table P0).
 set -euo pipefail
 OUT=${1:-runs/claims}
 GAMES=${GAMES:-2000}
-python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" \
+EXTRA=()
+if [[ -n "${SECRET:-}" ]]; then EXTRA=(--secret "$SECRET"); fi
+python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" "${EXTRA[@]}" \
     --miners random greedy honest --saboteurs random
-python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" \
+python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" "${EXTRA[@]}" \
     --miners honest suspicious --saboteurs overt
-python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" \
+python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" "${EXTRA[@]}" \
     --miners suspicious --saboteurs covert
-python -m experiments.report "$OUT"
+python -m experiments.report "$OUT" --calibration   # T7 re-plays every base game once more

@@ -10,14 +10,15 @@ reads them. :func:`replay_duel` re-plays a logged duel and compares it with the 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
 
 from agents import make_agent
-from experiments.rounds import play_rounds, replay_env, replay_rounds, seat_agents
-from experiments.stats import mean_interval, wilson_interval
+from experiments.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
+from experiments.stats import BOOT, bootstrap_mean, bootstrap_ratio
 from saboteur_env import __version__, raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
@@ -51,16 +52,27 @@ def _end(result: dict) -> dict:
     return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
 
 
-def play_duel(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None) -> list[dict]:
-    """Play one seeded duel; returns one record per round."""
+def play_duel(
+    blue: str,
+    green: str,
+    seed: int,
+    layout: str = "seed_5x9",
+    env: raw_env | None = None,
+    agent_secret: int | None = None,
+) -> list[dict]:
+    """Play one seeded duel; returns one record per round. ``agent_secret``: the game secret the seats' seeds come
+    from (:mod:`experiments.rounds`; fresh when ``None``)."""
     if env is None or env.config.duel_layout != layout:
         env = raw_env(game="duel", duel_layout=layout)
     cfg = env.config
     agents = [make_agent(blue, cfg), make_agent(green, cfg)]
     env.reset(seed=seed)
     game = env.unwrapped.game
-    seat_agents(agents, seed)
-    return play_rounds(env, agents, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row), _end)
+    secret = draw_secret() if agent_secret is None else agent_secret
+    seat_agents(agents, secret, seed, env.state)
+    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row),
+                          _end)  # fmt: skip
+    return [dict(r, **seeds_record(secret)) for r in records]
 
 
 def replay_duel(records: list[dict]) -> None:
@@ -95,36 +107,41 @@ class DuelTable:
         if previous is None or h["round"] >= previous[0]:
             self.finals[key][h["seed"]] = (h["round"], r["end"]["nuggets"])  # totals after the last round
 
-    def rows(self) -> list[dict]:
-        """Per unordered pair of agents: A's wins/draws/losses, win rate (a draw counts half) with a Wilson
-        interval, and the mean score difference A - B per game with a 95% interval paired over seeds (both colour
-        games)."""
+    def rows(self, boot: int = BOOT) -> list[dict]:
+        """Per unordered pair of agents: A's wins/draws/losses, score rate (a draw counts half) and the mean score
+        difference A - B per seed (both colour games), each with a 95% bootstrap interval over seeds (the two colour
+        games of a seed share its deals, so the seed is the unit)."""
         pairs: dict[tuple[str, str, str], dict] = {}
         for (blue, green, layout), by_seed in self.finals.items():
             a, b = sorted((blue, green))
-            cell = pairs.setdefault((a, b, layout), {"results": [], "diff": defaultdict(float), "blue_wins": []})
+            cell = pairs.setdefault((a, b, layout), {"score": defaultdict(list), "diff": defaultdict(float),
+                                                     "blue_wins": []})  # fmt: skip
             for seed, (_, (nb, ng)) in by_seed.items():
                 score_a, score_b = (nb, ng) if blue == a else (ng, nb)
-                cell["results"].append(np.sign(score_a - score_b))
+                cell["score"][seed].append(float(np.sign(score_a - score_b)))
                 cell["diff"][seed] += score_a - score_b
                 cell["blue_wins"].append(np.sign(nb - ng))
         rows = []
         for (a, b, layout), cell in sorted(pairs.items()):
-            res = np.array(cell["results"])
+            res = np.array([x for v in cell["score"].values() for x in v])
             n = len(res)
             wins, draws, losses = int((res > 0).sum()), int((res == 0).sum()), int((res < 0).sum())
-            rate = (wins + 0.5 * draws) / n
-            lo, hi = wilson_interval(round(rate * n), n)
-            diffs = list(cell["diff"].values())
-            mean, dlo, dhi = mean_interval(diffs)
+            per_seed = list(cell["score"].values())
+            points = np.array([sum((x + 1) / 2 for x in v) for v in per_seed])  # win 1, draw 1/2, loss 0
+            rate, lo, hi = bootstrap_ratio(points, np.array([len(v) for v in per_seed], dtype=float), boot)
+            mean, dlo, dhi = bootstrap_mean(list(cell["diff"].values()), boot)
             blue = np.array(cell["blue_wins"])
             rows.append({
-                "layout": layout, "agent_a": a, "agent_b": b, "games": n, "a_wins": wins, "draws": draws,
-                "b_wins": losses, "a_score_rate": round(rate, 4), "ci_low": round(lo, 4), "ci_high": round(hi, 4),
-                "a_minus_b_per_seed": round(mean, 3), "diff_ci_low": round(dlo, 3), "diff_ci_high": round(dhi, 3),
-                "blue_win_rate": round(float((blue > 0).mean()), 4),
+                "layout": layout, "agent_a": a, "agent_b": b, "games": n, "seeds": len(per_seed), "a_wins": wins,
+                "draws": draws, "b_wins": losses, "a_score_rate": _r(rate, 4), "ci_low": _r(lo, 4),
+                "ci_high": _r(hi, 4), "a_minus_b_per_seed": _r(mean, 3), "diff_ci_low": _r(dlo, 3),
+                "diff_ci_high": _r(dhi, 3), "blue_win_rate": round(float((blue > 0).mean()), 4),
             })  # fmt: skip
         return rows
+
+
+def _r(x: float, digits: int) -> float:
+    return round(x, digits) if math.isfinite(x) else x
 
 
 def head_to_head(rounds: Iterable[dict]) -> list[dict]:

@@ -19,7 +19,10 @@ this format rather than a framed one with per-record checksums:
 
 Records. One JSON object per round: ``header`` (game, seed, round, ``rounds`` in the game, agents, hidden roles...,
 ``rules_version`` = ``GameConfig(...).rules_version`` and ``package_version`` = ``saboteur_env.__version__``),
-``events``, ``actions``, ``end`` and, in the base game, ``beliefs``. A record is keyed by (cell, seed, round), the
+``commit`` and ``dirty`` (the git commit of the checkout that ran the tournament and whether its tree had changes,
+stamped by the process that writes the log; ``None`` outside a git checkout)), ``events``, ``actions``, ``end``,
+in the base game ``beliefs``, and ``seeds`` (the game secret the agents' seeds come from; see
+:mod:`experiments.rounds`). A record is keyed by (cell, seed, round), the
 cell being ``("base", N, miners, saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent)``;
 "record K" in messages is the K-th line of ``zcat FILE``.
 
@@ -43,11 +46,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import random
 import re
+import subprocess
 import sys
 import time
 import warnings
@@ -79,8 +84,10 @@ __all__ = [
     "game_key",
     "log_path",
     "main",
+    "provenance",
     "read_games",
     "read_rounds",
+    "stamp",
     "verify",
 ]
 
@@ -186,6 +193,38 @@ def running_versions(game: str) -> tuple[str, str]:
     from saboteur_env import GameConfig
 
     return GameConfig(game=game).rules_version, saboteur_env.__version__
+
+
+@functools.cache
+def _git_provenance() -> tuple[str | None, bool | None]:
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30,
+                              check=True).stdout  # fmt: skip
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain").strip())  # tracked changes or untracked, non-ignored files
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit, dirty
+
+
+def provenance() -> dict:
+    """``{"commit": ..., "dirty": ...}`` of the checkout running this code (once per process; ``None`` values
+    outside a git checkout). Untracked files that git does not ignore count as dirty: they can change results."""
+    commit, dirty = _git_provenance()
+    return {"commit": commit, "dirty": dirty}
+
+
+def stamp(records: list[dict]) -> list[dict]:
+    """Add :func:`provenance` to every header of a game that lacks it (the log writer's process does this)."""
+    info = provenance()
+    for r in records:
+        for k, v in info.items():
+            r["header"].setdefault(k, v)
+    return records
 
 
 _CONFLICT = ("two different records under one key (logs of other versions or with and without --no-beliefs merged, "

@@ -1,14 +1,115 @@
-"""The play-and-log loop shared by the expansion games' tournaments (one JSON record per round), and the re-play
-check shared by all three games (``experiments.logs verify``, ``experiments.replay``)."""
+"""The play-and-log loop shared by the expansion games' tournaments (one JSON record per round), the re-play check
+shared by all three games (``experiments.logs verify``, ``experiments.replay``) and the sealed agent seeds.
+
+Sealed seeds. The deal of game ``g`` comes from its public seed (``seed + g``, the same in every compared cell), but the
+agents' random generators must not: seeded from the public seed, an agent could re-derive its seed for every candidate
+game seed, find the game, and rebuild every hand, role and goal. So each run draws a *tournament secret* (128 bits from
+``os.urandom``, drawn once per process, or ``--secret``) and each game gets ``game_secret(secret, key)`` = a
+SeedSequence of the secret and the game's log key; the seats' seeds are spawned from the game secret alone. The game
+secret is written into the game's records (``seeds.secret``), which reach the log only after the game is over, so any
+logged game re-plays exactly (``verify --full``) while an agent playing it holds a seed that carries no information
+about the deal. The tournament secret itself is printed once the run ends (``--secret`` re-runs the whole run); a game
+secret reveals nothing about other games' (one-way derivation).
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from agents.base import bind_oracle
 from saboteur_env import raw_env
+
+SEED_SCHEME = "sealed-v1"
+SECRET_BITS = 128
+LEGACY_SECRET = -1  # logs from before sealed seeds: agent seeds spawned from the public game seed
+
+
+class SecretError(ValueError):
+    """A tournament or game secret that is not a 128-bit number written in hex."""
+
+
+def draw_secret() -> int:
+    """A fresh tournament (or game) secret: 128 bits from the operating system's entropy source."""
+    return int.from_bytes(os.urandom(SECRET_BITS // 8), "big")
+
+
+@functools.cache
+def session_secret() -> int:
+    """The tournament secret of runs that are given none: drawn once per process (:func:`draw_secret`), so runs
+    repeated in one process (a resume, the Ray backend against the local one) reproduce each other, while a new
+    process draws a new one. Pass a secret (``--secret``) to reproduce a run in another process."""
+    return draw_secret()
+
+
+def format_secret(secret: int) -> str:
+    return f"{secret:0{SECRET_BITS // 4}x}"
+
+
+def parse_secret(text: str) -> int:
+    """A secret from its hex form (``format_secret``; an optional ``0x``), as given to ``--secret``."""
+    digits = text.lower().removeprefix("0x")
+    if not digits or len(digits) > SECRET_BITS // 4 or any(c not in "0123456789abcdef" for c in digits):
+        raise SecretError(f"secret {text!r} must be 1 to {SECRET_BITS // 4} hex digits (a {SECRET_BITS}-bit number)")
+    return int(digits, 16)
+
+
+def _key_words(key: tuple) -> list[int]:
+    """A game key (strings and numbers) as 32-bit words for a SeedSequence."""
+    digest = hashlib.blake2b(json.dumps(list(key)).encode(), digest_size=16).digest()
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, len(digest), 4)]
+
+
+def game_secret(secret: int, key: tuple) -> int:
+    """The secret of one game: SeedSequence([tournament secret, game key...]) (one-way in the secret)."""
+    if not 0 <= secret < 1 << SECRET_BITS:
+        raise SecretError(f"secret {secret!r} must be in 0..2**{SECRET_BITS}-1")
+    words = np.random.SeedSequence([secret, *_key_words(key)]).generate_state(SECRET_BITS // 32, np.uint32)
+    return int.from_bytes(words.astype("<u4").tobytes(), "little")
+
+
+def agent_seeds(secret: int, public_seed: int, n: int) -> list[int]:
+    """The seats' agent seeds of a game: spawned from its game secret (``LEGACY_SECRET``: from the public seed, as
+    logs from before sealed seeds were played)."""
+    root = np.random.SeedSequence(public_seed if secret == LEGACY_SECRET else secret)
+    return [int(ss.generate_state(1)[0]) for ss in root.spawn(n)]
+
+
+def seeds_record(secret: int) -> dict:
+    """What a game's records carry about its agent seeds (nothing for a legacy game, whose log had no such key)."""
+    return {} if secret == LEGACY_SECRET else {"seeds": {"scheme": SEED_SCHEME, "secret": format_secret(secret)}}
+
+
+def logged_secret(records: Sequence[dict]) -> int:
+    """The game secret a logged game was played with (``LEGACY_SECRET`` for logs without one)."""
+    seeds = records[0].get("seeds")
+    if seeds is None:
+        return LEGACY_SECRET
+    if not isinstance(seeds, dict) or seeds.get("scheme") != SEED_SCHEME or not isinstance(seeds.get("secret"), str):
+        raise SecretError(f"record field 'seeds' {seeds!r} is not a {SEED_SCHEME} seed record")
+    return parse_secret(seeds["secret"])
+
+
+@functools.cache
+def oracle_name(name: str, game: str = "base") -> bool:
+    """Whether the agent called ``name`` in ``game`` is a declared oracle (reads hidden state; flagged in tables)."""
+    from agents import LADDER, SAB2_AGENTS, make_agent
+    from agents.base import is_oracle
+    from saboteur_env import GameConfig
+
+    if name.startswith("ppo:") or game == "duel":
+        return False
+    if game == "sab2":
+        return name in SAB2_AGENTS and is_oracle(make_agent(name, GameConfig(game="sab2")))
+    return name in LADDER and any(getattr(cls, "oracle", False) is True for cls in LADDER[name])
+
+
+ORACLE_NOTE = "* oracle: reads the hidden state (declared `oracle = True`); an upper bound, never in ratings"
 
 
 class ReplayError(AssertionError):
@@ -16,11 +117,14 @@ class ReplayError(AssertionError):
     difference (an ``AssertionError``, as before: replaying a log is a check)."""
 
 
-def seat_agents(agents: Sequence, seed: int) -> None:
-    """Reset every agent for its seat with a seed spawned from the game's seed."""
+def seat_agents(agents: Sequence, secret: int, public_seed: int, state_fn: Callable | None = None) -> None:
+    """Reset every agent for its seat with its sealed seed (:func:`agent_seeds`); with ``state_fn``, hand the
+    privileged state to the declared oracles among them (and nobody else)."""
     n = len(agents)
-    for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(n), strict=True)):
-        agent.reset(i, n, int(ss.generate_state(1)[0]))
+    for i, (agent, seed) in enumerate(zip(agents, agent_seeds(secret, public_seed, n), strict=True)):
+        agent.reset(i, n, seed)
+        if state_fn is not None:
+            bind_oracle(agent, state_fn)
 
 
 def play_rounds(
@@ -52,6 +156,9 @@ def play_rounds(
             if not game.game_over:
                 current = {"header": header(), "events": [], "actions": []}
     return records
+
+
+PROVENANCE = ("package_version", "commit", "dirty")  # header fields that say which code wrote a record
 
 
 def plain(value: object) -> object:
@@ -109,8 +216,8 @@ def replay_rounds(
     round's header (``header(logged header)``, before the round's first action), events (``events(first, last,
     round)`` for each decision, right after it, as they were logged: a duel's map result reads the round's goals,
     which the next round replaces) and end (``end(decisions)``, after its last action) with the log. Raise
-    :class:`ReplayError` at the first difference (package versions are not compared: a log re-plays under any
-    version with the same rules version)."""
+    :class:`ReplayError` at the first difference (package version, commit and dirty flag are not compared: a log
+    re-plays under any code with the same rules version)."""
     game = env.unwrapped.game
     for rec in records:
         h = rec["header"]
@@ -118,7 +225,7 @@ def replay_rounds(
         if game.game_over:
             raise ReplayError(f"round {rnd}: the game is over before this record")
         # Records from before the crash-safe log writer have no ``rounds``; no record's package version is compared.
-        ignore = ("package_version",) if "rounds" in h else ("package_version", "rounds")
+        ignore = (*PROVENANCE, "rounds") if "rounds" not in h else PROVENANCE
         diff = first_difference(h, plain(header(h)), "header", ignore)
         if diff:
             raise ReplayError(f"round {rnd}: {diff}")

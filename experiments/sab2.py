@@ -11,12 +11,24 @@ The tables (:class:`Sab2Tables`) are running aggregates, fed one record at a tim
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
-from agents import CHEATING, make_agent
-from experiments.rounds import play_rounds, replay_env, replay_rounds, seat_agents
-from experiments.stats import RunningMean, wilson_interval
+import numpy as np
+
+from agents import make_agent
+from experiments.rounds import (
+    ORACLE_NOTE,
+    draw_secret,
+    oracle_name,
+    play_rounds,
+    replay_env,
+    replay_rounds,
+    seat_agents,
+    seeds_record,
+)
+from experiments.stats import BOOT, bootstrap_ratio
 from saboteur_env import __version__, raw_env
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2Event
@@ -44,19 +56,23 @@ def _header(cfg, game, seed: int, agent: str) -> dict:
             "round": game.round, "starter": game.current, "roles": game.roles.tolist()}  # fmt: skip
 
 
-def play_sab2(num_players: int, agent: str, seed: int, env: raw_env | None = None) -> list[dict]:
-    """Play one seeded Saboteur 2 game with ``agent`` in every seat; returns one record per round."""
+def play_sab2(
+    num_players: int, agent: str, seed: int, env: raw_env | None = None, agent_secret: int | None = None
+) -> list[dict]:
+    """Play one seeded Saboteur 2 game with ``agent`` in every seat; returns one record per round.
+
+    ``agent_secret``: the game secret the seats' seeds come from (:mod:`experiments.rounds`; fresh when ``None``).
+    """
     if env is None or env.config.num_players != num_players:
         env = raw_env(game="sab2", num_players=num_players)
     cfg = env.config
     agents = [make_agent(agent, cfg) for _ in range(num_players)]
     env.reset(seed=seed)
-    for a in agents:
-        if hasattr(a, "bind_state"):
-            a.bind_state(env.state)  # the cheating oracles
     game = env.unwrapped.game
-    seat_agents(agents, seed)
-    return play_rounds(env, agents, lambda: _header(cfg, game, seed, agent), lambda row: _event(game, row), dict)
+    secret = draw_secret() if agent_secret is None else agent_secret
+    seat_agents(agents, secret, seed, env.state)  # the state reaches declared oracles only
+    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, agent), lambda row: _event(game, row), dict)
+    return [dict(r, **seeds_record(secret)) for r in records]
 
 
 def replay_sab2(records: list[dict]) -> None:
@@ -75,63 +91,71 @@ def replay_sab2(records: list[dict]) -> None:
 
 
 class Sab2Tables:
-    """Running aggregates behind the role and team tables (counts and running means; no records kept), fed one
-    round record at a time (``add``)."""
+    """Per-game aggregates behind the role and team tables (a few counts per game; no records kept), fed one round
+    record at a time (``add``). Intervals resample whole games: the seats of a round and the rounds of a game are
+    not independent trials."""
 
     def __init__(self) -> None:
-        self.roles: dict[tuple[int, str, str], list] = defaultdict(lambda: [0, 0, RunningMean()])  # rounds, wins
-        self.reached: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])  # rounds, gold reached
-        # (rounds, gold reached, blue won, green won, both, gold reached but no team won)
-        self.teams: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0] * 6)
+        # (players, agent, role) -> seed -> [seat-rounds, wins, gold]
+        self.roles: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
+        # (players, agent) -> seed -> [rounds, gold reached, blue won, green won, both, gold reached but no team won]
+        self.teams: dict[tuple[int, str], dict[int, list[int]]] = defaultdict(dict)
 
     def add(self, r: dict) -> None:
         h, end = r["header"], r["end"]
         if h.get("game") != "sab2":
             return
-        cell = (h["players"], h["agent"])
+        cell, seed = (h["players"], h["agent"]), h["seed"]
         reached = bool(end["gold_reached"])
-        acc = self.reached[cell]
-        acc[0] += 1
-        acc[1] += reached
         roles, winners = end["roles"], end["winners"]
         for role, won, gain in zip(roles, winners, end["gained"], strict=True):
-            row = self.roles[(*cell, sc.ROLE_NAMES[role])]
-            row[0] += 1
-            row[1] += bool(won)
-            row[2].add(float(gain))
+            acc = self.roles[(*cell, sc.ROLE_NAMES[role])].setdefault(seed, [0, 0, 0.0])
+            acc[0] += 1
+            acc[1] += bool(won)
+            acc[2] += float(gain)
         blue = any(w and role == sc.Sab2Role.BLUE_DIGGER for role, w in zip(roles, winners, strict=True))
         green = any(w and role == sc.Sab2Role.GREEN_DIGGER for role, w in zip(roles, winners, strict=True))
+        acc_t = self.teams[cell].setdefault(seed, [0] * 6)
         for i, flag in enumerate((True, reached, blue, green, blue and green, reached and not blue and not green)):
-            self.teams[cell][i] += bool(flag)
+            acc_t[i] += bool(flag)
 
-    def role_rows(self) -> list[dict]:
-        """Per (players, agent, role at the round end): rounds, win rate (Wilson 95%), mean gold paid + stolen."""
+    def role_rows(self, boot: int = BOOT) -> list[dict]:
+        """Per (players, agent, role at the round end): seat-rounds, win rate and mean gold (paid + stolen) per
+        seat-round, each with a 95% bootstrap interval over games, and the share of rounds the gold was reached."""
         rows = []
-        for (n, agent, role), (k, wins, gain) in sorted(self.roles.items()):
-            lo, hi = wilson_interval(wins, k)
-            mean, glo, ghi = gain.interval()
-            rounds, reached = self.reached[(n, agent)]
-            rows.append({"players": n, "agent": agent, "role": role, "seat_rounds": k, "win_rate": round(wins / k, 4),
-                         "ci_low": round(lo, 4), "ci_high": round(hi, 4), "gold_per_round": round(mean, 3),
-                         "gold_ci_low": round(glo, 3), "gold_ci_high": round(ghi, 3),
-                         "gold_reached": round(reached / rounds, 4)})  # fmt: skip
+        for (n, agent, role), games in sorted(self.roles.items()):
+            a = np.array(list(games.values()), dtype=float)  # games x [seat-rounds, wins, gold]
+            rate, lo, hi = bootstrap_ratio(a[:, 1], a[:, 0], boot)
+            gold, glo, ghi = bootstrap_ratio(a[:, 2], a[:, 0], boot)
+            t = np.array(list(self.teams[(n, agent)].values()), dtype=float)
+            rows.append({"players": n, "agent": agent, "role": role, "games": len(games),
+                         "seat_rounds": int(a[:, 0].sum()), "win_rate": _r(rate, 4), "ci_low": _r(lo, 4),
+                         "ci_high": _r(hi, 4), "gold_per_round": _r(gold, 3), "gold_ci_low": _r(glo, 3),
+                         "gold_ci_high": _r(ghi, 3), "gold_reached": _r(t[:, 1].sum() / t[:, 0].sum(), 4)})  # fmt: skip
         return rows
 
-    def team_rows(self) -> list[dict]:
+    def team_rows(self, boot: int = BOOT) -> list[dict]:
         """Per (players, agent): share of rounds won by each side - blue team, green team (both when a door-free
         route let both win), saboteurs (gold not reached), nobody of the teams (gold reached behind doors of both
-        colours) - with the team win rates' Wilson 95% intervals."""
+        colours) - with 95% bootstrap intervals over games for the team win rates."""
         rows = []
-        for (n, agent), (k, reached, blue, green, both, no_team) in sorted(self.teams.items()):
-            row = {"players": n, "agent": agent, "rounds": k, "gold_reached": round(reached / k, 4),
-                   "blue_team_won": round(blue / k, 4), "green_team_won": round(green / k, 4),
-                   "both_teams": round(both / k, 4), "no_team_with_gold": round(no_team / k, 4),
+        for (n, agent), games in sorted(self.teams.items()):
+            t = np.array(list(games.values()), dtype=float)
+            k, reached, blue, green, both, no_team = t.sum(axis=0)
+            row = {"players": n, "agent": agent, "games": len(games), "rounds": int(k),
+                   "gold_reached": round(reached / k, 4), "blue_team_won": round(blue / k, 4),
+                   "green_team_won": round(green / k, 4), "both_teams": round(both / k, 4),
+                   "no_team_with_gold": round(no_team / k, 4),
                    "saboteurs_won": round((k - reached) / k, 4)}  # fmt: skip
-            for team, wins in (("blue", blue), ("green", green)):
-                lo, hi = wilson_interval(wins, k)
+            for team, col in (("blue", 2), ("green", 3)):
+                _, lo, hi = bootstrap_ratio(t[:, col], t[:, 0], boot)
                 row[f"{team}_ci"] = f"[{lo:.3f}, {hi:.3f}]"
             rows.append(row)
         return rows
+
+
+def _r(x: float, digits: int) -> float:
+    return round(x, digits) if math.isfinite(x) else x
 
 
 def _tables(rounds: Iterable[dict] | Sab2Tables) -> Sab2Tables:
@@ -144,7 +168,7 @@ def _tables(rounds: Iterable[dict] | Sab2Tables) -> Sab2Tables:
 
 
 def role_table(rounds: Iterable[dict] | Sab2Tables) -> list[dict]:
-    """Per (players, agent, role at the round end): rounds, win rate (Wilson 95%), mean gold paid + stolen."""
+    """Per (players, agent, role at the round end): seat-rounds, win rate, mean gold (game bootstrap intervals)."""
     return _tables(rounds).role_rows()
 
 
@@ -164,7 +188,7 @@ def summary_table(rounds: Iterable[dict] | Sab2Tables) -> str:
         lines.append(f"{t['players']:>3} {t['agent']:<10} {t['rounds']:>6} {t['gold_reached']:>12.1%} "
                      f"{t['blue_team_won']:>10.1%} {t['green_team_won']:>10.1%} {t['both_teams']:>6.1%} "
                      f"{t['no_team_with_gold']:>8.1%} {t['saboteurs_won']:>9.1%}"
-                     + (" (cheating)" if t["agent"] in CHEATING else ""))  # fmt: skip
+                     + (" *" if oracle_name(t["agent"], "sab2") else ""))  # fmt: skip
     lines.append("")
     rows = tables.role_rows()
     header = (f"{'N':>3} {'agent':<10} {'role':<18} {'seat-rounds':>11} {'win rate':>9} {'95% CI':>16} "
@@ -174,4 +198,6 @@ def summary_table(rounds: Iterable[dict] | Sab2Tables) -> str:
         ci = f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
         lines.append(f"{r['players']:>3} {r['agent']:<10} {r['role']:<18} {r['seat_rounds']:>11} {r['win_rate']:>9.1%} "
                      f"{ci:>16} {r['gold_per_round']:>10.2f} {r['gold_reached']:>12.1%}")  # fmt: skip
+    if any(oracle_name(t["agent"], "sab2") for t in teams):
+        lines += ["", ORACLE_NOTE]
     return "\n".join(lines)

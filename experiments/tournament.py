@@ -7,14 +7,19 @@ Examples::
         --games 2000 --workers 2 --out runs/x
     python -m experiments.report runs/x
 
-Every combination of ``--miners`` x ``--saboteurs`` x ``--players`` is a cell. In a cell every gold-digger seat
-plays the miner policy and every saboteur seat the saboteur policy (roles are dealt each round, so a seat switches
-policy with its role). Game ``g`` of every cell uses seed ``seed + g`` (duplicate deals: the same decks, roles,
-goals and seats in every compared cell). Results are identical for the same arguments whatever ``--workers``.
+Every combination of ``--miners`` x ``--saboteurs`` x ``--players`` is a cell. In a cell every gold-digger seat plays
+the miner policy and every saboteur seat the saboteur policy (roles are dealt each round, so a seat switches policy with
+its role). Game ``g`` of every cell uses seed ``seed + g`` (duplicate deals: the same decks, roles, goals and seats in
+every compared cell). The agents' seeds are sealed: spawned from a tournament secret (``--secret``, default drawn from
+``os.urandom`` once per process and printed when the run ends) mixed with the game's key, never from the public seed, so
+an agent's seed says nothing about the deal; each game's own secret is logged with it (``seeds``), after the game.
+Results are identical for the same arguments and ``--secret`` whatever ``--workers``. Only agents declared oracles
+(``oracle = True``) are given the hidden state; tables mark them ``*``.
 
 With ``--out DIR`` each finished game is appended to ``DIR/rounds.jsonl.gz`` (one gzip member per game, written and
 fsync-ed before the next; format, keys and checks in :mod:`experiments.logs`) as one JSON record per round:
-``header`` (seed, rules and package versions, N, rounds, agents per seat, roles, left-over role, gold goal slot),
+``header`` (seed, rules and package versions, commit and dirty flag, N, rounds, agents per seat, roles, left-over
+role, gold goal slot),
 ``events`` (public, with the private part - a face-down discard's card, a map result - under ``private``),
 ``actions``, ``beliefs`` (the reference observer and a heuristic public observer after every decision, per mille;
 each acting agent's own beliefs where it has any) and ``end`` (winner, reason, decisions, finder, nuggets).
@@ -39,6 +44,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -46,17 +52,35 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import CHEATING, DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
+from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
 from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
-from experiments.logs import LOG_NAME, LogError, LogReader, LogWriter, game_key, read_rounds
-from experiments.rounds import ReplayError, first_difference, plain, replay_env, replay_rounds
+from experiments.logs import LOG_NAME, LogError, LogReader, LogWriter, game_key, read_rounds, stamp
+from experiments.rounds import (
+    ORACLE_NOTE,
+    PROVENANCE,
+    ReplayError,
+    SecretError,
+    draw_secret,
+    first_difference,
+    format_secret,
+    game_secret,
+    logged_secret,
+    oracle_name,
+    parse_secret,
+    plain,
+    replay_env,
+    replay_rounds,
+    seat_agents,
+    seeds_record,
+    session_secret,
+)
 from experiments.sab2 import Sab2Tables, play_sab2, replay_sab2
 from experiments.sab2 import summary_table as sab2_summary_table
-from experiments.stats import RunningMean, mean_interval, paired_difference, wilson_interval
+from experiments.stats import RunningMean, bootstrap_counts, bootstrap_mean, bootstrap_ratio, paired_difference
 from saboteur_env import EventType, __version__, raw_env
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
@@ -147,11 +171,15 @@ def play_game(
     beliefs: bool = True,
     insert: str | None = None,
     env: raw_env | None = None,
+    agent_secret: int | None = None,
 ) -> list[dict]:
     """Play one seeded game; returns one record per round.
 
     ``insert`` seats that agent (both roles) at :func:`insert_seat` instead of the cell's policies. ``env`` reuses
     an environment of the right player count (``reset`` re-deals everything, so reuse changes nothing).
+    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.rounds`: independent of
+    the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
+    declared oracles (``oracle = True``) get the privileged state.
     """
     if env is None or env.config.num_players != num_players:
         env = raw_env(num_players=num_players)
@@ -166,9 +194,8 @@ def play_game(
         )
     env.reset(seed=seed)
     game = env.unwrapped.game
-    for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(num_players), strict=True)):
-        agent.reset(i, num_players, int(ss.generate_state(1)[0]))
-        agent.bind_state(env.state)
+    secret = draw_secret() if agent_secret is None else agent_secret
+    seat_agents(agents, secret, seed, env.state)
     goal_cells = geometry(cfg).goal_cells
     tracker = LogTracker(cfg)
     reference, heuristic = BayesModel(num_players, goal_cells), SuspicionModel(num_players, goal_cells)
@@ -218,7 +245,7 @@ def play_game(
             decision = 0
             if not game.game_over:
                 current = new_record()
-    return records
+    return [dict(r, **seeds_record(secret)) for r in records]
 
 
 def replay_game(records: list[dict]) -> None:
@@ -240,12 +267,13 @@ def replay_game(records: list[dict]) -> None:
 def task_of(records: list[dict]) -> Task:
     """The tournament task that plays a logged game again (agents included)."""
     h = records[0]["header"]
+    secret = logged_secret(records)
     if h.get("game") == "duel":
-        return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"]
+        return "duel", h["agents"][0], h["agents"][1], h["seed"], h["duel_layout"], secret
     if h.get("game") == "sab2":
-        return "sab2", h["players"], h["agent"], h["seed"]
+        return "sab2", h["players"], h["agent"], h["seed"], secret
     beliefs = any(r.get("beliefs") for r in records)
-    return h["players"], h["miners"], h["saboteurs"], h["seed"], beliefs, h.get("insert")
+    return h["players"], h["miners"], h["saboteurs"], h["seed"], beliefs, h.get("insert"), secret
 
 
 def replay_records(records: list[dict], full: bool = False) -> None:
@@ -257,26 +285,31 @@ def replay_records(records: list[dict], full: bool = False) -> None:
     if full:
         fresh = plain(_task(task_of(records)))
         for rec, new in zip(records, fresh, strict=False):
-            diff = first_difference(rec, new, "record", ignore=("package_version",))
+            diff = first_difference(rec, new, "record", ignore=PROVENANCE)
             if diff:
                 raise ReplayError(f"round {rec['header']['round']} (agents re-run): {diff}")
 
 
 # Base: (players, miners, saboteurs, seed, beliefs, insert); duel: ("duel", blue, green, seed, layout);
-# sab2: ("sab2", players, agent, seed).
+# sab2: ("sab2", players, agent, seed); each optionally followed by the game secret of the agents' seeds (a task
+# without one draws a fresh secret).
 Task = tuple
 
 
 def task_key(t: Task) -> tuple:
     """The log key (:func:`experiments.logs.game_key`) of the game a task plays."""
     if t[0] == "duel":
-        _, blue, green, seed, layout = t
+        _, blue, green, seed, layout = t[:5]
         return "duel", layout, blue, green, seed
     if t[0] == "sab2":
-        _, n, agent, seed = t
+        _, n, agent, seed = t[:4]
         return "sab2", n, agent, seed
-    n, miners, saboteurs, seed, _, insert = t
+    n, miners, saboteurs, seed, _, insert = t[:6]
     return "base", n, miners, saboteurs, insert or "", seed
+
+
+def _secret_of(t: Task, size: int) -> int | None:
+    return t[size] if len(t) > size else None
 
 
 def _task(args: Task) -> list[dict]:
@@ -300,17 +333,17 @@ class TournamentWorker:
         out = []
         for task in tasks:
             if task[0] == "sab2":
-                _, n, agent, seed = task
+                _, n, agent, seed = task[:4]
                 env = self._env(("sab2", n), lambda n=n: raw_env(game="sab2", num_players=n))
-                out.append(play_sab2(n, agent, seed, env=env))
+                out.append(play_sab2(n, agent, seed, env=env, agent_secret=_secret_of(task, 4)))
             elif task[0] == "duel":
-                _, blue, green, seed, layout = task
+                _, blue, green, seed, layout = task[:5]
                 env = self._env(("duel", layout), lambda layout=layout: raw_env(game="duel", duel_layout=layout))
-                out.append(play_duel(blue, green, seed, layout, env=env))
+                out.append(play_duel(blue, green, seed, layout, env=env, agent_secret=_secret_of(task, 5)))
             else:
-                n, m, s, seed, beliefs, insert = task
+                n, m, s, seed, beliefs, insert = task[:6]
                 env = self._env(("base", n), lambda n=n: raw_env(num_players=n))
-                out.append(play_game(n, m, s, seed, beliefs, insert, env=env))
+                out.append(play_game(n, m, s, seed, beliefs, insert, env=env, agent_secret=_secret_of(task, 6)))
         return out
 
     def pid(self) -> int:
@@ -572,6 +605,7 @@ def run(
     backend: str = "local",
     address: str | None = None,
     chunk: int = 4,
+    secret: int | None = None,
 ) -> Iterator[list[dict]]:
     """Play every cell; yields each game's round records (in a deterministic order, whatever the backend).
 
@@ -579,7 +613,8 @@ def run(
     ``backend``: ``"local"`` (``workers`` processes) or ``"ray"`` (``workers`` actors on the Ray cluster at
     ``address``, a local one when ``None``); ``chunk`` games per request to a worker. With ``out``, games already in
     the log are yielded first (read back from it) and only the others are played. After SIGTERM/SIGINT the
-    generator logs the games in flight and raises :class:`Interrupted`.
+    generator logs the games in flight and raises :class:`Interrupted`. ``secret``: the tournament secret the
+    agents' seeds come from (:mod:`experiments.rounds`; ``None``: this process's :func:`session_secret`).
     """
     _check_backend(backend)
     inserts = [None] if not inserts else list(inserts)
@@ -591,7 +626,7 @@ def run(
         for i in inserts
         for g in range(games)
     ]
-    yield from _execute(tasks, workers, out, backend, address, chunk)
+    yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 
 def run_duel(
@@ -604,13 +639,14 @@ def run_duel(
     backend: str = "local",
     address: str | None = None,
     chunk: int = 4,
+    secret: int | None = None,
 ) -> Iterator[list[dict]]:
     """Duels between every ordered pair of distinct ``agents`` (both colour assignments; one agent: self-play),
     game ``g`` on seed ``seed + g``; yields each game's round records in a deterministic order."""
     _check_backend(backend)
     pairs = [(a, b) for a in agents for b in agents if a != b] or [(agents[0], agents[0])]
     tasks: list[Task] = [("duel", a, b, seed + g, layout) for a, b in pairs for g in range(games)]
-    yield from _execute(tasks, workers, out, backend, address, chunk)
+    yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 
 def run_sab2(
@@ -623,19 +659,28 @@ def run_sab2(
     backend: str = "local",
     address: str | None = None,
     chunk: int = 4,
+    secret: int | None = None,
 ) -> Iterator[list[dict]]:
     """Saboteur 2 cells (players x agent, the agent in every seat), game ``g`` on seed ``seed + g``."""
     _check_backend(backend)
     tasks: list[Task] = [("sab2", n, a, seed + g) for n in players for a in agents for g in range(games)]
-    yield from _execute(tasks, workers, out, backend, address, chunk)
+    yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 
 def _execute(
-    tasks: list[Task], workers: int, out: Path | None, backend: str, address: str | None, chunk: int
+    tasks: list[Task],
+    workers: int,
+    out: Path | None,
+    backend: str,
+    address: str | None,
+    chunk: int,
+    secret: int | None = None,
 ) -> Iterator[list[dict]]:
     keys = [task_key(t) for t in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError("the same game is listed twice (a player count, agent or insert given twice?)")
+    secret = session_secret() if secret is None else secret
+    tasks = [(*t, game_secret(secret, k)) for t, k in zip(tasks, keys, strict=True)]  # sealed agent seeds
     signals = _Signals()
     signals.install()
     writer: LogWriter | None = None
@@ -660,6 +705,7 @@ def _execute(
         start = time.perf_counter()
         todo = len(tasks)
         for records in results:
+            stamp(records)  # the commit and dirty flag of the checkout that writes the log
             if writer is not None:
                 writer.write_game(records)  # durable before anyone sees the game
             played += 1
@@ -689,35 +735,36 @@ class Summary:
     plus the inserted seat's nuggets per seed (one number per game, needed for the paired comparison)."""
 
     def __init__(self) -> None:
-        self.games: dict[tuple[int, str, str, str], list[float]] = {}  # [games, sum of per-game win share]
+        # cell -> (rounds won, rounds) -> games: a histogram of per-game shares (flat memory, exact bootstrap)
+        self.games: dict[tuple[int, str, str, str], Counter[tuple[int, int]]] = {}
         self.decisions: dict[tuple[int, str, str, str], RunningMean] = {}
         self.seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
-        self.seat_wins: dict[tuple[int, str, str, str], list[list[int]]] = {}  # role -> [won, rounds]
+        # cell -> seed -> [won as miner, rounds as miner, won as saboteur, rounds as saboteur]
+        self.seat_wins: dict[tuple[int, str, str, str], dict[int, list[int]]] = {}
 
     def add(self, records: list[dict]) -> None:
         h = records[0]["header"]
         key = _cell(h)
-        acc = self.games.setdefault(key, [0, 0.0])
-        acc[0] += 1
-        acc[1] += sum(r["end"]["winner"] == "gold-diggers" for r in records) / len(records)
+        won = sum(r["end"]["winner"] == "gold-diggers" for r in records)
+        self.games.setdefault(key, Counter())[(won, len(records))] += 1
         decisions = self.decisions.setdefault(key, RunningMean())
         for r in records:
             decisions.add(r["end"]["decisions"])
         if h.get("insert"):
             seat = h["insert_seat"]
             self.seat_nuggets.setdefault(key, {})[h["seed"]] = float(sum(r["end"]["nuggets"][seat] for r in records))
-            wins = self.seat_wins.setdefault(key, [[0, 0], [0, 0]])
+            wins = self.seat_wins.setdefault(key, {}).setdefault(h["seed"], [0, 0, 0, 0])
             for r in records:
                 role = r["header"]["roles"][seat]
-                wins[role][0] += r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
-                wins[role][1] += 1
+                wins[2 * role] += r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
+                wins[2 * role + 1] += 1
 
     def table(self) -> str:
-        """Miner win rate per cell with a 95% Wilson interval over games (a game = share of its rounds won).
+        """Miner win rate per cell (a game = the share of its rounds won) with a 95% bootstrap interval over games.
 
-        With inserted seats, a second table gives the inserted agent's nuggets per game (normal 95% interval) and
-        its team's round win rate by role, and a third the paired difference in nuggets per game between each
-        insert and the first one listed, over the same seeds (same deals, same seat).
+        With inserted seats, a second table gives the inserted agent's nuggets per game (bootstrap 95% interval)
+        and its team's round win rate by role, and a third the paired difference in nuggets per game between each
+        insert and the first one listed, over the same seeds (same deals, same seat; bootstrap over seeds).
         """
         with_insert = any(k[3] for k in self.games)
         width = max([12, *(len(k[3]) for k in self.games)])
@@ -725,11 +772,11 @@ class Summary:
         header = head + f"{'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
         lines = [header, "-" * len(header)]
         for key in sorted(self.games):
-            count, wins = self.games[key]
-            rate = wins / count
-            lo, hi = wilson_interval(round(wins), int(count))
+            hist = self.games[key]
+            count = sum(hist.values())
+            rate, lo, hi = bootstrap_counts([w / k for w, k in hist], list(hist.values()))
             n, m, s, ins = key
-            flag = " (cheating)" if {m, s, ins} & CHEATING else ""
+            flag = " *" if any(oracle_name(x) for x in (m, s, ins) if x) else ""
             cols = f"{n:>3} {m:<12} {s:<12} " + (f"{ins or '-':<{width}} " if with_insert else "")
             lines.append(
                 f"{cols}{int(count):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
@@ -738,15 +785,20 @@ class Summary:
         if self.seat_nuggets:
             lines += ["", "Inserted seat (seat = seed mod N, both roles):"]
             header = (f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'insert':<{width}} {'games':>6} "
-                      f"{'nuggets/game':>13} {'95% CI':>16} {'win as miner':>13} {'win as sab.':>12}")  # fmt: skip
+                      f"{'nuggets/game':>13} {'95% CI':>16} {'win as miner [95% CI]':>22} "
+                      f"{'win as sab. [95% CI]':>22}")  # fmt: skip
             lines += [header, "-" * len(header)]
             for key in sorted(self.seat_nuggets):
-                mean, lo, hi = mean_interval(list(self.seat_nuggets[key].values()))
-                rates = [f"{won / k:.1%}" if k else "-" for won, k in self.seat_wins[key]]
+                mean, lo, hi = bootstrap_mean(list(self.seat_nuggets[key].values()))
+                w = np.array(list(self.seat_wins[key].values()), dtype=float)
+                rates = []
+                for role in (0, 1):
+                    rate, rlo, rhi = bootstrap_ratio(w[:, 2 * role], w[:, 2 * role + 1])
+                    rates.append(f"{rate:.1%} [{rlo:.0%}, {rhi:.0%}]" if w[:, 2 * role + 1].sum() else "-")
                 n, m, s, ins = key
                 lines.append(
                     f"{n:>3} {m:<12} {s:<12} {ins:<{width}} {len(self.seat_nuggets[key]):>6} {mean:>13.2f} "
-                    f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>13} {rates[1]:>12}"
+                    f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>22} {rates[1]:>22}"
                 )
             by_base: dict[tuple[int, str, str], list[str]] = {}
             for n, m, s, ins in self.seat_nuggets:  # insertion order = the order the inserts were listed
@@ -758,6 +810,8 @@ class Summary:
                     d, lo, hi, k = paired_difference(self.seat_nuggets[(n, m, s, other)],
                                                      self.seat_nuggets[(n, m, s, ref)])  # fmt: skip
                     lines.append(f"  N={n} {m}/{s}: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
+        if any(oracle_name(x) for key in self.games for x in key[1:] if x):
+            lines += ["", ORACLE_NOTE]
         return "\n".join(lines)
 
 
@@ -816,7 +870,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="log directory (DIR/rounds.jsonl.gz; crash-safe; re-run the same command to resume)")
     parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
+    parser.add_argument("--secret", default=None, metavar="HEX",
+                        help="tournament secret the agents' seeds come from (128-bit hex; default: drawn from "
+                        "os.urandom and printed at the end). Each game's own secret is in its log records")  # fmt: skip
     args = parser.parse_args(argv)
+    try:
+        secret = session_secret() if args.secret is None else parse_secret(args.secret)
+    except SecretError as err:
+        parser.error(f"--secret: {err}")
     if args.games < 1 or args.workers < 1 or args.chunk < 1:
         parser.error("--games, --workers and --chunk must be at least 1")
     if args.seed < 0:
@@ -828,7 +889,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} is a file; give a log directory")
     common = {"workers": args.workers, "out": args.out, "backend": args.backend, "address": args.address,
-              "chunk": args.chunk}  # fmt: skip
+              "chunk": args.chunk, "secret": secret}  # fmt: skip
     if args.game == "duel":
         if args.players not in (None, [2]):
             parser.error("--players: the duel is a two-player game")
@@ -840,7 +901,7 @@ def main(argv: list[str] | None = None) -> int:
         duels = DuelTable()
         games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
         return _consume(parser, games, lambda records: [duels.add(r) for r in records],
-                        lambda: duel_summary_table(duels))  # fmt: skip
+                        lambda: duel_summary_table(duels), secret)  # fmt: skip
     players = args.players or [5]
     _unique(parser, "--players", players)
     if args.game == "sab2":
@@ -854,7 +915,7 @@ def main(argv: list[str] | None = None) -> int:
         tables = Sab2Tables()
         games = run_sab2(players, args.agents, args.games, args.seed, **common)
         return _consume(parser, games, lambda records: [tables.add(r) for r in records],
-                        lambda: sab2_summary_table(tables))  # fmt: skip
+                        lambda: sab2_summary_table(tables), secret)  # fmt: skip
     for n in players:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
@@ -867,7 +928,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = Summary()
     games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,
                 inserts=args.insert, **common)  # fmt: skip
-    return _consume(parser, games, summary.add, summary.table)
+    return _consume(parser, games, summary.add, summary.table, secret)
 
 
 def _consume(
@@ -875,11 +936,13 @@ def _consume(
     games: Iterator[list[dict]],
     add: Callable[[list[dict]], object],
     table: Callable[[], str],
+    secret: int,
 ) -> int:
-    """Feed every game to the running aggregates, then print the table (also after an interruption)."""
+    """Feed every game to the running aggregates, then print the table (also after an interruption) and, once no
+    game of the run is being played any more, the tournament secret."""
     from experiments.logs import cli_warnings
 
-    with cli_warnings():
+    with cli_warnings(), _reveal(secret):
         try:
             for records in games:
                 add(records)
@@ -895,6 +958,15 @@ def _consume(
             parser.exit(2, f"error: {err}\n")
     print(table())
     return 0
+
+
+@contextlib.contextmanager
+def _reveal(secret: int) -> Iterator[None]:
+    try:
+        yield
+    finally:  # after the last game (or the interruption): no agent of this run is playing any more
+        print(f"agent-seed secret: {format_secret(secret)} (--secret {format_secret(secret)} re-runs the agents' "
+              "randomness; each logged game carries its own game secret)", file=sys.stderr)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -110,3 +110,61 @@ def test_suspicion__directions():
     model.observe(_ev(EventType.PLACE, 2, before=(3, 3, 3), after=(3, 3, 3), dead_end=True))
     p = model.p_saboteur()
     assert p[0] < base[0] and p[1] > base[1] and p[2] > base[2] and p[3] == base[3]
+
+
+# ---- fitted behaviour tables (the calibrated observer) -----------------------------------------------------------
+def test_behaviour_counts__exact_counts_and_smoothed_tables():
+    from agents.beliefs import BehaviourCounts
+
+    c = BehaviourCounts()
+    roles = [0, 1, 0, 0]
+    c.decision(1, roles)  # a saboteur's decision: 3 miners it could have acted on
+    c.decision(0, roles)  # a miner's: 2 miners and 1 saboteur
+    c.event(_ev(EventType.PLACE, 1, before=(6, 4, 6), after=(6, 5, 6)), roles, gold_slot=1)  # harm at the gold
+    c.event(_ev(EventType.PLACE, 0, before=(6, 4, 6), after=(5, 3, 6)), roles, gold_slot=1)  # progress
+    c.event(_ev(EventType.BREAK, 0, target=1), roles, gold_slot=1)
+    c.event(_ev(EventType.BREAK, 0, target=0), roles, gold_slot=1)  # own tools: not evidence, not counted
+    assert c.place.tolist() == [[1, 0, 0], [0, 0, 1]]
+    assert c.breaks.tolist() == [[0, 1], [0, 0]] and c.exposure.tolist() == [[2, 1], [3, 0]]
+    t = c.fit(pseudo=1.0)
+    assert t.place[0] == pytest.approx([2 / 4, 1 / 4, 1 / 4]) and t.place[1] == pytest.approx([1 / 4, 1 / 4, 2 / 4])
+    assert t.breaks == pytest.approx(np.array([[1 / 4, 2 / 3], [1 / 5, 1 / 2]]))
+    with pytest.raises(ValueError, match="pseudo=0"):
+        c.fit(pseudo=0)
+
+
+def test_behaviour_tables__bad_shapes_and_epsilon_are_named():
+    from agents.beliefs import FIXED_TABLES, BehaviourTables
+
+    with pytest.raises(ValueError, match=r"BehaviourTables.place must be a \(2, 3\) array"):
+        BehaviourTables("x", np.ones((3, 2)), FIXED_TABLES.breaks, FIXED_TABLES.repairs)
+    with pytest.raises(ValueError, match=r"BehaviourTables\.breaks"):
+        BehaviourTables("x", FIXED_TABLES.place, -np.ones((2, 2)), FIXED_TABLES.repairs)
+    with pytest.raises(ValueError, match=r"epsilon=1\.5"):
+        BayesModel(4, GOALS, epsilon=1.5)
+
+
+def test_fixed_tables_are_the_baseline_of_the_reference_observer():
+    """The report's re-played observer with the fixed tables is exactly the tournament's logged reference."""
+    from experiments import report
+    from experiments.tournament import play_game
+
+    records = play_game(4, "random", "covert", seed=11)
+    for (traj, roles), rec in zip(report.observer_trajectory(records), records, strict=True):
+        assert roles == rec["header"]["roles"]
+        assert [[round(1000 * x) for x in row] for row in traj] == [b["reference"] for b in rec["beliefs"]]
+
+
+def test_calibration__fitted_tables_beat_the_fixed_ones_on_held_out_games(tmp_path):
+    """Against random agents the fixed tables are over-confident (the audit: ECE 0.13-0.15); tables fitted on one
+    half of the games calibrate much better on the other half."""
+    from experiments import report
+    from experiments.tournament import run
+
+    list(run([4], ["random"], ["random"], 30, seed=0, beliefs=False, out=tmp_path, secret=9))
+    rows, points = report.table_calibration([tmp_path / "rounds.jsonl.gz"], boot=200)
+    by_model = {r["model"]: r for r in rows}
+    assert by_model["fixed"]["train_games"] == 15 and by_model["fixed"]["test_games"] == 15
+    assert by_model["fitted"]["ece"] < 0.5 * by_model["fixed"]["ece"]
+    assert by_model["fixed"]["ece_lo"] <= by_model["fixed"]["ece"] <= by_model["fixed"]["ece_hi"]
+    assert sum(p["samples"] for p in points if p["model"] == "fixed") == by_model["fixed"]["samples"]

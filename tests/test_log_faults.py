@@ -29,11 +29,14 @@ from experiments.tournament import run, run_duel, run_sab2
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 40  # 3-player random games: ~20 per second, so a run lasts ~2.5 s with start-up
-ARGS = ["--players", "3", "--miners", "random", "--saboteurs", "random", "--no-beliefs", "--seed", "0"]
+SECRET = 0x5EA1ED  # one tournament secret for every run here: a resumed run must equal an uninterrupted one
+ARGS = ["--players", "3", "--miners", "random", "--saboteurs", "random", "--no-beliefs", "--seed", "0",
+        "--secret", f"{SECRET:x}"]  # fmt: skip
 
 
 def _reference(games: int = GAMES) -> dict[tuple, list[dict]]:
-    return {game_key(g[0]["header"]): g for g in run([3], ["random"], ["random"], games, seed=0, beliefs=False)}
+    games_ = run([3], ["random"], ["random"], games, seed=0, secret=SECRET, beliefs=False)
+    return {game_key(g[0]["header"]): g for g in games_}
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +116,7 @@ def _kill_runs(tmp_path: Path, reference: dict, runs: int, seed: int, workers: i
                     assert all(len(g) == 3 for g in logs.read_games(out))  # readable after every kill
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LogWarning)
-            list(run([3], ["random"], ["random"], GAMES, seed=0, beliefs=False, out=out))  # resume to the end
+            list(run([3], ["random"], ["random"], GAMES, seed=0, secret=SECRET, beliefs=False, out=out))  # resume
         _assert_exactly_once(out, reference)
 
 
@@ -138,7 +141,7 @@ def test_kill_at_any_byte_then_resume(tmp_path, count):
     inside headers, inside trailers, random bytes) and resume each prefix."""
     reference = _reference(4)
     full = tmp_path / "full"
-    list(run([3], ["random"], ["random"], 4, seed=0, beliefs=False, out=full))
+    list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=full))
     data = (full / LOG_NAME).read_bytes()
     boundaries, pos = [], 0
     for records in reference.values():
@@ -157,7 +160,7 @@ def test_kill_at_any_byte_then_resume(tmp_path, count):
         assert torn == any("torn tail" in str(w.message) and str(out / LOG_NAME) in str(w.message) for w in caught)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LogWarning)
-            list(run([3], ["random"], ["random"], 4, seed=0, beliefs=False, out=out))
+            list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))
         _assert_exactly_once(out, reference)
         assert (out / LOG_NAME).read_bytes() == data  # the resumed log is byte-identical to the uninterrupted one
 
@@ -184,7 +187,7 @@ def test_sigterm_or_ctrl_c_finishes_cleanly(tmp_path, reference, workers, sig, g
     assert 2 <= len(logged) < GAMES
     for records in logged:
         assert records == reference[game_key(records[0]["header"])]
-    list(run([3], ["random"], ["random"], GAMES, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], GAMES, seed=0, secret=SECRET, beliefs=False, out=out))
     _assert_exactly_once(out, reference)
 
 
@@ -285,7 +288,7 @@ def test_ray_actor_killed_mid_run(tmp_path, reference):
 def belief_log(tmp_path_factory) -> Path:
     """Two cells x 3 games at 4 players with belief snapshots (so every report table has data)."""
     out = tmp_path_factory.mktemp("beliefs")
-    list(run([4], ["random", "greedy"], ["random"], 3, seed=2, out=out))
+    list(run([4], ["random", "greedy"], ["random"], 3, seed=2, secret=SECRET, out=out))
     return out
 
 
@@ -313,7 +316,7 @@ def test_torn_tail_is_skipped_with_a_warning(tmp_path, belief_log):
         tables = report.build_report(out, with_plots=False)
     assert sum(r["games"] for r in tables["T1_balance"]) == 5
     with pytest.warns(LogWarning, match="torn tail"):
-        list(run([4], ["random", "greedy"], ["random"], 3, seed=2, out=out))
+        list(run([4], ["random", "greedy"], ["random"], 3, seed=2, secret=SECRET, out=out))
     assert len(_records_in_file(path)) == 18 and path.read_bytes() == (belief_log / LOG_NAME).read_bytes()
 
 
@@ -330,7 +333,7 @@ def test_log_concatenated_twice_reports_the_same_tables(tmp_path, belief_log):
     # Resuming into it drops the copies (with a warning) and plays nothing.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LogWarning)
-        resumed = list(run([4], ["random", "greedy"], ["random"], 3, seed=2, out=doubled))
+        resumed = list(run([4], ["random", "greedy"], ["random"], 3, seed=2, secret=SECRET, out=doubled))
     assert any("rewritten without 18 duplicate records and 0 incomplete games" in str(w.message) for w in caught)
     assert len(resumed) == 6 and (doubled / LOG_NAME).read_bytes() == data
     # merge does the same for several logs: each game once.
@@ -342,7 +345,7 @@ def test_log_concatenated_twice_reports_the_same_tables(tmp_path, belief_log):
 def test_missing_round_is_replayed_once(tmp_path, reference, missing):
     """A game with a round record missing (a middle one, or the last one) is re-played once: 3 records, never 5."""
     out = tmp_path / "log"
-    list(run([3], ["random"], ["random"], 6, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], 6, seed=0, secret=SECRET, beliefs=False, out=out))
     _rewrite(out, lambda i, g: [r for r in g if i != 3 or r["header"]["round"] != missing])
     path = out / LOG_NAME
     assert len(_records_in_file(path)) == 17
@@ -350,7 +353,7 @@ def test_missing_round_is_replayed_once(tmp_path, reference, missing):
                                         r"record 10 has rounds \[.*\] of 0\.\.2\)"):  # fmt: skip
         assert len(list(logs.read_games(out))) == 5
     with pytest.warns(LogWarning):
-        played = list(run([3], ["random"], ["random"], 6, seed=0, beliefs=False, out=out))
+        played = list(run([3], ["random"], ["random"], 6, seed=0, secret=SECRET, beliefs=False, out=out))
     assert len(played) == 6
     records = _records_in_file(path)
     assert len(records) == 18 and sum(r["header"]["seed"] == 3 for r in records) == 3
@@ -360,9 +363,9 @@ def test_missing_round_is_replayed_once(tmp_path, reference, missing):
 
 def _small_logs(tmp_path: Path) -> dict[str, Path]:
     dirs = {name: tmp_path / name for name in ("base", "duel", "sab2")}
-    list(run([3], ["random"], ["random"], 2, seed=0, beliefs=False, out=dirs["base"]))
-    list(run_duel(["random", "greedy"], 1, seed=0, out=dirs["duel"]))
-    list(run_sab2([4], ["random"], 1, seed=0, out=dirs["sab2"]))
+    list(run([3], ["random"], ["random"], 2, seed=0, secret=SECRET, beliefs=False, out=dirs["base"]))
+    list(run_duel(["random", "greedy"], 1, seed=0, secret=SECRET, out=dirs["duel"]))
+    list(run_sab2([4], ["random"], 1, seed=0, secret=SECRET, out=dirs["sab2"]))
     return dirs
 
 
@@ -431,11 +434,11 @@ def test_verify_full_reruns_the_agents(tmp_path, belief_log):
 
 def test_tampered_version_refuses_resume(tmp_path):
     out = tmp_path / "log"
-    list(run([3], ["random"], ["random"], 2, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], 2, seed=0, secret=SECRET, beliefs=False, out=out))
     _rewrite(out, lambda i, g: [dict(r, header=dict(r["header"], package_version="0.2.9")) for r in g] if i else g)
     message = r"holds base games of saboteur-env 0\.2\.9, .* \(first at record 4\) where .*new --out"
     with pytest.raises(LogVersionError, match=message):
-        list(run([3], ["random"], ["random"], 3, seed=0, beliefs=False, out=out))
+        list(run([3], ["random"], ["random"], 3, seed=0, secret=SECRET, beliefs=False, out=out))
     assert len(_records_in_file(out / LOG_NAME)) == 6  # nothing was appended
 
 
@@ -444,7 +447,7 @@ def test_old_logs_are_read_but_not_resumed(tmp_path):
     that the torn member holds; resume refuses it with a message."""
     out = tmp_path / "old"
     out.mkdir()
-    games = list(run([3], ["random"], ["random"], 3, seed=0, beliefs=False))
+    games = list(run([3], ["random"], ["random"], 3, seed=0, secret=SECRET, beliefs=False))
     comp = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     data = b""
     for g in games:
@@ -457,12 +460,12 @@ def test_old_logs_are_read_but_not_resumed(tmp_path):
     with pytest.warns(LogWarning):
         assert logs.verify(out)[2] == []
     with pytest.warns(LogWarning), pytest.raises(LogVersionError, match=r"version not recorded: an old log.*new --out"):
-        list(run([3], ["random"], ["random"], 3, seed=0, beliefs=False, out=out))
+        list(run([3], ["random"], ["random"], 3, seed=0, secret=SECRET, beliefs=False, out=out))
 
 
 def test_damage_names_file_and_record_and_repair_keeps_the_rest(tmp_path, capsys):
     out = tmp_path / "log"
-    list(run([3], ["random"], ["random"], 4, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))
     path = out / LOG_NAME
     data = bytearray(path.read_bytes())
     sizes = [len(logs.encode_game(g)) for g in LogReader(out).games()]
@@ -475,17 +478,17 @@ def test_damage_names_file_and_record_and_repair_keeps_the_rest(tmp_path, capsys
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "record 4" in err and "logs repair" in err and "Traceback" not in err
     with pytest.raises(LogError, match="record 4"):
-        list(run([3], ["random"], ["random"], 4, seed=0, beliefs=False, out=out))  # resume refuses too
+        list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))  # resume refuses too
     assert logs.main(["repair", str(out)]) == 0
     assert "kept 3 complete games" in capsys.readouterr().out
     assert len(list(out.glob(f"{LOG_NAME}.damaged-*"))) == 1
-    list(run([3], ["random"], ["random"], 4, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))
     _assert_exactly_once(out, _reference(4))
 
 
 def test_duplicates_and_conflicts_are_refused(tmp_path):
     out = tmp_path / "log"
-    games = list(run([3], ["random"], ["random"], 2, seed=0, beliefs=False, out=out))
+    games = list(run([3], ["random"], ["random"], 2, seed=0, secret=SECRET, beliefs=False, out=out))
     with LogWriter(tmp_path / "other") as writer:
         writer.write_game(games[0])
         with pytest.raises(LogError, match="refusing to write base N=3 random/random seed 0 twice"):
@@ -550,7 +553,7 @@ def test_cli_argument_errors(tmp_path, capsys, main, argv, message):
 
 def test_cli_sample_and_game_index_errors(tmp_path, capsys):
     out = tmp_path / "log"
-    list(run([3], ["random"], ["random"], 1, seed=0, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], 1, seed=0, secret=SECRET, beliefs=False, out=out))
     for main, argv, message in [
         (logs.main, ["verify", str(out), "--sample", "0"], "--sample must be at least 1"),
         (replay.main, [str(out), "--game", "5", "--gif", "x.gif"], "out of range; the log holds games 0..0"),

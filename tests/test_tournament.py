@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from experiments import report
+from experiments import report, stats
 from experiments.logs import LogVersionError
 from experiments.tournament import main, read_rounds, replay_game, run
 
@@ -46,10 +46,12 @@ def test_tournament__replay_detects_tampering(tmp_path):
 
 
 def test_tournament__resume_and_workers_give_identical_results(tmp_path):
-    one = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=1, out=tmp_path / "a") for r in res]
-    # Interrupted after 1 game, then resumed with 2 workers.
-    list(run([4], ["greedy"], ["random"], 1, seed=1, workers=1, out=tmp_path / "b"))
-    two = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=2, out=tmp_path / "b") for r in res]
+    one = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=1, out=tmp_path / "a", secret=7)
+           for r in res]  # fmt: skip
+    # Interrupted after 1 game, then resumed with 2 workers (the same tournament secret: the same agent seeds).
+    list(run([4], ["greedy"], ["random"], 1, seed=1, workers=1, out=tmp_path / "b", secret=7))
+    two = [r for res in run([4], ["greedy"], ["random"], 3, seed=1, workers=2, out=tmp_path / "b", secret=7)
+           for r in res]  # fmt: skip
 
     def key(r):
         return r["header"]["seed"], r["header"]["round"]
@@ -98,22 +100,36 @@ def test_report__known_numbers(fixture_log):
     balance = {(r["miners"]): r for r in tables["T1_balance"]}
     assert balance["greedy"]["miner_win"] == round(1 / 3, 4) and balance["random"]["miner_win"] == 0
     assert balance["greedy"]["gold_reached"] == round(2 / 6, 4)
+    # Two games: seed 0 won 2 of 3 rounds, seed 1 none; the game-level bootstrap sees 2 units, not 6 rounds.
+    assert (balance["greedy"]["miner_win_lo"], balance["greedy"]["miner_win_hi"]) == (0.0, round(2 / 3, 4))
     c1 = next(r for r in tables["claims"] if r["claim"] == "C1")
-    half = 1.959964 * math.sqrt(2 / 9) / math.sqrt(2)
-    assert c1["difference"] == round(1 / 3, 4) and c1["ci_low"] == round(1 / 3 - half, 4) and not c1["holds"]
+    # Paired over seeds: differences 2/3 and 0; percentile bootstrap over the two seeds; one-sided p vs 0.20.
+    assert c1["difference"] == round(1 / 3, 4) and (c1["ci_low"], c1["ci_high"]) == (0.0, round(2 / 3, 4))
+    z = (1 / 3 - 0.2) / (math.sqrt(2 / 9) / math.sqrt(2))
+    assert c1["p_one_sided"] == round(stats.t_sf(z, 1), 6) and c1["holds"] is False
+    assert c1["family"] == 1 and c1["p_holm"] == c1["p_one_sided"]  # the other claims' cells are not in the log
+    assert all(r["paired_games"] == 0 and r["holds"] is None for r in tables["claims"] if r["claim"] != "C1")
     ref = next(r for r in tables["T5_beliefs"] if r["observer"] == "reference" and r["round_fraction"] == 1.0)
+    assert ref["miners"] == "greedy" and ref["games"] == 1  # per cell: only the greedy cell has beliefs
     assert ref["brier"] == 0.03 and ref["log_loss"] == round(-(3 * math.log(0.9) + math.log(0.7)) / 4, 4)
-    assert ref["auroc"] == 1.0 and ref["top_k_hit"] == 1.0
+    assert ref["auroc"] == 1.0 and ref["top_k_hit"] == 1.0 and ref["p_true_roles"] == round((3 * 0.9 + 0.7) / 4, 4)
     heur = next(r for r in tables["T5_beliefs"] if r["observer"] == "heuristic" and r["round_fraction"] == 1.0)
-    assert heur["auroc"] == 0.5
+    assert heur["auroc"] == 0.5 and heur["top_k_hit"] == 0.25  # four seats tied for one place share it
     dec = next(r for r in tables["T6_deception"] if r["miners"] == "greedy")
-    assert dec["saboteur_unsuspected"] == 0.0 and dec["own_turns_to_suspicion"] == 0
-    assert dec["miner_friendly_fire"] == 0.5 and dec["miner_correct_break"] == 0.5
-    assert dec["dead_ends_per_round_saboteurs"] == round(1 / 6, 3)
+    assert dec["saboteur_mass"] == 0.7 and dec["unsuspected_topk"] == 0.0 and dec["never_sustained"] == 0.0
+    assert dec["km_median_turns"] == 2  # P > 0.5 on its own turns 1 and 2
+    assert dec["miner_friendly_fire"] == 0.5
+    assert dec["dead_ends_saboteurs"] == round(1 / 6, 3)
     ratings = {r["agent_role"]: r for r in tables["ratings"]}
     assert ratings["greedy/miner"]["mu"] > ratings["random/miner"]["mu"]
+    assert ratings["greedy/miner"]["mu_lo"] <= ratings["greedy/miner"]["mu"] <= ratings["greedy/miner"]["mu_hi"]
+    prov = tables["P0_provenance"]
+    assert [(p["rules_version"], p["package_version"], p["commit"], p["games"]) for p in prov] == [
+        ("not recorded", "not recorded", "not recorded", 4)]
+    summary = (fixture_log / "report" / "summary.md").read_text()
+    assert "Not reproducible from a commit" in summary and "P0 provenance" in summary
     with pytest.raises(LogVersionError, match="version not recorded: an old log"):  # read, but never appended to
-        list(run([4], ["greedy"], ["random"], 2, out=fixture_log))
+        list(run([4], ["greedy"], ["random"], 2, out=fixture_log, secret=1))
 
 
 def test_report__suspicion_needs_to_beat_the_boundary():
@@ -124,6 +140,12 @@ def test_report__suspicion_needs_to_beat_the_boundary():
         [False] * 5,  # nobody stands out: nobody is suspected
         [True, False, False, False, False],  # k = 2, but seats 1 and 2 tie for the second place
         [True, True, False, False, False],
+    ]
+    # The tie-robust membership: tied seats share the places left (k = 2 in every row).
+    assert report.topk_weight(p).tolist() == [
+        [0.4] * 5,  # 2 places among 5 tied seats: the prior, whatever the tie convention
+        [1.0, 0.5, 0.5, 0.0, 0.0],
+        [1.0, 1.0, 0.0, 0.0, 0.0],
     ]
 
 
