@@ -7,8 +7,12 @@
 
 Run it from the repository root (``experiments`` is part of the checkout, not of the installed package).
 
-On your turn you see your view (board, your hand, tools, recent public events) and the numbered legal moves.
-Answer with a number, or with a short notation:
+Every move of the bots is reported as the public event it is (``  > seat 2 placed T05 ... at row 2, col 3``). On
+your turn you see your view (board with row and column numbers, your hand with each card's name and what it does,
+tools, recent public events) and the numbered legal moves. When a round ends, the board as it stood before the
+round's last move, the goals that move turned up and the round's result (roles revealed) are shown before the next
+deal. In Saboteur 2 and the Duel answer with a move's number; in the base game answer with a number, or with a
+short notation:
 
 =====================  ======================================================
 ``T05 2,3``            place T05 at row 2, col 3 (``T06' 1,4``: turned 180°)
@@ -35,20 +39,24 @@ from typing import TextIO
 import numpy as np
 
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
+from agents.base import bind_oracle
+from experiments.rounds import agent_seeds, draw_secret
+from experiments.web.table import round_lines
+from experiments.web.words import card_info, event_lines, hand_kinds, moves, new_events, reveals, view_events
 from saboteur_env import (
     ActionType,
     ConfigError,
     final_ranking,
     legal_action_mask,
+    player_view,
     raw_env,
     render_text,
     returns,
     variants,
 )
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
-from saboteur_env.sab2.cards import ROLE_NAMES as ROLE_NAMES_SAB2
 
-HELP = __doc__.split("Answer with", 1)[1].split("Bad input", 1)[0]
+HELP = __doc__.split("short notation:", 1)[1].split("Bad input", 1)[0]
 GAMES = ("base", "duel", "sab2")
 # ASCII digits only: int() accepts '١' and fails on 5,000 digits; str.isdigit() accepts '²', which int() rejects.
 _NUMBER = re.compile(r"[0-9]{1,6}")
@@ -79,7 +87,9 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
             shown = text if len(text) <= 12 else text[:12] + "..."
             raise MoveError(f"no move number {shown}; choose 0..{len(legal) - 1}")
         return int(legal[i])
-    if not hasattr(layout, "segment_shapes"):  # the duel's and Saboteur 2's layouts: moves by number only
+    from saboteur_env.base.actions import ActionLayout
+
+    if not isinstance(layout, ActionLayout):  # the duel's and Saboteur 2's layouts: moves by number only
         raise MoveError(f"cannot read {_shown(text)}; type a move number (0..{len(legal) - 1})")
     words = text.replace(",", " ").split()
     if not words:  # only commas
@@ -201,10 +211,11 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
     env.reset(seed=args.seed)
     game = env.game
     bots = {s: make_agent(args.bots, cfg) for s in range(args.players) if s != args.seat}
+    # Sealed agent seeds (docs/evaluation.md): drawn from a fresh secret, never derived from the public deal seed.
+    seeds = agent_seeds(draw_secret(), 0 if args.seed is None else args.seed, args.players)
     for s, bot in bots.items():
-        bot.reset(s, args.players, None if args.seed is None else args.seed * 100 + s)
-        if hasattr(bot, "bind_state"):
-            bot.bind_state(env.state)
+        bot.reset(s, args.players, seeds[s])
+        bind_oracle(bot, env.state)  # only agents declared oracles get the hidden state
     layout = env.unwrapped._layout
 
     def say(text: str = "") -> None:
@@ -218,20 +229,47 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
     else:
         say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. "
             "Type 'help' for notation.")  # fmt: skip
+    names = [("you" if q == args.seat else f"seat {q}") for q in range(args.players)]
+    if duel:
+        names = [("you" if q == args.seat else ("blue", "green")[q]) for q in range(2)]
+    seen = view_events(player_view(game, args.seat))
+
+    def report(before) -> None:
+        """Every public event since the last report, as the person's seat sees it (bots' moves included)."""
+        nonlocal seen
+        events = view_events(player_view(game, args.seat))
+        fresh = new_events(seen, events)
+        seen = events
+        for line in event_lines(cfg, fresh, args.seat, names):
+            say(f"  > {line}")
+        if game.round_just_ended and not game.game_over:
+            # The engine deals the next round in the same step: show the board as the round ended.
+            say(f"\n== end of round {before.round + 1}: the board before its last move ==")
+            say(render_text(before, args.seat))
+            for cell, gold, name in reveals(cfg, fresh):
+                r, c = cfg.cell_coords(cell)
+                say(f"  goal at row {r}, col {c}: {name}{' (gold)' if gold else ''}")
+
     for name in env.agent_iter():
         obs, _, term, _, _ = env.last()
         if term:
             env.step(None)
             continue
         seat = env.possible_agents.index(name)
+        before = game.clone()
         if seat != args.seat:
             env.step(bots[seat].act(obs["observation"], obs["action_mask"]))
         else:
             say()
             say(render_text(game, args.seat))
+            view = player_view(game, args.seat)
+            counts = np.asarray(view.hand)[: hand_kinds(cfg)]
+            for k in np.flatnonzero(counts):
+                info = card_info(cfg, int(k))
+                say(f"  card {info['code']} x{int(counts[k])}: {info['text'] or info['name']}")
             legal = np.flatnonzero(legal_action_mask(game))
-            for i, a in enumerate(legal):
-                say(f"  {i:3d}: {layout.to_string(int(a))}")
+            for i, move in enumerate(moves(cfg, [int(a) for a in legal], args.seat, names)):
+                say(f"  {i:3d}: {move.text}")
             while True:
                 print("move> ", end="", file=out, flush=True)
                 line = _read_line(inp)
@@ -243,7 +281,11 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
                     say("bye")
                     return 0
                 if text.lower() in ("help", "h", "?"):
-                    say(HELP if hasattr(layout, "segment_shapes") else "type a listed move's number; 'quit' leaves")
+                    if args.game == "base":
+                        say(HELP)
+                    else:
+                        say(f"type the number of a listed move (0..{len(legal) - 1}); rows and columns are the "
+                            "board's labels; 'quit' leaves")  # fmt: skip
                     continue
                 try:
                     action = parse_move(text, layout, legal)
@@ -253,22 +295,14 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
                 say(f"  you: {layout.to_string(action)}")
                 env.step(action)
                 break
-        if game.round_just_ended and not term and duel:
-            result = game.round_results[-1]
-            say(f"\n== round {result['round'] + 1} over ({result['reason']}): gained {result['gained']}; "
-                f"totals {result['nuggets']}")  # fmt: skip
-        elif game.round_just_ended and not term and sab2:
-            result = game.round_results[-1]
-            roles = [ROLE_NAMES_SAB2[r] for r in result["roles"]]
-            reached = "reached" if result["gold_reached"] else "not reached"
-            say(f"\n== round {result['round'] + 1} over: gold {reached}; roles {roles}; winners {result['winners']}; "
-                f"gold {result['gold']}")  # fmt: skip
-        elif game.round_just_ended and not term:
-            result = game.round_results[-1]
-            roles = ["saboteur" if r else "digger" for r in result["roles"]]
-            # Roles and card counts are public at a round end; nugget values stay private until the game ends.
-            say(f"\n== round {result['round'] + 1} over: {result['winner']} won; roles {roles}; gold cards "
-                f"{result['gold_cards']}; your nuggets this round: {result['nuggets'][args.seat]}")  # fmt: skip
+        report(before)
+        if game.round_just_ended and not term:
+            # What every seat learns at a round end (roles and card counts; base nuggets only one's own).
+            result = cfg.variant.public_round_result(game.round_results[-1], args.seat)
+            say("\n== " + "; ".join(round_lines(cfg, result, args.seat, names)))
+    if game.game_over:
+        say("\n== the final board ==")
+        say(render_text(game, args.seat))
     ranks = final_ranking(game)
     totals = [int(x) for x in returns(game)]
     say(f"== game over: nuggets {totals}; ranks {ranks}; you are seat {args.seat}, "

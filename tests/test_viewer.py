@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
 
 import numpy as np
 import pytest
 from conftest import BOARD_ROW2, place
 
-from agents import make_agent
-from agents.base import RoleDispatch
 from experiments import play, replay
 from experiments.tournament import play_game
-from saboteur_env import GameConfig, apply_action, raw_env, render_image
+from experiments.web.scene import board_scene
+from saboteur_env import (
+    GameConfig,
+    action_layout,
+    apply_action,
+    legal_action_mask,
+    new_game,
+    player_view,
+    raw_env,
+    render_image,
+)
+from saboteur_env.base.cards import KIND_NAMES
 from saboteur_env.base.positions import make_state
 
 
@@ -89,37 +100,85 @@ def test_play__parse_notation_matches_listed_moves():
 def test_replay__logged_game_ends_on_the_live_final_board(tmp_path):
     n, seed = 4, 21
     records = play_game(n, "honest", "overt", seed, beliefs=False)
-    # The live game, played again exactly as the tournament plays it.
-    env = raw_env(num_players=n)
-    cfg = env.config
-    agents = [RoleDispatch(cfg, make_agent("honest", cfg, "miner"), make_agent("overt", cfg, "saboteur"))
-              for _ in range(n)]  # fmt: skip
-    env.reset(seed=seed)
-    for i, (agent, ss) in enumerate(zip(agents, np.random.SeedSequence(seed).spawn(n), strict=True)):
-        agent.reset(i, n, int(ss.generate_state(1)[0]))
-    for name in env.agent_iter():
-        obs, _, term, _, _ = env.last()
-        if term:
-            break
-        env.step(agents[env.possible_agents.index(name)].act(obs["observation"], obs["action_mask"]))
-    live = render_image(env.game, "omniscient")
     actions = [a for r in records for a in r["actions"]]
-    images, captions = replay.frames(GameConfig(num_players=n), seed, actions, "omniscient")
-    assert np.array_equal(images[-1], live)
-    assert len(images) == len(actions) + 1 and "round over" in captions[-1]
+    state = new_game(GameConfig(num_players=n), np.random.default_rng(seed))
+    for a in actions:  # the engine itself, action by action
+        state = apply_action(state, a)
+    assert state.game_over
+    live = board_scene(player_view(state, 2), 2, True, [f"seat {s}" for s in range(n)])
+    shots = replay.steps(GameConfig(num_players=n), seed, actions, 2)
+    assert shots[-1].scene["cells"] == live["cells"] and shots[-1].scene["seats"] == live["seats"]
+    assert len(shots) == len(actions) + 1 + 2 and "round 3 over" in shots[-1].caption
+    images, captions = replay.frames(GameConfig(num_players=n), seed, actions[:4], "omniscient", scale=1.0)
     gif, page = tmp_path / "g.gif", tmp_path / "g.html"
-    replay.write_gif(gif, images[:5])
-    replay.write_html(page, images[:5], captions[:5], "test")
+    replay.write_gif(gif, images)
+    replay.write_html(page, images, captions, "test")
     assert gif.stat().st_size > 0 and "const frames" in page.read_text()
 
 
-def test_replay__captions_hide_other_seats_discards():
-    state = make_state(None, hands={0: {"T05": 1}}, current=0)
-    layout = state.layout
-    from saboteur_env.base.actions import Action, ActionType
+@pytest.mark.parametrize("argv", [["--game", "sab2", "--players", "4", "--agents", "random"],
+                                  ["--game", "duel", "--agents", "random"]])  # fmt: skip
+def test_replay__saboteur_2_and_duel_logs_replay_and_are_drawn(tmp_path, argv, capsys):
+    """These logs crashed the viewer (KeyError: 'miners'); now they re-play, are checked and drawn."""
+    from experiments import tournament
 
-    after = apply_action(state, layout.encode(Action(ActionType.DISCARD, 0 + 4)))
-    i = after.num_events - 1
-    assert replay.caption(after, i, 0) == "seat 0 discarded T05"
-    assert replay.caption(after, i, 1) == "seat 0 discarded a card"
-    assert replay.caption(after, i, None) == "seat 0 discarded a card"
+    out = tmp_path / "log"
+    assert tournament.main([*argv, "--games", "1", "--secret", "5eed", "--out", str(out)]) in (0, None)
+    config, seed, actions = replay.game_from_log(out, 0)
+    assert config.game == argv[1] and len(actions) > 20
+    page = tmp_path / "s1.html"
+    assert replay.main([str(out), "--seat", "1", "--scale", "0.5", "--html", str(page)]) == 0
+    assert "const frames" in page.read_text()
+    shots = replay.steps(config, seed, actions, 0)  # seat 0's view: every round end has its frame
+    assert sum(f.round_end for f in shots) == config.rounds and len(shots) == len(actions) + config.rounds
+    assert "wrote" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="out of range"):
+        replay.game_from_log(out, 5)
+    # A tampered action: the viewer refuses the game, naming the file, the record and the difference.
+    lines = gzip.open(out / "rounds.jsonl.gz", "rt").read().splitlines()
+    first = json.loads(lines[0])
+    first["actions"][3] = first["actions"][2] if first["actions"][3] != first["actions"][2] else first["actions"][4]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    with gzip.open(bad / "rounds.jsonl.gz", "wt") as f:
+        f.write("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    # (The swapped action may still be legal at decision 3; the game then differs from the log a little later.)
+    with pytest.raises(ValueError, match=r"record 1: game 0 .* does not re-play as logged: round 0 decision \d+"):
+        replay.game_from_log(bad, 0)
+
+
+def test_replay__captions_hide_other_seats_discards():
+    cfg = GameConfig(num_players=3, rounds=1)
+    state = new_game(cfg, np.random.default_rng(0))
+    layout = action_layout(cfg)
+    from saboteur_env.base.actions import ActionType
+
+    discard = next(int(a) for a in np.flatnonzero(legal_action_mask(state))
+                   if layout.decode(int(a)).type == ActionType.DISCARD)  # fmt: skip
+    code = KIND_NAMES[layout.decode(discard).kind]
+    mine = replay.steps(cfg, 0, [discard], 0)[1].caption
+    theirs = replay.steps(cfg, 0, [discard], 1)[1].caption
+    public = replay.steps(cfg, 0, [discard], None)[1].caption
+    omniscient = replay.steps(cfg, 0, [discard], "omniscient")[1].caption
+    assert mine == f"you discarded {code}"
+    assert theirs == public == "seat 0 discarded a card face down"
+    assert code in omniscient
+
+
+def test_replay__seed_and_actions_of_any_game_and_bad_options(tmp_path, capsys):
+    cfg = GameConfig(game="duel")
+    state = new_game(cfg, np.random.default_rng(1))
+    actions = []
+    for _ in range(6):
+        a = int(np.flatnonzero(legal_action_mask(state))[0])
+        actions.append(a)
+        state = apply_action(state, a)
+    gif = tmp_path / "d.gif"
+    argv = ["--game-type", "duel", "--seed", "1", "--actions", *map(str, actions), "--gif", str(gif)]
+    assert replay.main(argv) == 0 and gif.stat().st_size > 0
+    assert "wrote" in capsys.readouterr().out
+    for bad, words in [(["--scale", "40"], "--scale 40.0 is out of range"),
+                       (["--seat", "2"], "--seat 2 is out of range"), (["--actions", "999999"], "cannot replay")]:
+        with pytest.raises(SystemExit):
+            replay.main([*argv, *bad])
+        assert words in capsys.readouterr().err

@@ -88,10 +88,12 @@ def render_view(view: DuelView, title: str, extra: list[str] | None = None, priv
     peeked_cells = {geo.goal_cells[s] for s in np.flatnonzero(view.my_peeks >= 0)} if private else set()
     lines = [f"== {title} | round {view.round + 1} | draw pile {view.deck_size} | counters {view.counters_left} | "
              f"keys {view.keys_left} | goals in pool {view.goals_in_pool} =="]  # fmt: skip
+    m = cfg.margin
+    lines.append("    " + "".join(f"{c - m:^3d}" for c in range(cfg.cols)))  # frame columns, as moves name cells
     for r in range(cfg.rows):
         blocks = [_cell_block(view, r * cfg.cols + c, r * cfg.cols + c in peeked_cells) for c in range(cfg.cols)]
         for k in range(3):
-            lines.append("".join(b[k] for b in blocks))
+            lines.append((f"{r - m:>3d} " if k == 1 else "    ") + "".join(b[k] for b in blocks))
     me, opp = ("me", "opponent") if private else (COLOUR_NAMES[view.seat], COLOUR_NAMES[1 - view.seat])
     for i, name in enumerate((me, opp)):
         broken = ", ".join(TOOL_NAMES[t] for t in range(3) if view.tools[i, t]) or "none"

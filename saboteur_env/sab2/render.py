@@ -73,9 +73,11 @@ def render_text(state: Sab2State, viewer: int | str | None = None) -> str:
     else:
         title = "omniscient view" if viewer else "spectator view (offsets from seat 0)"
     lines = [f"== {title} | round {view.round + 1} | draw pile {view.deck_size} | role reserve {view.reserve_size} =="]
+    m = cfg.margin
+    lines.append("    " + "".join(f"{c - m:^3d}" for c in range(cfg.cols)))  # frame columns, as moves name cells
     for r in range(cfg.rows):
         blocks = [_block(view, r, c, private) for c in range(cfg.cols)]
-        lines.extend("".join(b[k] for b in blocks) for k in range(3))
+        lines.extend((f"{r - m:>3d} " if k == 1 else "    ") + "".join(b[k] for b in blocks) for k in range(3))
     for i in range(cfg.num_players):
         broken = ", ".join(TOOLS[t] for t in range(3) if view.broken[i, t]) or "none"
         flags = (("TRAPPED", view.trapped), ("theft", view.theft), ("hats swapped", view.hats_swapped))

@@ -1,0 +1,99 @@
+"""Start the browser table: ``python -m experiments.web --game sab2 --players 6 --bots heuristic``.
+
+Serves the page on 127.0.0.1 (``--port``, default 8765; ``--port 0`` picks a free one) and opens a browser on it
+unless ``--no-browser``. The options prefill the page's form; several tables can be played at once from it.
+``--replay LOG [--replay-game K]`` loads the K-th game of a tournament log into the page's replay viewer (after
+checking that it re-plays as logged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+
+from saboteur_env import variants
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from experiments.web.table import BOTS, TableError, check_settings
+
+    parser = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--game", choices=tuple(BOTS), default="base")
+    parser.add_argument("--players", type=int, default=None, help="base 3-10, sab2 2-12, duel 2")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
+    parser.add_argument("--bots", default=None, help="agent in the other seats (heuristic; the duel: greedy), or "
+                        "one name per seat separated by commas (your own seat's entry is ignored); ppo:PATH too")
+    parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
+    parser.add_argument("--rounds", type=int, default=3, choices=(1, 2, 3))
+    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser (scripts, tests)")
+    parser.add_argument("--replay", type=Path, help="a tournament log to watch in the replay viewer")
+    parser.add_argument("--replay-game", type=int, default=0, help="index of the game in --replay's log")
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port {args.port} is out of range; valid: 0..65535")
+    if args.bots is not None and "," in args.bots:
+        args.bots = args.bots.split(",")
+    try:
+        check_settings(args.game, args.players, args.seat, args.bots, args.seed, args.rounds)
+    except TableError as err:
+        parser.error(str(err).replace("players=", "--players ").replace("seat=", "--seat ").replace(
+            "seed=", "--seed ").replace("bots: ", "--bots ").replace("bots=", "--bots "))  # fmt: skip
+    if args.players is None:
+        args.players = variants.get(args.game).default_players
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    for module in ("starlette", "uvicorn"):
+        try:
+            __import__(module)
+        except ModuleNotFoundError:
+            raise SystemExit(f"the web table needs {module!r} (the 'web' extra): pip install -e '.[web]'") from None
+    import uvicorn
+
+    from experiments.web.server import create_app
+
+    log_game = None
+    if args.replay is not None:
+        from experiments.logs import cli_warnings
+        from experiments.replay import game_from_log
+
+        if not args.replay.exists():
+            print(f"--replay {args.replay} does not exist", file=sys.stderr)
+            return 2
+        try:
+            with cli_warnings():
+                log_game = game_from_log(args.replay, args.replay_game)
+        except ValueError as err:
+            print(f"--replay: {err}", file=sys.stderr)
+            return 2
+    defaults = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots,
+                "seed": args.seed, "rounds": args.rounds}  # fmt: skip
+    app = create_app(defaults, log_game)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as err:
+        print(f"cannot listen on 127.0.0.1:{args.port}: {err} (try --port 0)", file=sys.stderr)
+        return 1
+    sock.listen(128)  # connections made as soon as the address is printed wait for the server
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/" + ("#replay" if log_game else "")
+    print(f"saboteur table on {url}  (Ctrl-C stops it)", flush=True)
+    if not args.no_browser:
+        threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,299 @@
+"""A table: one game with a person in one seat and agents in the others, and what the page may see of it.
+
+:meth:`Table.payload` is everything sent to the browser. It is built from the person's view
+(``saboteur_env.api.player_view``), the public card tables, the person's own legal moves and public round results
+(``variant.public_round_result``) only, never from the state itself, so nothing hidden can reach the page
+(``tests/test_web.py`` resamples the hidden state and requires the same payload).
+
+Every change goes through :meth:`Table.play` under the table's lock: a move is checked against the legal moves
+and the table's version before anything changes, so a bad, stale or concurrent request gets a
+:class:`TableError` and leaves the game as it was.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from experiments.rounds import agent_seeds, draw_secret
+from experiments.web.scene import board_scene, card_svg, overlay_end, to_svg
+from experiments.web.words import (
+    card_info,
+    event_lines,
+    hand_kinds,
+    moves,
+    new_events,
+    reveals,
+    seat_name,
+    view_events,
+)
+from saboteur_env import (
+    GameConfig,
+    apply_action,
+    encode_observation,
+    final_ranking,
+    legal_action_mask,
+    new_game,
+    player_view,
+    returns,
+    variants,
+)
+
+__all__ = ["BOTS", "Table", "TableError", "TableStore", "bot_names", "round_lines"]
+
+BOTS = {"base": "heuristic", "sab2": "heuristic", "duel": "greedy"}
+# Agents that read the hidden state (env.state()) are never seated against a person.
+_CHEATS = ("role_oracle", "gold_oracle")
+MAX_LOG = 400
+
+
+class TableError(ValueError):
+    """A request the table refuses; ``status`` is the HTTP status the server answers with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def bot_names(game: str) -> tuple[str, ...]:
+    """The agents a person may play against in ``game``."""
+    from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
+
+    names = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(game, tuple(sorted(LADDER)))
+    return tuple(n for n in names if n not in _CHEATS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    game: str
+    players: int
+    seat: int
+    bots: tuple[str, ...]  # one per seat (the person's entry unused)
+    seed: int
+    rounds: int
+
+
+def check_settings(game: object = "base", players: object = None, seat: object = 0, bots: object = None,
+                   seed: object = None, rounds: object = 3) -> Settings:  # fmt: skip
+    """Validated table settings; :class:`TableError` names the bad value and the valid range."""
+    if game not in variants.names() or game not in BOTS:
+        raise TableError(f"game={game!r} is unknown; valid: {', '.join(BOTS)}")
+    variant = variants.get(str(game))
+
+    def integer(name: str, value: object, lo: int, hi: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise TableError(f"{name}={value!r} is out of range; valid: integers {lo}..{hi}")
+        return value
+
+    players = integer("players", variant.default_players if players is None else players, variant.min_players,
+                      variant.max_players)  # fmt: skip
+    seat = integer("seat", seat, 0, players - 1)
+    rounds = integer("rounds", rounds, 1, 3)
+    seed = integer("seed", secrets.randbelow(2**31) if seed is None else seed, 0, 2**63 - 1)
+    valid = bot_names(str(game))
+    chosen = [BOTS[str(game)]] * players if bots is None else [bots] * players if isinstance(bots, str) else bots
+    if not isinstance(chosen, list) or len(chosen) not in (1, players):
+        raise TableError(f"bots={bots!r} must be one agent name or a list of {players}")
+    if len(chosen) == 1:
+        chosen = chosen * players
+    for name in chosen:
+        if name not in valid and not (isinstance(name, str) and name.startswith("ppo:")):
+            raise TableError(f"bots: {name!r} is unknown for game={game!r}; valid: {', '.join(valid)}")
+    return Settings(str(game), players, seat, tuple(str(n) for n in chosen), seed, rounds)
+
+
+def round_lines(config: GameConfig, result: dict[str, Any], seat: int | None, names: list[str]) -> list[str]:
+    """A round result (``variant.public_round_result`` for ``seat``; ``seat=None``: no "you") in words."""
+    who = [seat_name(s, seat, names) for s in range(config.num_players)]
+    if config.game == "duel":
+        return [f"round {result['round'] + 1} over ({result['reason']})",
+                "gained: " + ", ".join(f"{who[s]} {result['gained'][s]}" for s in range(2)),
+                "totals: " + ", ".join(f"{who[s]} {result['nuggets'][s]}" for s in range(2))]  # fmt: skip
+    if config.game == "sab2":
+        from saboteur_env.sab2.cards import ROLE_NAMES
+
+        lines = [f"round {result['round'] + 1} over: the gold was {'' if result['gold_reached'] else 'not '}reached"]
+        lines.append("roles: " + ", ".join(f"{who[s]} {ROLE_NAMES[r]}" for s, r in enumerate(result["roles"])))
+        lines.append("winners: " + (", ".join(who[s] for s, won in enumerate(result["winners"]) if won) or "nobody"))
+        lines.append("gold now: " + ", ".join(f"{who[s]} {g}" for s, g in enumerate(result["gold"])))
+        return lines
+    from saboteur_env.base.cards import ROLE_NAMES as BASE_ROLES
+
+    lines = [f"round {result['round'] + 1} over: the {result['winner']} won",
+             "roles: " + ", ".join(f"{who[s]} {BASE_ROLES[r]}" for s, r in enumerate(result["roles"])),
+             "gold cards won: " + ", ".join(f"{who[s]} {n}" for s, n in enumerate(result["gold_cards"]))]
+    if "nuggets" in result:  # the omniscient replay
+        lines.append("nuggets: " + ", ".join(f"{who[s]} {n}" for s, n in enumerate(result["nuggets"])))
+    elif seat is not None:
+        lines.append(f"your nuggets this round: {result['my_nuggets']}")
+    return lines
+
+
+class Table:
+    """One game; ``play`` is the only way to change it."""
+
+    def __init__(self, settings: Settings) -> None:
+        from agents import make_agent
+
+        self.settings = settings
+        self.id = secrets.token_urlsafe(9)
+        s = settings
+        self.config = GameConfig(game=s.game, num_players=s.players, rounds=s.rounds)
+        self.seat = s.seat
+        self.names = [("you" if q == s.seat else f"seat {q} ({s.bots[q]})") for q in range(s.players)]
+        if s.game == "duel":
+            self.names = [("you" if q == s.seat else f"{('blue', 'green')[q]} ({s.bots[q]})") for q in range(2)]
+        self.state = new_game(self.config, np.random.default_rng(s.seed))
+        self.agents = {}
+        seeds = agent_seeds(draw_secret(), s.seed, s.players)  # sealed: not derived from the public deal seed
+        for q in range(s.players):
+            if q != s.seat:
+                agent = make_agent(s.bots[q], self.config)
+                agent.reset(q, s.players, seeds[q])
+                self.agents[q] = agent
+        self.lock = threading.Lock()
+        self.version = 0
+        self.actions: list[int] = []
+        self.log: list[dict[str, Any]] = []
+        self.round_ends: list[dict[str, Any]] = []
+        self._events = view_events(player_view(self.state, self.seat))
+        self._advance()
+
+    # ---- changes -------------------------------------------------------------------------------------------------
+    def _apply(self, action: int) -> None:
+        before = self.state
+        actor = int(before.current)
+        after = apply_action(before, action)
+        self.state = after
+        self.actions.append(action)
+        view = player_view(after, self.seat)
+        events = view_events(view)
+        fresh = new_events(self._events, events)
+        self._events = events
+        rnd = int(before.round)
+        for line in event_lines(self.config, fresh, self.seat, self.names):
+            self.log.append({"round": rnd, "text": line, "step": len(self.actions)})
+        del self.log[:-MAX_LOG]
+        if after.round_just_ended or (after.game_over and not before.game_over):
+            result = self.config.variant.public_round_result(after.round_results[-1], self.seat)
+            if after.game_over:
+                end = board_scene(view, self.seat, names=self.names, title=f"end of round {rnd + 1}")
+            else:
+                old = board_scene(player_view(before, self.seat), self.seat, names=self.names,
+                                  title=f"end of round {rnd + 1}")  # fmt: skip
+                mv = moves(self.config, [action], actor)[0]
+                rockfall = "rockfall" in mv.text
+                end = overlay_end(old, self.config, mv.card, mv.cell, mv.rot, mv.discard, rockfall,
+                                  reveals(self.config, fresh))  # fmt: skip
+            self.round_ends.append({"round": rnd, "svg": to_svg(end, 0.75, seats=False),
+                                    "lines": round_lines(self.config, result, self.seat, self.names)})  # fmt: skip
+
+    def _advance(self) -> None:
+        """Let the agents play until the person is to act or the game is over."""
+        guard = self.config.max_game_length + 1
+        while not self.state.game_over and int(self.state.current) != self.seat and guard > 0:
+            q = int(self.state.current)
+            obs = encode_observation(self.state, q)
+            mask = legal_action_mask(self.state).view(np.int8).copy()
+            self._apply(int(self.agents[q].act(obs, mask)))
+            guard -= 1
+
+    def play(self, action: object, version: object = None) -> None:
+        """The person's move (an action id among the legal moves), then the agents' moves until their next turn."""
+        with self.lock:
+            if self.state.game_over:
+                raise TableError("the game is over", 409)
+            if version is not None and version != self.version:
+                raise TableError(f"version={version!r} is stale; the table is at version {self.version} (reload)",
+                                 409)  # fmt: skip
+            if int(self.state.current) != self.seat:
+                raise TableError("it is not your turn", 409)
+            legal = np.flatnonzero(legal_action_mask(self.state))
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise TableError(f"action={action!r} must be an integer action id")
+            if action not in legal:
+                raise TableError(f"action={action} is not a legal move now; legal ids: {len(legal)} moves "
+                                 f"(e.g. {', '.join(str(a) for a in legal[:5])})")  # fmt: skip
+            self._apply(int(action))
+            self._advance()
+            self.version += 1
+
+    # ---- what the page sees --------------------------------------------------------------------------------------
+    def payload(self) -> dict[str, Any]:
+        with self.lock:
+            return self._payload()
+
+    def _payload(self) -> dict[str, Any]:
+        cfg, seat = self.config, self.seat
+        view = player_view(self.state, seat)
+        my_turn = not self.state.game_over and int(self.state.current) == seat
+        legal = [int(a) for a in np.flatnonzero(legal_action_mask(self.state))] if my_turn else []
+        hand_counts = np.asarray(view.hand)[: hand_kinds(cfg)]
+        hand = []
+        for k in np.flatnonzero(hand_counts):
+            info = card_info(cfg, int(k))
+            hand.append({**info, "count": int(hand_counts[k]), "svg": card_svg(cfg, int(k)),
+                         "svg180": card_svg(cfg, int(k), 1) if info["path"] else ""})  # fmt: skip
+        scene = board_scene(view, seat, names=self.names)
+        me = self._me(view)
+        final = None
+        if self.state.game_over:
+            ranks, scores = final_ranking(self.state), returns(self.state)
+            final = [{"seat": s, "name": self.names[s], "rank": int(ranks[s]), "score": float(scores[s])}
+                     for s in sorted(range(cfg.num_players), key=lambda q: ranks[q])]  # fmt: skip
+        return {
+            "table": self.id, "version": self.version, "game": cfg.game, "title": cfg.variant.title,
+            "players": cfg.num_players, "seat": seat, "names": self.names, "my_turn": my_turn,
+            "board": to_svg(scene, 1.0, legend=True, seats=False, clickable=True), "seats": scene["seats"],
+            "status": scene["status"], "me": me, "hand": hand,
+            "moves": [m.as_dict() for m in moves(cfg, legal, seat, self.names)],
+            "log": self.log[-120:], "round_ends": self.round_ends, "final": final, "cols": cfg.cols,
+        }  # fmt: skip
+
+    def _me(self, view: Any) -> list[str]:
+        cfg = self.config
+        if cfg.game == "base":
+            from saboteur_env.base.cards import ROLE_NAMES
+
+            return [f"your role: {ROLE_NAMES[view.role]}", f"your gold: {view.my_nuggets} nuggets"]
+        if cfg.game == "sab2":
+            from saboteur_env.sab2.cards import ROLE_NAMES as SAB2_ROLES
+
+            lines = [f"your role: {SAB2_ROLES[view.role]}", f"phase: {view.phase.name.lower()}"]
+            if view.pending:
+                lines.append(f"cards discarded in this pass / still to discard: {view.pending}")
+            return lines
+        from saboteur_env.duel import cards as dc
+
+        lines = [f"you play {('blue', 'green')[self.seat]}"]
+        for slot in np.flatnonzero(view.my_peeks >= 0):
+            lines.append(f"goal slot {slot}: {dc.GOAL_CARDS[view.my_peeks[slot]].name}")
+        return lines
+
+
+class TableStore:
+    """The tables of one server (at most ``limit``; the oldest finished table makes room for a new one)."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self.tables: dict[str, Table] = {}
+        self.lock = threading.Lock()
+
+    def create(self, **settings: object) -> Table:
+        table = Table(check_settings(**settings))
+        with self.lock:
+            if len(self.tables) >= self.limit:
+                done = [k for k, t in self.tables.items() if t.state.game_over] or list(self.tables)
+                del self.tables[done[0]]
+            self.tables[table.id] = table
+        return table
+
+    def get(self, table_id: str) -> Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableError(f"no table {table_id[:40]!r} (tables end when the server stops)", 404)
+        return table

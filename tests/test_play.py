@@ -1,0 +1,59 @@
+"""Terminal play (experiments.play) for the three games: bots' moves reported, cards named, labelled board, the end
+of every round shown, help that matches the game, hostile input."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from experiments import play
+
+GAMES = [["--game", "base", "--players", "3"], ["--game", "sab2", "--players", "4"], ["--game", "duel"]]
+
+
+def _session(argv: list[str], lines: list[str]) -> str:
+    out = io.StringIO()
+    assert play.main([*argv, "--seed", "3"], stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("argv", GAMES)
+def test_play__reports_bot_moves_names_cards_labels_the_board_and_shows_every_round_end(argv):
+    text = _session([*argv, "--rounds", "2"], ["0"] * 400)
+    assert "== game over" in text
+    bots = [ln for ln in text.splitlines() if ln.startswith("  > ") and not ln.startswith("  > you")]
+    assert len(bots) > 10  # every bot move is reported in words
+    assert re.search(r"  > (seat \d|blue|green) placed \w+ .+ at row -?\d+, col -?\d+", text)
+    assert re.search(r"  card \w+ x\d: .+", text)  # the hand with names and what the cards do
+    assert re.search(r"^    +0  1  2  3  4  5  6  7  8", text, re.M)  # column labels
+    assert re.search(r"^  2 ", text, re.M)  # row labels
+    # The end of round 1 is shown before round 2 is played, then the round's result.
+    end = text.index("== end of round 1")
+    result = text.index("== round 1 over")
+    assert end < result < text.index("round 2")
+    assert "== the final board ==" in text
+
+
+def test_play__help_matches_the_game():
+    base = _session(GAMES[0], ["help", "quit"])
+    assert "place T05 at row 2, col 3" in base
+    for argv in GAMES[1:]:
+        text = _session(argv, ["help", "T05 2,3", "quit"])
+        assert "T05 2,3" not in text.split("move> ", 1)[1].split("cannot read")[0]  # no base notation offered
+        assert "type the number of a listed move" in text and "cannot read 'T05 2,3'" in text
+
+
+@pytest.mark.parametrize("argv", GAMES)
+def test_play__hostile_numbers_never_crash_it(argv):
+    hostile = ["١", "²", "9" * 5000, "-1", "999999", "0x10", "  ", "\u200b3", "1e3"]
+    text = _session(argv, [*hostile, "quit"])
+    assert text.count("  ! ") == len(hostile) and "Traceback" not in text and "bye" in text
+    assert "9" * 100 not in text
+
+
+def test_play__the_duel_runs_with_default_options():
+    out = io.StringIO()
+    assert play.main(["--game", "duel"], stdin=io.StringIO("0\n" * 300), stdout=out) == 0
+    assert "== game over" in out.getvalue() and "Saboteur: The Duel" in out.getvalue()
