@@ -29,8 +29,7 @@ import gymnasium as gym
 import numpy as np
 
 from experiments._optional import require
-from saboteur_env import GameConfig, encode_observation, legal_action_mask, variants
-from saboteur_env.base.rules import apply_action, new_game
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, variants
 
 MultiAgentEnv = require("ray.rllib.env.multi_agent_env", "ray", "experiments.train_rllib").MultiAgentEnv
 

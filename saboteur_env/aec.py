@@ -271,6 +271,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             # PettingZoo's api_test passes arbitrary options; unknown keys are reported, not fatal.
             warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
         if start is not None:
+            adopt = getattr(self.variant, "adopt", None)  # e.g. a reference state for a variant on the core
+            if adopt is not None and start is not None and getattr(start, "config", None) == self.config:
+                start = adopt(start)
             if not isinstance(start, self.variant.state_type) or start.config != self.config or start.game_over:
                 raise ConfigError(
                     f"options['game'] must be an unfinished {self.variant.state_type.__name__} with this "

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from saboteur_env.base.variant import BASE
 from saboteur_env.common import registry
 from saboteur_env.common.errors import ConfigError
+from saboteur_env.core.base_state import CoreBaseVariant
 from saboteur_env.duel.variant import DUEL
 from saboteur_env.sab2.variant import SAB2
 from saboteur_env.variant import Variant
+
+BASE = CoreBaseVariant()  # the base game on the compiled core (the numpy engine stays the test oracle)
 
 __all__ = ["get", "names", "register", "rules_versions", "variant_of"]
 

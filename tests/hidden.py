@@ -60,8 +60,9 @@ def resample_base(state: GameState, seat: int, rng: np.random.Generator) -> Game
     ev = s.events[: s.num_events]
     hidden = (ev[:, 0] == EventType.DISCARD) & (ev[:, 1] != seat)
     ev[hidden, 2] = rng.integers(0, NUM_DECK_KINDS, size=int(hidden.sum()))
-    rebuild_history(s)
-    s._cache.clear()
+    if hasattr(s, "hist_ring"):  # the reference state keeps a history ring; the core derives it
+        rebuild_history(s)
+    s.board_changed()
     return s
 
 

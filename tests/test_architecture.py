@@ -60,7 +60,7 @@ ALLOWED = {
     # The text interface reads views and layouts through the API and the games' spec modules.
     "text": {"text", "api", "common", "variant", *GAMES},
     "api": {"variants", "common", "variant"},
-    "variants": {"common", "variant", *GAMES},
+    "variants": {"common", "variant", "core", *GAMES},
     "variant": {"common"},
     "common": {"common", "variant"},
     **{game: {game, "common", "variant"} for game in GAMES},

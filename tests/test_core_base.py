@@ -62,6 +62,11 @@ S T05 T05 T05 T05 T05 T05 T01 ?
 
 
 def _positions() -> list:
+    """Hand-built positions as reference states (``make_state`` gives the core's state; compare with the oracle)."""
+    return [s.to_reference() for s in _core_positions()]
+
+
+def _core_positions() -> list:
     cfg = GameConfig(num_players=4)
     return [
         # placing next to two goals at once: reveals, rotations, the gold and the gold hand-out
@@ -108,7 +113,7 @@ def test_gold_found_by_a_placement() -> None:
     cfg = GameConfig(num_players=4)
     route = BOARD.replace("T05 T01 ?", "T05 . ?")
     ref = make_state(cfg, route, goals=("stone_a", "gold", "stone_b"), roles=[0, 1, 0, 0],
-                     hands={0: {"T05": 1, "MAP": 1}})  # fmt: skip
+                     hands={0: {"T05": 1, "MAP": 1}}).to_reference()  # fmt: skip
     batch = Batch(cfg, 1)
     from_reference(ref, batch, 0)
     batch.field("gold_deck")[0] = [1, 3, 2, 1] + [1] * 14 + [2] * 7 + [3] * 3  # the box: 16 ones, 8 twos, 4 threes

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 from conftest import random_states
 
-from saboteur_env.base.observation import encode_observation
-from saboteur_env.base.render import render_text
+from saboteur_env import encode_observation, render_text  # the public API: the game users play
 
 
 def test_leak__own_private_information_is_visible():

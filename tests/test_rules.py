@@ -6,10 +6,18 @@ import numpy as np
 import pytest
 from conftest import EMPTY_BOARD, legal_moves, make_state, place
 
-from saboteur_env import GameConfig, IllegalActionError, apply_action, legal_action_mask, new_game
+from saboteur_env import (
+    GameConfig,
+    IllegalActionError,
+    apply_action,
+    encode_observation,
+    legal_action_mask,
+    new_game,
+    player_view,
+)
 from saboteur_env.base.actions import Action, ActionType, action_layout
 from saboteur_env.base.cards import KIND_GOAL_STONE_A, KIND_GOAL_STONE_B, SHAPES, Role, Tool
-from saboteur_env.base.observation import encode_observation, observation_layout, player_view
+from saboteur_env.base.observation import observation_layout
 from saboteur_env.base.positions import kind_of
 from saboteur_env.base.rules import digger_gold, saboteur_combination, saboteur_gold
 from saboteur_env.common.geometry import geometry

@@ -141,13 +141,16 @@ def test_bad_configuration() -> None:
         ({"obs_format": "png"}, "obs_format"),
         ({"mask_format": "bool"}, "mask_format"),
         ({"num_threads": 0}, "num_threads"),
-        ({"game": "sab2"}, "no compiled core"),
         ({"num_players": 11}, "num_players"),
     ):
         with pytest.raises(ConfigError, match=match):
             VectorEnv(2, **kwargs)
     with pytest.raises(ConfigError, match="num_envs"):
         VectorEnv(0)
+    no_core = GameConfig(num_players=4)
+    object.__setattr__(no_core, "variant", type("NoCore", (), {"core": None})())  # a variant without a core
+    with pytest.raises(ConfigError, match="no compiled core"):
+        VectorEnv(2, config=no_core)
     with pytest.raises(ConfigError, match="reset"):
         VectorEnv(1).step([0])
 

@@ -124,7 +124,9 @@ def make_state(
     state.board_changed()
     observation.refresh_seat_table(state)
     observation.rebuild_history(state)
-    return state
+    # The game users play: the variant turns the reference state into its own state type (the compiled core's).
+    adopt = getattr(config.variant, "adopt", None)
+    return state if adopt is None else adopt(state)
 
 
 def _lay_board(state: GameState, text: str) -> None:

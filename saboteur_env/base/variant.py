@@ -36,6 +36,11 @@ class BaseVariant:
     deck_counts: NDArray[np.int16] = DECK_COUNTS
     core = "saboteur_env.core.base"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
+    def adopt(self, state: Any) -> Any:
+        """The state type this variant plays, from a reference ``GameState`` (hand-built positions); the numpy
+        engine plays its own states."""
+        return state
+
     def check_config(self, config: GameConfig) -> None:
         pass  # broken_tool_penalty is type-checked by GameConfig; nothing else is game-specific
 

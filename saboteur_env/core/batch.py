@@ -51,6 +51,16 @@ class Batch:
         self.obs_size = int(k.obs_size(config))
         self.compact_size = int(k.compact_size(config))
         self._args = tuple(self.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
+        self.views = tuple(self.field(f.name) for f in self.layout.fields)
+
+    def copy(self) -> Batch:
+        """An independent batch with the same games (tables shared, arenas copied)."""
+        new = object.__new__(Batch)
+        new.__dict__.update(self.__dict__)
+        new.arenas = {k: v.copy() for k, v in self.arenas.items()}
+        new._args = tuple(new.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
+        new.views = tuple(new.field(f.name) for f in new.layout.fields)
+        return new
 
     # ---- fields -------------------------------------------------------------------------------------------------
     def field(self, name: str) -> NDArray[Any]:
