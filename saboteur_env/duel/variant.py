@@ -38,6 +38,7 @@ class DuelVariant:
     default_players = 2
     options: tuple[str, ...] = ("duel_layout",)
     state_type = DuelState
+    core = "saboteur_env.core.duel"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def check_config(self, config: GameConfig) -> None:
         if config.duel_layout not in DUEL_LAYOUTS:

@@ -1,0 +1,1291 @@
+"""Saboteur: The Duel (rules reference §3) as numba kernels over a batch of games stored as struct of arrays.
+
+The kernel module contract is :mod:`saboteur_env.core` (the same entry points as :mod:`saboteur_env.core.base`).
+The rules are ported line by line from the numpy reference (``saboteur_env.duel.rules`` / ``board`` /
+``observation``); ``tests/test_core_duel.py`` replays random games through both and compares masks, observations,
+rewards, round results and fingerprints. Order-sensitive loops cite the reference function they port.
+
+State fields per game (shapes after the leading batch axis ``B``; ``R`` rounds, ``HW`` cells, ``E`` events =
+``R * (max_decisions_per_round + 6 + 8 + 3 + 1)``: a decision logs one event, plus 6 reveals, 8 counters, 3 troll
+payments and the round end per round):
+
+====================  =====  ============  ==============================================================
+field                 arena  shape         meaning
+====================  =====  ============  ==============================================================
+``card_rank``         i8     (R, 52)       shuffle rank of every physical card per round (hidden)
+``goal_rank``         i8     (R, 18)       draw rank of every goal card per round (hidden)
+``card_out``          i8     (52,)         card left the game (a won gold path card)
+``goal_out``          i8     (18,)         goal card left the game (revealed)
+``score_vals``        i8     (2, 24)       nugget value of each card in a score pile, in append order
+``deck``              i8     (52,)         kinds of this round's pile in draw order (``SC_DECK_LEN`` long)
+``hands``             i8     (2, 39)       card counts per kind
+``broken``            i8     (2, 3)        broken pickaxe / lantern / cart
+``cell_shape``        i8     (HW,)         shape id ``2 * kind + rotation``, -1 empty or face-down goal
+``cell_counter``      i8     (HW,)         -1 none, 0 blue, 1 green
+``cell_key``          i8     (HW,)         key token on the door
+``goal_card``         i8     (6,)          goal index (0..17) per goal slot
+``goal_revealed``     i8     (6,)          goal slot face up
+``peeked``            i8     (2, 6)        seat used a map on goal slot this round
+``reach``             i8     (2, HW)       arms reachable per player (bits N, E, S, W)
+``discards``          i16    (39,)         discard pile counts
+``events``            i16    (E, 5)        public events ``(type, actor, kind, cell, arg)``, -1 unused
+``sc``                i32    (20,)         scalars, indices ``SC_*`` below
+``rr``                i32    (R, 6)        round results: reason, gained (2), nuggets after (2), decisions
+``rng``               u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
+``last_rewards``      f32    (2,)          rewards of the last action (set at a round end)
+====================  =====  ============  ==============================================================
+
+The float observation is the reference's layout exactly (``duel.observation``); the compact observation is an
+int16 vector holding the same information (:data:`COMPACT_DOC`, :func:`expand_compact`).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.common.cards import EDGE_PAIRS
+from saboteur_env.common.config import GameConfig
+from saboteur_env.core import rng as crng
+from saboteur_env.core.layout import Field, Layout
+from saboteur_env.duel import board as dboard
+from saboteur_env.duel import cards as dc
+from saboteur_env.duel.actions import DOUBLE_TOOLS, NUM_PAIRS, PAIR_A, PAIR_B, PASS_EMPTY
+from saboteur_env.duel.observation import EVENT_SIZE, NUM_PLANES, duel_observation_layout
+
+# ---- constant tables (frozen into the compiled code; nothing here depends on the config) ----------------------
+NS = dc.NUM_SHAPES  # 118 shape ids; row NS of the tables is an empty cell
+NK = dc.NUM_DECK_KINDS  # 39
+NPK = dc.NUM_PATH_KINDS  # 27
+S_OPEN = np.append(dc.SHAPE_OPEN, 0).astype(np.int64)
+S_ARM = np.vstack([dc.SHAPE_ARM_GROUP, np.zeros((1, 4), np.uint8)]).astype(np.int64)  # (NS + 1, 4)
+S_DOOR = np.hstack([dc.SHAPE_DOOR, np.zeros((2, 1), np.uint8)]).astype(np.int64)  # (2, NS + 1)
+S_TROLL = np.append(dc.SHAPE_TROLL, False).astype(np.int64)
+S_LADDER = np.append(dc.SHAPE_LADDER, -1).astype(np.int64)
+S_GOLD = np.append(dc.SHAPE_GOLD_BITS, 0).astype(np.int64)
+S_NUG = np.append(dc.SHAPE_NUGGETS, 0).astype(np.int64)
+MAX_NUG = int(S_NUG.max())
+NUM_O = len(dc.PLACEABLE)  # 48 placeable orientations
+NUM_TROLL_O = len(dc.TROLL_PLACEABLE)  # 5
+P_KIND = np.array([k for k, _ in dc.PLACEABLE], dtype=np.int64)
+P_ROT = np.array([r for _, r in dc.PLACEABLE], dtype=np.int64)
+P_SHAPE = dc.PLACEABLE_SHAPE.astype(np.int64)
+P_OPEN = S_OPEN[P_SHAPE]
+P_DOOR = S_DOOR[:, P_SHAPE]  # (2, O)
+P_LADDER = S_LADDER[P_SHAPE]
+P_TROLL_IDX = np.full(NUM_O, -1, dtype=np.int64)  # index in place_bribe, -1 for a card without a troll
+for _i, _o in enumerate(dc.TROLL_PLACEABLE):
+    P_TROLL_IDX[_o] = _i
+TROLL_O = np.array(dc.TROLL_PLACEABLE, dtype=np.int64)
+CARD_KIND = dc.CARD_KIND.astype(np.int64)  # kind of physical card 0..51
+DT = np.array(DOUBLE_TOOLS, dtype=np.int64)
+PA = PAIR_A.astype(np.int64)
+PB = PAIR_B.astype(np.int64)
+PAIR_BASE = np.array([sum(NK - i for i in range(a)) for a in range(NK)], dtype=np.int64)  # pair id of (a, a)
+SCORE_CAP = 24  # score pile capacity: 14 gold goals + 5 gold path cards can be won in a game
+NUM_GOALS, GPR = dc.NUM_GOALS, dc.GOALS_PER_ROUND
+EMPTY_TOKEN = NS  # compact cell token of a cell without a card
+
+
+def _static_table(me: int) -> NDArray[np.float32]:
+    """(NS + 1, 26) per-shape planes seen by colour ``me`` (the reference's ``observation._static_table``)."""
+    out = np.zeros((NS + 1, 26), dtype=np.float32)
+    for sid, shape in enumerate(dc.SHAPES):
+        if shape is None:
+            continue
+        row = out[sid]
+        row[0:4] = [(shape.open_bits >> e) & 1 for e in range(4)]
+        row[4:10] = [(shape.join_bits >> i) & 1 for i in range(len(EDGE_PAIRS))]
+        row[10:14] = [(shape.door_bits[me] >> e) & 1 for e in range(4)]
+        row[14:18] = [(shape.door_bits[1 - me] >> e) & 1 for e in range(4)]
+        row[18] = shape.troll
+        row[19] = shape.ladder == me
+        row[20] = shape.ladder == 1 - me
+        row[21] = shape.nuggets / 3.0
+        row[22:26] = [(shape.gold_bits >> e) & 1 for e in range(4)]
+    return out
+
+
+STATIC = np.stack([_static_table(0), _static_table(1)])  # (2, NS + 1, 26)
+STATIC_ROWS = np.r_[0:10, 18:26, 27, 30, 31, 32, 33:37].astype(np.int64)  # plane of each static column
+# Non-zero static entries per (colour, shape) as (plane, value) lists: the float writer touches only those.
+ST_NNZ = np.zeros((2, NS + 1), dtype=np.int64)
+ST_PLANE = np.zeros((2, NS + 1, 26), dtype=np.int64)
+ST_VAL = np.zeros((2, NS + 1, 26), dtype=np.float32)
+for _me in range(2):
+    for _s in range(NS + 1):
+        _nz = np.flatnonzero(STATIC[_me, _s])
+        ST_NNZ[_me, _s] = len(_nz)
+        ST_PLANE[_me, _s, : len(_nz)] = STATIC_ROWS[_nz]
+        ST_VAL[_me, _s, : len(_nz)] = STATIC[_me, _s, _nz]
+
+# Event types (duel.state.DuelEvent).
+EV_PLACE, EV_BRIBE, EV_BREAK, EV_REPAIR, EV_ROCKFALL, EV_MAP, EV_KEY, EV_REPAIR_DISCARD, EV_PASS = range(9)
+EV_REVEAL, EV_SECURE, EV_ROUND_END, EV_PAY = range(9, 13)
+NUM_EVENT_TYPES = 13
+REASONS = ("all goals revealed", "all counters used", "cards exhausted")
+# Scalars of a game (field ``sc``).
+SC_ROUND, SC_STARTER, SC_CURRENT, SC_COUNTERS, SC_KEYS, SC_DECK_LEN, SC_DECK_POS, SC_DECISIONS = range(8)
+SC_OVER, SC_JUST_ENDED, SC_NUM_EVENTS, SC_FIRST_EVENT, SC_FIRST_DECISION, SC_SCORE_LEN = range(8, 14)  # 13, 14
+SC_NUM_RR, SC_ERROR, SC_GAMES = range(15, 18)
+NUM_SC = 20
+BLOCK = 32  # games per block of the fused lock-step
+ERR_EVENTS, ERR_SCORE = 1, 2  # the event log or a score pile overflowed (bugs: the capacities are proven bounds)
+
+# Config table (int64): a header, the field offsets, then the neighbour table, next-to-goal flags, goal slot per
+# cell (-1) and the goal-cell flags.
+H_HW, H_R, H_L, H_E, H_ROWS, H_COLS, H_START = range(7)  # 6, 7: blue and green start cells
+H_GOAL = 8  # 6 goal cells
+H_WIN, H_NA, H_OBS, H_COMPACT, H_B, H_NBR, H_NTG, H_SLOT, H_ISGOAL, H_CSIZE = range(14, 24)
+H_OFF = 24
+NUM_FIELDS = 21
+HEADER = H_OFF + NUM_FIELDS
+
+FIELD_NAMES = (
+    "card_rank", "goal_rank", "card_out", "goal_out", "score_vals", "deck", "hands", "broken", "cell_shape",
+    "cell_counter", "cell_key", "goal_card", "goal_revealed", "peeked", "reach", "discards", "events", "sc", "rr",
+    "rng", "last_rewards",
+)  # fmt: skip
+Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
+
+
+def event_capacity(config: GameConfig) -> int:
+    """Rows of the event log: a true bound on a game's events (see the module docstring)."""
+    return config.rounds * (config.max_decisions_per_round + 6 + 8 + 3 + 1)
+
+
+def fields(config: GameConfig) -> tuple[Field, ...]:
+    """The Duel state's fields for ``config`` (in the order of :data:`FIELD_NAMES`)."""
+    r, hw, e = config.rounds, config.num_cells, event_capacity(config)
+    shapes = {
+        "card_rank": ("i8", (r, dc.DECK_SIZE)), "goal_rank": ("i8", (r, NUM_GOALS)),
+        "card_out": ("i8", (dc.DECK_SIZE,)), "goal_out": ("i8", (NUM_GOALS,)),
+        "score_vals": ("i8", (2, SCORE_CAP)), "deck": ("i8", (dc.DECK_SIZE,)),
+        "hands": ("i8", (2, NK)), "broken": ("i8", (2, 3)), "cell_shape": ("i8", (hw,)), "cell_counter": ("i8", (hw,)),
+        "cell_key": ("i8", (hw,)), "goal_card": ("i8", (GPR,)), "goal_revealed": ("i8", (GPR,)),
+        "peeked": ("i8", (2, GPR)), "reach": ("i8", (2, hw)), "discards": ("i16", (NK,)), "events": ("i16", (e, 5)),
+        "sc": ("i32", (NUM_SC,)), "rr": ("i32", (r, 6)), "rng": ("u64", (6,)), "last_rewards": ("f32", (2,)),
+    }  # fmt: skip
+    return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
+
+
+def obs_size(config: GameConfig) -> int:
+    return int(duel_observation_layout(config).size)
+
+
+def compact_size(config: GameConfig) -> int:
+    return 2 * config.num_cells + 62 + 5 * config.history_length
+
+
+def num_actions(config: GameConfig) -> int:
+    hw = config.num_cells
+    return hw * NUM_O + hw * NUM_TROLL_O + 3 + 3 + 9 + hw + GPR + hw + 3 * NUM_PAIRS + PASS_EMPTY + 1 + hw
+
+
+COMPACT_DOC = """Compact observation (int16) of seat ``me``, offsets for ``HW`` cells and ``L`` history rows:
+
+===============  ======  =================================================================================
+name             size    content
+===============  ======  =================================================================================
+``cells``        2 HW    two int16 per storage cell (interleaved). First: bits 0-6 the shape id (0..117,
+                         ``2 * kind + rotation``) or 118 for no card; bit 7 a key; bits 8-9 the counter (0 none,
+                         1 mine, 2 the opponent's); bit 10 a face-down goal slot; bit 11 a revealed goal slot.
+                         Second: the arms I reach (bits 0-3), the arms the opponent reaches (bits 4-7)
+``hand``         39      my card counts per kind
+``my_peeks``     6       goal index (0..17) I saw on each slot, -1
+``peeked``       2       6-bit masks of the slots peeked by me / the opponent
+``tools``        2       3-bit masks of broken tools, me / the opponent
+``hand_sizes``   2       me, opponent
+``supply``       4       draw pile, counters left, keys left, goals left in the pool
+``nuggets``      2       score pile nuggets, me / opponent
+``pile_cards``   2       score pile cards, me / opponent
+``round``        1       round (0-based)
+``status``       2       I am to act (and the game goes on), my colour is green
+``history``      5 L     last L public events, oldest first: (type, actor is me, kind, cell, arg); -1 unused
+===============  ======  =================================================================================
+"""
+
+
+def config_table(config: GameConfig, layout: Layout) -> NDArray[np.int64]:
+    """The int64 config table the kernels read (header, field offsets, neighbours, goal flags)."""
+    hw = config.num_cells
+    geo = dboard.geometry(config)
+    slot = np.full(hw, -1, dtype=np.int64)
+    for i, cell in enumerate(geo.goal_cells):
+        slot[cell] = i
+    parts = [geo.nbr.ravel().astype(np.int64), geo.next_to_goal.astype(np.int64), slot,
+             geo.is_goal_cell.astype(np.int64)]  # fmt: skip
+    head = np.zeros(HEADER, dtype=np.int64)
+    head[H_HW], head[H_R], head[H_L], head[H_E] = hw, config.rounds, config.history_length, event_capacity(config)
+    head[H_ROWS], head[H_COLS] = config.rows, config.cols
+    head[H_START : H_START + 2] = geo.start_cells
+    head[H_GOAL : H_GOAL + GPR] = geo.goal_cells
+    head[H_WIN] = config.reward == "win"
+    head[H_NA], head[H_OBS], head[H_COMPACT] = num_actions(config), obs_size(config), compact_size(config)
+    head[H_B] = layout.batch
+    head[H_OFF : H_OFF + NUM_FIELDS] = layout.offsets
+    pos = HEADER
+    for slot_h, part in zip((H_NBR, H_NTG, H_SLOT, H_ISGOAL), parts, strict=True):
+        head[slot_h] = pos
+        pos += len(part)
+    head[H_CSIZE] = pos
+    return np.concatenate([head, *parts])
+
+
+def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
+    """``(HW, 2)`` float32 row/col of each storage cell scaled to 0..1 (the reference's ``cell_rowcol``)."""
+    return np.ascontiguousarray(duel_observation_layout(config).cell_rowcol, dtype=np.float32)
+
+
+# ---- views -----------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def views(i8, i16, i32, u64, f32, cfg):
+    B, R, HW, E = cfg[H_B], cfg[H_R], cfg[H_HW], cfg[H_E]
+    o = cfg[H_OFF : H_OFF + NUM_FIELDS]
+    return Views(
+        i8[o[0] : o[0] + B * R * 52].reshape((B, R, 52)),
+        i8[o[1] : o[1] + B * R * 18].reshape((B, R, 18)),
+        i8[o[2] : o[2] + B * 52].reshape((B, 52)),
+        i8[o[3] : o[3] + B * 18].reshape((B, 18)),
+        i8[o[4] : o[4] + B * 2 * SCORE_CAP].reshape((B, 2, SCORE_CAP)),
+        i8[o[5] : o[5] + B * 52].reshape((B, 52)),
+        i8[o[6] : o[6] + B * 2 * NK].reshape((B, 2, NK)),
+        i8[o[7] : o[7] + B * 6].reshape((B, 2, 3)),
+        i8[o[8] : o[8] + B * HW].reshape((B, HW)),
+        i8[o[9] : o[9] + B * HW].reshape((B, HW)),
+        i8[o[10] : o[10] + B * HW].reshape((B, HW)),
+        i8[o[11] : o[11] + B * 6].reshape((B, 6)),
+        i8[o[12] : o[12] + B * 6].reshape((B, 6)),
+        i8[o[13] : o[13] + B * 12].reshape((B, 2, 6)),
+        i8[o[14] : o[14] + B * 2 * HW].reshape((B, 2, HW)),
+        i16[o[15] : o[15] + B * NK].reshape((B, NK)),
+        i16[o[16] : o[16] + B * E * 5].reshape((B, E, 5)),
+        i32[o[17] : o[17] + B * NUM_SC].reshape((B, NUM_SC)),
+        i32[o[18] : o[18] + B * R * 6].reshape((B, R, 6)),
+        u64[o[19] : o[19] + B * 6].reshape((B, 6)),
+        f32[o[20] : o[20] + B * 2].reshape((B, 2)),
+    )
+
+
+# ---- board -------------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _enter(shape, usable, reach, stack, sp, cell, arm_bits):
+    """common.arms.reach_from's ``enter``: the arms of the groups of ``arm_bits``, usable and new, are reached."""
+    s = shape[cell]
+    bits = 0
+    for e in range(4):
+        if (arm_bits >> e) & 1:
+            bits |= S_ARM[s, e]
+    new = bits & usable[cell] & ~reach[cell] & 15
+    if new:
+        reach[cell] |= new
+        stack[sp] = cell * 16 + new
+        sp += 1
+    return sp
+
+
+@nb.njit(cache=True, nogil=True)
+def _reach_one(shape, counter, key, nbr, s0, s1, p, reach, wk):
+    """duel.board.compute_reach: arms reachable for ``p`` from its start card, ladders joined to their colour's
+    start (``common.arms.reach_from`` with links). The result is a closure, so the visiting order is free."""
+    HW = shape.shape[0]
+    usable = wk[:HW]
+    stack = wk[HW:]
+    for c in range(HW):
+        s = shape[c]
+        reach[c] = 0
+        if s < 0:
+            usable[c] = 0
+            continue
+        if S_TROLL[s] and counter[c] < 0:
+            blk = 15
+        elif key[c]:
+            blk = 0
+        else:
+            blk = S_DOOR[1 - p, s]
+        usable[c] = S_OPEN[s] & ~blk & 15
+    start = s0 if p == 0 else s1
+    linked0 = False
+    linked1 = False
+    sp = _enter(shape, usable, reach, stack, 0, start, usable[start])
+    while sp > 0:
+        sp -= 1
+        v = stack[sp]
+        cell = v >> 4
+        new = v & 15
+        lk = -1
+        if cell == s0:
+            lk = 0
+        elif cell == s1:
+            lk = 1
+        else:
+            lk = S_LADDER[shape[cell]]
+        if (lk == 0 and not linked0) or (lk == 1 and not linked1):
+            if lk == 0:
+                linked0 = True
+            else:
+                linked1 = True
+            st = s0 if lk == 0 else s1
+            sp = _enter(shape, usable, reach, stack, sp, st, usable[st])
+            for c in range(HW):
+                if shape[c] >= 0 and S_LADDER[shape[c]] == lk:
+                    sp = _enter(shape, usable, reach, stack, sp, c, usable[c])
+        for d in range(4):
+            if (new >> d) & 1:
+                j = nbr[cell, d]
+                od = (d + 2) & 3
+                if j >= 0 and shape[j] >= 0 and (usable[j] >> od) & 1:
+                    sp = _enter(shape, usable, reach, stack, sp, j, 1 << od)
+
+
+@nb.njit(cache=True, nogil=True)
+def _refresh_reach(S, cfg, b, wk):
+    HW = cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    for p in range(2):
+        _reach_one(S.cell_shape[b], S.cell_counter[b], S.cell_key[b], nbr, cfg[H_START], cfg[H_START + 1], p,
+                   S.reach[b, p], wk)  # fmt: skip
+
+
+# ---- set-up and rounds -----------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _draw(hand, deck, sc, n):
+    """rules._draw: up to ``n`` cards from the pile into ``hand``; returns the number drawn."""
+    n = min(n, sc[SC_DECK_LEN] - sc[SC_DECK_POS])
+    for _ in range(n):
+        hand[deck[sc[SC_DECK_POS]]] += 1
+        sc[SC_DECK_POS] += 1
+    return n
+
+
+@nb.njit(cache=True, nogil=True)
+def _start_round(S, cfg, b, r, starter, wk):
+    """rules.start_round: the pile is the cards still in the game by this round's rank, the goals the six
+    lowest-ranked goals left in the pool (ranks are permutations, so the stable argsort is the inverse)."""
+    sc = S.sc[b]
+    sc[SC_ROUND] = r
+    sc[SC_STARTER] = starter
+    sc[SC_CURRENT] = starter
+    inv = np.empty(52, dtype=np.int64)
+    for i in range(52):
+        inv[S.card_rank[b, r, i]] = i
+    n = 0
+    for k in range(52):
+        i = inv[k]
+        if not S.card_out[b, i]:
+            S.deck[b, n] = CARD_KIND[i]
+            n += 1
+    for k in range(n, 52):
+        S.deck[b, k] = 0
+    sc[SC_DECK_LEN] = n
+    sc[SC_DECK_POS] = 0
+    for i in range(NUM_GOALS):
+        inv[S.goal_rank[b, r, i]] = i
+    n = 0
+    for k in range(NUM_GOALS):
+        g = inv[k]
+        if not S.goal_out[b, g] and n < GPR:
+            S.goal_card[b, n] = g
+            n += 1
+    S.goal_revealed[b] = 0
+    S.peeked[b] = 0
+    S.hands[b] = 0
+    for i in range(2 * dc.HAND_SIZE):
+        _draw(S.hands[b, i % 2], S.deck[b], sc, 1)
+    S.broken[b] = 0
+    S.discards[b] = 0
+    shape = S.cell_shape[b]
+    shape[:] = -1
+    for colour in range(2):
+        shape[cfg[H_START + colour]] = 2 * dc.KIND_START[colour]
+    S.cell_counter[b] = -1
+    S.cell_key[b] = 0
+    sc[SC_COUNTERS] = dc.NUM_COUNTERS
+    sc[SC_KEYS] = dc.NUM_KEYS
+    sc[SC_FIRST_EVENT] = sc[SC_NUM_EVENTS]
+    sc[SC_FIRST_DECISION] = sc[SC_DECISIONS]
+    _refresh_reach(S, cfg, b, wk)
+
+
+@nb.njit(cache=True, nogil=True)
+def _setup(S, cfg, b, wk, draw):
+    """A new game in slot ``b`` (rules.new_game): a rank permutation of the 52 cards per round, then one of the
+    18 goals per round, from the slot's generator words (unless ``draw`` is False: the caller wrote them); green
+    starts round 1."""
+    R = cfg[H_R]
+    if draw:
+        st = S.rng[b]
+        for r in range(R):
+            for k in range(52):
+                S.card_rank[b, r, k] = k
+            crng.shuffle(st, S.card_rank[b, r])
+        for r in range(R):
+            for k in range(NUM_GOALS):
+                S.goal_rank[b, r, k] = k
+            crng.shuffle(st, S.goal_rank[b, r])
+    S.card_out[b] = 0
+    S.goal_out[b] = 0
+    S.score_vals[b] = 0
+    S.last_rewards[b] = 0.0
+    S.events[b] = -1
+    S.rr[b] = 0
+    sc = S.sc[b]
+    games = sc[SC_GAMES]
+    sc[:] = 0
+    sc[SC_GAMES] = games + 1
+    _start_round(S, cfg, b, 0, 1, wk)
+
+
+# ---- mask --------------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _mask_range(S, cfg, b0, b1, masks, num_legal):
+    """The legal-action rows of slots ``b0..b1`` (int8, zeroed here) and their counts (rules.legal_action_mask)."""
+    HW = cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    ntg = cfg[cfg[H_NTG] : cfg[H_NTG] + HW]
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    s0, s1 = cfg[H_START], cfg[H_START + 1]
+    o_pb = HW * NUM_O
+    o_br = o_pb + HW * NUM_TROLL_O
+    o_rp = o_br + 3
+    o_dr = o_rp + 3
+    o_rf = o_dr + 9
+    o_map = o_rf + HW
+    o_key = o_map + GPR
+    o_rd = o_key + HW
+    o_pass = o_rd + 3 * NUM_PAIRS
+    o_bribe = o_pass + PASS_EMPTY + 1
+    kinds = np.empty(NK, dtype=np.int64)
+    orients = np.empty(NUM_O, dtype=np.int64)
+    for b in range(b0, b1):
+        out = masks[b]
+        out[:] = 0
+        sc = S.sc[b]
+        if sc[SC_OVER]:
+            num_legal[b] = 0
+            continue
+        p = sc[SC_CURRENT]
+        q = 1 - p
+        hand = S.hands[b, p]
+        br = S.broken[b]
+        shape = S.cell_shape[b]
+        counter = S.cell_counter[b]
+        reach = S.reach[b, p]
+        counters = sc[SC_COUNTERS]
+        n = 0
+        anybroken = br[p, 0] != 0 or br[p, 1] != 0 or br[p, 2] != 0
+        has_path = False
+        for k in range(NPK):
+            if hand[k] > 0:
+                has_path = True
+                break
+        if not anybroken and has_path:  # board.placement_table & the hand
+            js0 = p == 0 or reach[s0] != 0
+            js1 = p == 1 or reach[s1] != 0
+            no = 0
+            for o in range(NUM_O):  # the orientations of the path cards in the hand (a few of the 48)
+                if hand[P_KIND[o]] > 0:
+                    orients[no] = o
+                    no += 1
+            for c in range(HW):
+                if shape[c] >= 0 or isgoal[c]:
+                    continue
+                mo = 0
+                mc = 0
+                fc = 0
+                gold_next = False
+                for d in range(4):
+                    j = nbr[c, d]
+                    if j >= 0 and shape[j] >= 0:
+                        od = (d + 2) & 3
+                        if (S_OPEN[shape[j]] >> od) & 1:
+                            mo |= 1 << d
+                            if (reach[j] >> od) & 1:
+                                fc |= 1 << d
+                        else:
+                            mc |= 1 << d
+                        if S_NUG[shape[j]] > 0:
+                            gold_next = True
+                if mo == 0 and mc == 0:
+                    continue
+                ladder_ok = ntg[c] == 0 and not gold_next
+                for oi in range(no):
+                    o = orients[oi]
+                    op = P_OPEN[o]
+                    if (op & mc) != 0 or (mo & ~op & 15) != 0:
+                        continue
+                    lc = P_LADDER[o]
+                    if lc >= 0:
+                        if not ladder_ok or not ((js0 if lc == 0 else js1) or (op & fc) != 0):
+                            continue
+                    elif (op & fc & ~P_DOOR[q, o] & 15) == 0:
+                        continue
+                    out[c * NUM_O + o] = 1
+                    n += 1
+                    if counters > 0 and P_TROLL_IDX[o] >= 0:
+                        out[o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]] = 1
+                        n += 1
+        for t in range(3):
+            if hand[27 + t] > 0 and br[q, t] == 0:
+                out[o_br + t] = 1
+                n += 1
+            if hand[30 + t] > 0 and br[p, t] != 0:
+                out[o_rp + t] = 1
+                n += 1
+        for i in range(3):
+            if hand[33 + i] > 0:
+                ba = br[p, DT[i, 0]] != 0
+                bb = br[p, DT[i, 1]] != 0
+                if ba:
+                    out[o_dr + 3 * i] = 1
+                    n += 1
+                if bb:
+                    out[o_dr + 3 * i + 1] = 1
+                    n += 1
+                if ba and bb:
+                    out[o_dr + 3 * i + 2] = 1
+                    n += 1
+        if hand[dc.KIND_ROCKFALL] > 0:  # board.removable_cells
+            for c in range(HW):
+                s = shape[c]
+                if s >= 0 and s // 2 < NPK and not S_TROLL[s] and S_NUG[s] == 0 and c != s0 and c != s1:
+                    out[o_rf + c] = 1
+                    n += 1
+        if hand[dc.KIND_MAP] > 0:
+            for g in range(GPR):
+                if S.goal_revealed[b, g] == 0:
+                    out[o_map + g] = 1
+                    n += 1
+        if hand[dc.KIND_KEY] > 0 and sc[SC_KEYS] > 0:  # board.door_cells
+            for c in range(HW):
+                s = shape[c]
+                if s >= 0 and (S_DOOR[0, s] | S_DOOR[1, s]) != 0 and S.cell_key[b, c] == 0:
+                    out[o_key + c] = 1
+                    n += 1
+        nk = 0
+        total = 0
+        for k in range(NK):
+            if hand[k] > 0:
+                kinds[nk] = k
+                nk += 1
+                total += hand[k]
+        # Pairs a <= b of kinds in the hand (b == a needs two copies): repair_discard and pass.
+        for i in range(nk):
+            ka = kinds[i]
+            for j in range(i, nk):
+                kb = kinds[j]
+                if ka == kb and hand[ka] < 2:
+                    continue
+                pair = PAIR_BASE[ka] + kb - ka
+                out[o_pass + NK + pair] = 1
+                n += 1
+                if anybroken:
+                    for t in range(3):
+                        if br[p, t]:
+                            out[o_rd + 3 * pair + t] = 1
+                            n += 1
+        if total > 0:
+            for i in range(nk):
+                out[o_pass + kinds[i]] = 1
+                n += 1
+        else:
+            out[o_pass + PASS_EMPTY] = 1
+            n += 1
+        if counters > 0:  # board.unbribed_trolls
+            for c in range(HW):
+                s = shape[c]
+                if s >= 0 and S_TROLL[s] and counter[c] < 0:
+                    out[o_bribe + c] = 1
+                    n += 1
+        num_legal[b] = n
+
+
+# ---- transition --------------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _log(events, sc, cap, etype, actor, kind, cell, arg):
+    """Append one public event row (rules._log)."""
+    e = sc[SC_NUM_EVENTS]
+    if e >= cap:
+        sc[SC_ERROR] |= ERR_EVENTS
+        return
+    row = events[e]
+    row[0] = etype
+    row[1] = actor
+    row[2] = kind
+    row[3] = cell
+    row[4] = arg
+    sc[SC_NUM_EVENTS] = e + 1
+
+
+@nb.njit(cache=True, nogil=True)
+def _bribe(S, cfg, b, p, cell, with_placement):
+    S.cell_counter[b, cell] = p
+    S.sc[b, SC_COUNTERS] -= 1
+    _log(S.events[b], S.sc[b], cfg[H_E], EV_BRIBE, p, -1, cell, with_placement)
+
+
+@nb.njit(cache=True, nogil=True)
+def _reveal(S, cfg, b, p, slot, placed, wk, trial):
+    """rules._reveal: goal ``slot`` face up with common.reveal.goal_rotation's tie-breaks over the stale reach of
+    either player (facing_of), and the Duel's preference: a rotation whose gold ``p`` then reaches."""
+    HW = cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    shape = S.cell_shape[b]
+    cell = cfg[H_GOAL + slot]
+    kind = dc.FIRST_GOAL_KIND + S.goal_card[b, slot]
+    old = shape[cell]
+    best = 0
+    bk0 = bk1 = bk2 = bk3 = 0
+    for rot in range(2):
+        sid = 2 * kind + rot
+        ob = S_OPEN[sid]
+        towards_placed = 0
+        towards = 0
+        mism = 0
+        for d in range(4):
+            j = nbr[cell, d]
+            if j < 0 or shape[j] < 0:
+                continue
+            o = (d + 2) & 3
+            theirs = (S_OPEN[shape[j]] >> o) & 1
+            reaching = theirs and ((S.reach[b, 0, j] | S.reach[b, 1, j]) >> o) & 1
+            mine = (ob >> d) & 1
+            if reaching:
+                towards += mine
+                if j == placed:
+                    towards_placed = mine
+            elif mine != theirs:
+                mism += 1
+        pref = 0
+        gold = S_GOLD[sid]
+        if gold:
+            shape[cell] = sid
+            _reach_one(shape, S.cell_counter[b], S.cell_key[b], nbr, cfg[H_START], cfg[H_START + 1], p, trial, wk)
+            shape[cell] = old
+            pref = 1 if (trial[cell] & gold) != 0 else 0
+        k0, k1, k2, k3 = -towards_placed, -towards, mism, -pref
+        if rot == 0 or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+            bk0, bk1, bk2, bk3 = k0, k1, k2, k3
+            best = rot
+    shape[cell] = 2 * kind + best
+    S.goal_revealed[b, slot] = 1
+    _log(S.events[b], S.sc[b], cfg[H_E], EV_REVEAL, p, kind, cell, best)
+
+
+@nb.njit(cache=True, nogil=True)
+def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
+    """rules._reveal_and_secure: reveal pass by pass (reach refreshed after each pass), then securing: the acting
+    player first, each seat's reachable unsecured gold by nuggets (high first), then by cell."""
+    HW = cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    sc = S.sc[b]
+    shape = S.cell_shape[b]
+    _refresh_reach(S, cfg, b, wk)
+    slots = np.empty(GPR, dtype=np.int64)
+    while True:
+        ns = 0
+        for slot in range(GPR):  # board.reached_goal_slots
+            if S.goal_revealed[b, slot]:
+                continue
+            cell = cfg[H_GOAL + slot]
+            for d in range(4):
+                j = nbr[cell, d]
+                if j >= 0 and shape[j] >= 0 and ((S.reach[b, 0, j] | S.reach[b, 1, j]) >> ((d + 2) & 3)) & 1:
+                    slots[ns] = slot
+                    ns += 1
+                    break
+        if ns == 0:
+            break
+        for i in range(ns):
+            _reveal(S, cfg, b, p, slots[i], placed, wk, trial)
+        _refresh_reach(S, cfg, b, wk)
+    counter = S.cell_counter[b]
+    for k in range(2):
+        seat = p if k == 0 else 1 - p
+        reach = S.reach[b, seat]
+        # board.reachable_gold's order; securing one cell changes no other cell's eligibility.
+        for v in range(MAX_NUG, 0, -1):
+            for c in range(HW):
+                s = shape[c]
+                if s < 0 or S_NUG[s] != v or counter[c] >= 0 or (reach[c] & S_GOLD[s]) == 0:
+                    continue
+                if sc[SC_COUNTERS] == 0:
+                    return
+                counter[c] = seat
+                sc[SC_COUNTERS] -= 1
+                _log(S.events[b], sc, cfg[H_E], EV_SECURE, seat, s // 2, c, v)
+
+
+@nb.njit(cache=True, nogil=True)
+def _pile_sum(S, b, seat):
+    t = 0
+    for i in range(S.sc[b, SC_SCORE_LEN + seat]):
+        t += S.score_vals[b, seat, i]
+    return t
+
+
+@nb.njit(cache=True, nogil=True)
+def _end_round(S, cfg, b, reason, wk):
+    """rules._end_round: score piles (counters by cell), troll payments (each bribed troll's briber pays the first
+    smallest card: ``list.remove(min)``), revealed goals leave; next round (fewer nuggets starts, blue on a tie)."""
+    HW = cfg[H_HW]
+    sc = S.sc[b]
+    shape = S.cell_shape[b]
+    counter = S.cell_counter[b]
+    before0 = _pile_sum(S, b, 0)
+    before1 = _pile_sum(S, b, 1)
+    _log(S.events[b], sc, cfg[H_E], EV_ROUND_END, sc[SC_CURRENT], -1, -1, reason)
+    for c in range(HW):
+        if counter[c] < 0:
+            continue
+        sid = shape[c]
+        owner = counter[c]
+        nug = S_NUG[sid]
+        if nug > 0:
+            ln = sc[SC_SCORE_LEN + owner]
+            if ln >= SCORE_CAP:
+                sc[SC_ERROR] |= ERR_SCORE
+            else:
+                S.score_vals[b, owner, ln] = nug
+                sc[SC_SCORE_LEN + owner] = ln + 1
+            kind = sid // 2
+            if kind < NPK:  # the gold path card leaves the deck for good: its first copy still in the game
+                for i in range(52):
+                    if CARD_KIND[i] == kind and not S.card_out[b, i]:
+                        S.card_out[b, i] = 1
+                        break
+    for c in range(HW):
+        if counter[c] >= 0 and S_TROLL[shape[c]]:
+            payer = counter[c]
+            ln = sc[SC_SCORE_LEN + payer]
+            if ln > 0:
+                mi = 0
+                for i in range(1, ln):
+                    if S.score_vals[b, payer, i] < S.score_vals[b, payer, mi]:
+                        mi = i
+                paid = S.score_vals[b, payer, mi]
+                for i in range(mi, ln - 1):
+                    S.score_vals[b, payer, i] = S.score_vals[b, payer, i + 1]
+                S.score_vals[b, payer, ln - 1] = 0
+                sc[SC_SCORE_LEN + payer] = ln - 1
+                _log(S.events[b], sc, cfg[H_E], EV_PAY, payer, -1, c, paid)
+    for slot in range(GPR):
+        if S.goal_revealed[b, slot]:
+            S.goal_out[b, S.goal_card[b, slot]] = 1
+    after0 = _pile_sum(S, b, 0)
+    after1 = _pile_sum(S, b, 1)
+    r = sc[SC_ROUND]
+    res = S.rr[b, r]
+    res[0] = reason
+    res[1] = after0 - before0
+    res[2] = after1 - before1
+    res[3] = after0
+    res[4] = after1
+    res[5] = sc[SC_DECISIONS] - sc[SC_FIRST_DECISION]
+    sc[SC_NUM_RR] = r + 1
+    sc[SC_JUST_ENDED] = 1
+    last = r + 1 >= cfg[H_R]
+    if not cfg[H_WIN]:
+        S.last_rewards[b, 0] = after0 - before0
+        S.last_rewards[b, 1] = after1 - before1
+    elif last:
+        diff = after0 - after1
+        sgn = 1 if diff > 0 else (-1 if diff < 0 else 0)
+        S.last_rewards[b, 0] = sgn
+        S.last_rewards[b, 1] = -sgn
+    if last:
+        sc[SC_OVER] = 1
+        return
+    _start_round(S, cfg, b, r + 1, 0 if after0 <= after1 else 1, wk)
+
+
+@nb.njit(cache=True, nogil=True)
+def _apply_range(S, cfg, b0, b1, actions, wk, trial):
+    """Apply the legal action of the player to act in slots ``b0..b1`` (rules.apply_action and rules._resolve)."""
+    HW = cfg[H_HW]
+    o_pb = HW * NUM_O
+    o_br = o_pb + HW * NUM_TROLL_O
+    o_rp = o_br + 3
+    o_dr = o_rp + 3
+    o_rf = o_dr + 9
+    o_map = o_rf + HW
+    o_key = o_map + GPR
+    o_rd = o_key + HW
+    o_pass = o_rd + 3 * NUM_PAIRS
+    o_bribe = o_pass + PASS_EMPTY + 1
+    E = cfg[H_E]
+    for b in range(b0, b1):
+        a = actions[b]
+        sc = S.sc[b]
+        if sc[SC_JUST_ENDED]:
+            S.last_rewards[b] = 0.0
+            sc[SC_JUST_ENDED] = 0
+        p = sc[SC_CURRENT]
+        q = 1 - p
+        hand = S.hands[b, p]
+        shape = S.cell_shape[b]
+        ev = S.events[b]
+        draws = 1
+        placed = -1
+        touched = False
+        if a < o_br:  # place, place_bribe
+            if a < o_pb:
+                cell = a // NUM_O
+                o = a % NUM_O
+            else:
+                cell = (a - o_pb) // NUM_TROLL_O
+                o = TROLL_O[(a - o_pb) % NUM_TROLL_O]
+            kind = P_KIND[o]
+            hand[kind] -= 1
+            shape[cell] = P_SHAPE[o]
+            placed = cell
+            _log(ev, sc, E, EV_PLACE, p, kind, cell, P_ROT[o])
+            if a >= o_pb:
+                _bribe(S, cfg, b, p, cell, 1)
+            touched = True
+        elif a < o_rp:
+            t = a - o_br
+            hand[27 + t] -= 1
+            S.discards[b, 27 + t] += 1
+            S.broken[b, q, t] = 1
+            _log(ev, sc, E, EV_BREAK, p, 27 + t, -1, t)
+        elif a < o_dr:
+            t = a - o_rp
+            hand[30 + t] -= 1
+            S.discards[b, 30 + t] += 1
+            S.broken[b, p, t] = 0
+            _log(ev, sc, E, EV_REPAIR, p, 30 + t, -1, 1 << t)
+        elif a < o_rf:
+            card = (a - o_dr) // 3
+            choice = (a - o_dr) % 3
+            kind = 33 + card
+            hand[kind] -= 1
+            S.discards[b, kind] += 1
+            bits = 0
+            for ch in range(2):
+                if choice == 2 or choice == ch:
+                    S.broken[b, p, DT[card, ch]] = 0
+                    bits += 1 << DT[card, ch]
+            _log(ev, sc, E, EV_REPAIR, p, kind, -1, bits)
+        elif a < o_map:
+            cell = a - o_rf
+            hand[dc.KIND_ROCKFALL] -= 1
+            S.discards[b, dc.KIND_ROCKFALL] += 1
+            removed = shape[cell] // 2
+            S.discards[b, removed] += 1
+            shape[cell] = -1
+            if S.cell_key[b, cell]:
+                S.cell_key[b, cell] = 0
+                sc[SC_KEYS] += 1
+            _log(ev, sc, E, EV_ROCKFALL, p, removed, cell, -1)
+            touched = True
+        elif a < o_key:
+            slot = a - o_map
+            hand[dc.KIND_MAP] -= 1
+            S.discards[b, dc.KIND_MAP] += 1
+            S.peeked[b, p, slot] = 1
+            _log(ev, sc, E, EV_MAP, p, dc.KIND_MAP, -1, slot)
+        elif a < o_rd:
+            cell = a - o_key
+            hand[dc.KIND_KEY] -= 1
+            S.discards[b, dc.KIND_KEY] += 1
+            S.cell_key[b, cell] = 1
+            sc[SC_KEYS] -= 1
+            _log(ev, sc, E, EV_KEY, p, dc.KIND_KEY, cell, -1)
+            touched = True
+        elif a < o_pass:
+            pair = (a - o_rd) // 3
+            t = (a - o_rd) % 3
+            hand[PA[pair]] -= 1
+            S.discards[b, PA[pair]] += 1
+            hand[PB[pair]] -= 1
+            S.discards[b, PB[pair]] += 1
+            S.broken[b, p, t] = 0
+            _log(ev, sc, E, EV_REPAIR_DISCARD, p, -1, -1, t)
+        elif a < o_bribe:
+            i = a - o_pass
+            if i < NK:
+                hand[i] -= 1
+                S.discards[b, i] += 1
+                draws = 1
+            elif i < PASS_EMPTY:
+                pair = i - NK
+                hand[PA[pair]] -= 1
+                S.discards[b, PA[pair]] += 1
+                hand[PB[pair]] -= 1
+                S.discards[b, PB[pair]] += 1
+                draws = 2
+            else:
+                draws = 0
+            _log(ev, sc, E, EV_PASS, p, -1, -1, draws)
+        else:  # bribe (option E): no card, no draw
+            _bribe(S, cfg, b, p, a - o_bribe, 0)
+            draws = 0
+            touched = True
+        sc[SC_DECISIONS] += 1
+        # rules._resolve: reveals and securing after maze changes, then the end-of-round check.
+        if touched:
+            _reveal_and_secure(S, cfg, b, p, placed, wk, trial)
+        reason = -1
+        allrev = True
+        for g in range(GPR):
+            if S.goal_revealed[b, g] == 0:
+                allrev = False
+                break
+        if allrev:
+            reason = 0
+        elif sc[SC_COUNTERS] == 0:
+            reason = 1
+        elif sc[SC_DECK_LEN] == sc[SC_DECK_POS]:
+            tot = 0
+            for s in range(2):
+                for k in range(NK):
+                    tot += S.hands[b, s, k]
+            if tot == 0:
+                reason = 2
+        if reason >= 0:
+            _end_round(S, cfg, b, reason, wk)
+        if not sc[SC_JUST_ENDED] and not sc[SC_OVER]:
+            _draw(hand, S.deck[b], sc, draws)
+            sc[SC_CURRENT] = q
+
+
+# ---- observations ----------------------------------------------------------------------------------------------
+@nb.njit(cache=True, nogil=True)
+def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
+    """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
+    act), written into ``obs[b]``: zero-filled, then only the non-zero entries set."""
+    HW, L = cfg[H_HW], cfg[H_L]
+    slot_of = cfg[cfg[H_SLOT] : cfg[H_SLOT] + HW]
+    for b in range(b0, b1):
+        out = obs[b]
+        sc = S.sc[b]
+        me = seats[b] if seats[b] >= 0 else sc[SC_CURRENT]
+        opp = 1 - me
+        shape = S.cell_shape[b]
+        counter = S.cell_counter[b]
+        out[:] = 0.0
+        for c in range(HW):
+            sh = shape[c]
+            if sh >= 0:
+                for k in range(ST_NNZ[me, sh]):
+                    out[ST_PLANE[me, sh, k] * HW + c] = ST_VAL[me, sh, k]
+                troll = S_TROLL[sh] != 0
+                cn = counter[c]
+                if cn >= 0:
+                    if troll:
+                        out[(28 if cn == me else 29) * HW + c] = 1.0
+                    else:
+                        out[(37 if cn == me else 38) * HW + c] = 1.0
+            else:
+                g = slot_of[c]
+                if g < 0 or S.goal_revealed[b, g]:
+                    out[43 * HW + c] = 1.0
+            rm = S.reach[b, me, c]
+            ro = S.reach[b, opp, c]
+            for d in range(4):
+                if (rm >> d) & 1:
+                    out[(10 + d) * HW + c] = 1.0
+                if (ro >> d) & 1:
+                    out[(14 + d) * HW + c] = 1.0
+            if S.cell_key[b, c]:
+                out[26 * HW + c] = 1.0
+        out[39 * HW + cfg[H_START + me]] = 1.0
+        out[40 * HW + cfg[H_START + opp]] = 1.0
+        for g in range(GPR):
+            out[(42 if S.goal_revealed[b, g] else 41) * HW + cfg[H_GOAL + g]] = 1.0
+        pos = NUM_PLANES * HW
+        for k in range(NK):
+            out[pos + k] = S.hands[b, me, k]
+        pos += NK
+        for g in range(GPR):
+            if S.peeked[b, me, g]:
+                out[pos + g * NUM_GOALS + S.goal_card[b, g]] = 1.0
+        pos += GPR * NUM_GOALS
+        for g in range(GPR):
+            out[pos + g] = S.peeked[b, me, g]
+            out[pos + GPR + g] = S.peeked[b, opp, g]
+        pos += 2 * GPR
+        for t in range(3):
+            out[pos + t] = S.broken[b, me, t]
+            out[pos + 3 + t] = S.broken[b, opp, t]
+        pos += 6
+        hm = 0
+        ho = 0
+        for k in range(NK):
+            hm += S.hands[b, me, k]
+            ho += S.hands[b, opp, k]
+        out[pos] = hm
+        out[pos + 1] = ho
+        pos += 2
+        on_board = 0
+        for g in range(NUM_GOALS):
+            on_board += S.goal_out[b, g] == 0
+        pool = on_board - GPR if not sc[SC_OVER] else on_board
+        out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
+        out[pos + 1] = sc[SC_COUNTERS]
+        out[pos + 2] = sc[SC_KEYS]
+        out[pos + 3] = max(0, pool)
+        pos += 4
+        out[pos] = _pile_sum(S, b, me)
+        out[pos + 1] = _pile_sum(S, b, opp)
+        out[pos + 2] = sc[SC_SCORE_LEN + me]
+        out[pos + 3] = sc[SC_SCORE_LEN + opp]
+        pos += 4
+        out[pos + min(sc[SC_ROUND], 2)] = 1.0
+        pos += 3
+        out[pos] = 1.0 if (sc[SC_CURRENT] == me and not sc[SC_OVER]) else 0.0
+        out[pos + 1] = 1.0 if me == 1 else 0.0
+        pos += 2
+        ne = sc[SC_NUM_EVENTS]
+        k = min(L, ne)
+        for i in range(k):
+            ev = S.events[b, ne - k + i]
+            row = pos + (L - k + i) * EVENT_SIZE
+            out[row] = 1.0
+            out[row + 1 + ev[0]] = 1.0
+            out[row + 1 + NUM_EVENT_TYPES] = 1.0 if ev[1] == me else 0.0
+            if ev[2] >= 0:
+                out[row + 2 + NUM_EVENT_TYPES + ev[2]] = 1.0
+            if ev[3] >= 0:
+                out[row + EVENT_SIZE - 3] = rowcol[ev[3], 0]
+                out[row + EVENT_SIZE - 2] = rowcol[ev[3], 1]
+            out[row + EVENT_SIZE - 1] = max(np.int64(ev[4]), 0) / 3.0
+
+
+@nb.njit(cache=True, nogil=True)
+def _obs_compact_range(S, cfg, b0, b1, seats, obs):
+    """The compact observation (:data:`COMPACT_DOC`) of ``seats[b]`` in slots ``b0..b1`` (int16)."""
+    HW, L = cfg[H_HW], cfg[H_L]
+    slot_of = cfg[cfg[H_SLOT] : cfg[H_SLOT] + HW]
+    for b in range(b0, b1):
+        out = obs[b]
+        sc = S.sc[b]
+        me = seats[b] if seats[b] >= 0 else sc[SC_CURRENT]
+        opp = 1 - me
+        shape = S.cell_shape[b]
+        counter = S.cell_counter[b]
+        for c in range(HW):
+            sh = shape[c]
+            v = sh if sh >= 0 else EMPTY_TOKEN
+            if S.cell_key[b, c]:
+                v |= 1 << 7
+            cn = counter[c]
+            if cn >= 0:
+                v |= (1 if cn == me else 2) << 8
+            g = slot_of[c]
+            if g >= 0:
+                v |= (1 << 11) if S.goal_revealed[b, g] else (1 << 10)
+            out[2 * c] = v
+            out[2 * c + 1] = S.reach[b, me, c] | (S.reach[b, opp, c] << 4)
+        pos = 2 * HW
+        hm = 0
+        ho = 0
+        for k in range(NK):
+            out[pos + k] = S.hands[b, me, k]
+            hm += S.hands[b, me, k]
+            ho += S.hands[b, opp, k]
+        pos += NK
+        pm = 0
+        po = 0
+        for g in range(GPR):
+            out[pos + g] = S.goal_card[b, g] if S.peeked[b, me, g] else -1
+            pm |= S.peeked[b, me, g] << g
+            po |= S.peeked[b, opp, g] << g
+        pos += GPR
+        out[pos] = pm
+        out[pos + 1] = po
+        tm = 0
+        to = 0
+        for t in range(3):
+            tm |= S.broken[b, me, t] << t
+            to |= S.broken[b, opp, t] << t
+        out[pos + 2] = tm
+        out[pos + 3] = to
+        out[pos + 4] = hm
+        out[pos + 5] = ho
+        pos += 6
+        on_board = 0
+        for g in range(NUM_GOALS):
+            on_board += S.goal_out[b, g] == 0
+        pool = on_board - GPR if not sc[SC_OVER] else on_board
+        out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
+        out[pos + 1] = sc[SC_COUNTERS]
+        out[pos + 2] = sc[SC_KEYS]
+        out[pos + 3] = max(0, pool)
+        out[pos + 4] = _pile_sum(S, b, me)
+        out[pos + 5] = _pile_sum(S, b, opp)
+        out[pos + 6] = sc[SC_SCORE_LEN + me]
+        out[pos + 7] = sc[SC_SCORE_LEN + opp]
+        out[pos + 8] = sc[SC_ROUND]
+        out[pos + 9] = 1 if (sc[SC_CURRENT] == me and not sc[SC_OVER]) else 0
+        out[pos + 10] = me
+        pos += 11
+        ne = sc[SC_NUM_EVENTS]
+        first = ne - L
+        for i in range(L):
+            e = first + i
+            row = pos + 5 * i
+            if e < 0:
+                for k in range(5):
+                    out[row + k] = -1
+                continue
+            ev = S.events[b, e]
+            out[row] = ev[0]
+            out[row + 1] = 1 if ev[1] == me else 0
+            out[row + 2] = ev[2]
+            out[row + 3] = ev[3]
+            out[row + 4] = ev[4]
+
+
+# ---- decoding ------------------------------------------------------------------------------------------------
+def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np.float32]:
+    """The float observation(s) rebuilt from compact ones (shape ``(..., compact_size)``); lossless."""
+    c = np.asarray(compact)
+    lead = c.shape[:-1]
+    c = c.reshape(-1, c.shape[-1]).astype(np.int64)
+    hw, L = config.num_cells, config.history_length
+    geo = dboard.geometry(config)
+    n = c.shape[0]
+    rows = np.arange(n)
+    out = np.zeros((n, obs_size(config)), dtype=np.float32)
+    cells = c[:, : 2 * hw].reshape(n, hw, 2)
+    c0, c1 = cells[:, :, 0], cells[:, :, 1]
+    pos = 2 * hw + NK + GPR + 6 + 11
+    me = c[:, pos - 1]
+    tok = c0 & 127
+    static = STATIC[me[:, None], tok]  # (n, HW, 26); token 118 is the empty row
+    board = out[:, : NUM_PLANES * hw].reshape(n, NUM_PLANES, hw)
+    board[:, STATIC_ROWS] = static.transpose(0, 2, 1)
+    bits = np.arange(4)
+    board[:, 10:14] = ((c1[:, None, :] >> bits[None, :, None]) & 1).astype(np.float32)
+    board[:, 14:18] = ((c1[:, None, :] >> (4 + bits[None, :, None])) & 1).astype(np.float32)
+    board[:, 26] = (c0 >> 7) & 1
+    troll = static[:, :, 18] > 0
+    cnt = (c0 >> 8) & 3
+    board[:, 28] = troll & (cnt == 1)
+    board[:, 29] = troll & (cnt == 2)
+    board[:, 37] = ~troll & (cnt == 1)
+    board[:, 38] = ~troll & (cnt == 2)
+    starts = np.array(geo.start_cells)
+    board[rows, 39, starts[me]] = 1.0
+    board[rows, 40, starts[1 - me]] = 1.0
+    facedown = (c0 >> 10) & 1
+    board[:, 41] = facedown
+    board[:, 42] = (c0 >> 11) & 1
+    board[:, 43] = (tok == EMPTY_TOKEN) & (facedown == 0)
+    pos, src = NUM_PLANES * hw, 2 * hw
+    out[:, pos : pos + NK] = c[:, src : src + NK]
+    pos, src = pos + NK, src + NK
+    peeks = c[:, src : src + GPR]
+    r, g = np.nonzero(peeks >= 0)
+    out[r, pos + g * NUM_GOALS + peeks[r, g]] = 1.0
+    pos, src = pos + GPR * NUM_GOALS, src + GPR
+    six = np.arange(GPR)
+    out[:, pos : pos + GPR] = (c[:, src, None] >> six) & 1
+    out[:, pos + GPR : pos + 2 * GPR] = (c[:, src + 1, None] >> six) & 1
+    pos += 2 * GPR
+    three = np.arange(3)
+    out[:, pos : pos + 3] = (c[:, src + 2, None] >> three) & 1
+    out[:, pos + 3 : pos + 6] = (c[:, src + 3, None] >> three) & 1
+    pos, src = pos + 6, src + 4
+    out[:, pos : pos + 2 + 4 + 2 + 2] = c[:, src : src + 10]  # hand sizes, supply, nuggets, pile cards
+    pos, src = pos + 10, src + 10
+    out[rows, pos + np.minimum(c[:, src], 2)] = 1.0
+    pos, src = pos + 3, src + 1
+    out[:, pos : pos + 2] = c[:, src : src + 2]
+    pos, src = pos + 2, src + 2
+    rowcol = rowcol_table(config)
+    for i in range(L):
+        ev = c[:, src + 5 * i : src + 5 * i + 5]
+        row = out[:, pos + i * EVENT_SIZE : pos + (i + 1) * EVENT_SIZE]
+        idx = np.flatnonzero(ev[:, 0] >= 0)
+        row[idx, 0] = 1.0
+        row[idx, 1 + ev[idx, 0]] = 1.0
+        row[idx, 1 + NUM_EVENT_TYPES] = ev[idx, 1]
+        k = idx[ev[idx, 2] >= 0]
+        row[k, 2 + NUM_EVENT_TYPES + ev[k, 2]] = 1.0
+        k = idx[ev[idx, 3] >= 0]
+        row[k, EVENT_SIZE - 3] = rowcol[ev[k, 3], 0]
+        row[k, EVENT_SIZE - 2] = rowcol[ev[k, 3], 1]
+        row[idx, EVENT_SIZE - 1] = np.maximum(ev[idx, 4], 0) / 3.0
+    return out.reshape(*lead, out.shape[-1])
+
+
+# ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+
+
+@nb.njit(cache=True, nogil=True)
+def _work(cfg):
+    return np.empty(5 * cfg[H_HW] + 8, dtype=np.int64), np.empty(cfg[H_HW], dtype=np.int8)
+
+
+@nb.njit(cache=True, nogil=True)
+def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
+    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
+    S = views(i8, i16, i32, u64, f32, cfg)
+    wk, _ = _work(cfg)
+    for b in range(b0, b1):
+        _setup(S, cfg, b, wk, draw)
+
+
+@nb.njit(cache=True, nogil=True)
+def masks(i8, i16, i32, u64, f32, cfg, b0, b1, out, num_legal):
+    _mask_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, out, num_legal)
+
+
+@nb.njit(cache=True, nogil=True)
+def observe(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, seats, out):
+    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    _obs_float_range(views(i8, i16, i32, u64, f32, cfg), cfg, rowcol, b0, b1, seats, out)
+
+
+@nb.njit(cache=True, nogil=True)
+def observe_compact(i8, i16, i32, u64, f32, cfg, b0, b1, seats, out):
+    _obs_compact_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, seats, out)
+
+
+@nb.njit(cache=True, nogil=True)
+def apply(i8, i16, i32, u64, f32, cfg, b0, b1, actions):
+    """Apply one (legal, unchecked) action per slot."""
+    wk, trial = _work(cfg)
+    _apply_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, actions, wk, trial)
+
+
+@nb.njit(cache=True, nogil=True)
+def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+         rewards, done, seats, final_returns):  # fmt: skip
+    """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action
+    against ``mask`` (return the first illegal slot, nothing changed), apply, record rewards and finished games
+    (final scores = nuggets), start the next game of finished slots, write masks, seats and observations."""
+    S = views(i8, i16, i32, u64, f32, cfg)
+    A = cfg[H_NA]
+    for b in range(b0, b1):
+        a = actions[b]
+        if a < 0 or a >= A or mask[b, a] == 0:
+            return b
+    wk, trial = _work(cfg)
+    for lo in range(b0, b1, BLOCK):
+        hi = min(lo + BLOCK, b1)
+        _apply_range(S, cfg, lo, hi, actions, wk, trial)
+        for b in range(lo, hi):
+            sc = S.sc[b]
+            for p in range(2):
+                rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
+            if sc[SC_OVER]:
+                done[b] = 1
+                for p in range(2):
+                    final_returns[b, p] = _pile_sum(S, b, p)
+                _setup(S, cfg, b, wk, True)
+            else:
+                done[b] = 0
+            seats[b] = S.sc[b, SC_CURRENT]
+        _mask_range(S, cfg, lo, hi, mask, num_legal)
+        if obs_mode == 0:
+            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
+        elif obs_mode == 1:
+            _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
+    return -1
