@@ -133,6 +133,37 @@ def bench_connect_four(games: int, seed: int) -> tuple[float, float]:
     return bench_env(lambda num_players: connect_four_v3.raw_env(), 2, games, seed)
 
 
+def plot_scaling(path: str, runs: dict[tuple[str, str], list[tuple[float, float]]],
+                 extra: dict[tuple[str, str], dict[str, Any]], reference: float, game: str,
+                 facts: dict[str, Any]) -> None:  # fmt: skip
+    """decisions/s (median) of every vector line against B, log-log, with the connect_four reference."""
+    from experiments._optional import require
+
+    plt = require("matplotlib.pyplot", "eval", "experiments.bench --plot")
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    lines: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
+    for key, results in runs.items():
+        if key in extra:
+            e = extra[key]
+            lines.setdefault((key[1], e["obs"], e["threads"]), []).append(
+                (e["num_envs"], float(np.median([r[0] for r in results])))
+            )
+    for (players, obs, threads), points in sorted(lines.items()):
+        points.sort()
+        label = f"{game} {players}p, {obs}" + (f", {threads} threads" if threads > 1 else "")
+        ax.plot([b for b, _ in points], [d for _, d in points], marker="o", label=label)
+    ax.axhline(reference, color="grey", linestyle="--", label="connect_four_v3 raw_env (same run)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("games in the batch (num_envs)")
+    ax.set_ylabel("decisions per second")
+    ax.set_title(f"VectorEnv, commit {facts.get('commit')}, load {facts.get('load_average', ['?'])[0]}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
 def machine_facts() -> dict[str, Any]:
     """Versions, commit and load recorded with every JSON result."""
     import numba
@@ -167,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, nargs="+", default=[1], help="vector: shards stepped in threads")
     parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
     parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
+    parser.add_argument("--plot", metavar="PNG", help="vector: plot decisions/s against B (needs matplotlib)")
     args = parser.parse_args(argv)
     check_counts(parser, args, "games", "repeats")
     for name in ("num_envs", "threads"):
@@ -212,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
                           else bench_env(make, n, args.games, args.seed, **config))  # fmt: skip
                 runs.setdefault((target, label), []).append(result)
     reference = float(np.median([r[0] for r in runs[("connect_four_v3 raw_env", "2")]]))
-    facts = machine_facts() if args.json else {}
+    facts = machine_facts() if args.json or args.plot else {}
+    if args.plot:
+        plot_scaling(args.plot, runs, extra, reference, args.game, facts)
     for (name, label), results in runs.items():
         dps, gps = float(np.median([r[0] for r in results])), float(np.median([r[1] for r in results]))
         best = max(r[0] for r in results)
