@@ -35,6 +35,7 @@ class Sab2Variant:
     default_players = 5
     options: tuple[str, ...] = ("rules",)  # two readings: docs/rules.md §2.5, §2.8
     state_type = Sab2State
+    core = "saboteur_env.core.sab2"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def check_config(self, config: GameConfig) -> None:
         pass
