@@ -19,7 +19,8 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
   np.random.default_rng(s + b))`` deals, and each automatic reset deals the next game from the same generator,
   as ``raw_env.reset()`` without a seed does.
 * Observations: ``obs_format="float"`` is the float32 layout of the AEC environment (``observation_layout``),
-  ``"compact"`` an int16 vector holding the same information (``saboteur_env.core.base.COMPACT_DOC``;
+  ``"compact"`` an int16 vector holding the same information (the ``COMPACT_DOC`` of the game's kernel module:
+  ``saboteur_env.core.base``, ``.sab2``, ``.duel``;
   :func:`expand_compact` rebuilds the float layout), ``"none"`` skips observations (use :meth:`observe`).
   ``mask_format="int8"`` gives ``(num_envs, num_actions)`` int8 rows, ``"bits"`` packed bits
   (``np.packbits(mask, axis=1, bitorder="little")``).
@@ -41,6 +42,7 @@ from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, IllegalActionError
+from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
 from saboteur_env.core.batch import Batch, kernels, padded
 
@@ -92,6 +94,7 @@ class VectorEnv:
             "done": np.zeros(b, dtype=np.int8),
             "seats": np.zeros(b, dtype=np.int64),
             "final_returns": np.zeros((b, p), dtype=np.float32),
+            "bits": np.zeros((b, (a + 7) // 8), dtype=np.uint8),
         }
         self._started = False
         # Spaces of one game and of the batch (Gymnasium's single_* / batched naming).
@@ -222,7 +225,9 @@ class VectorEnv:
         buf = self._buf
         mask = buf["mask"][:, : self.num_actions]
         if self.mask_format == "bits":
-            mask = np.packbits(mask, axis=1, bitorder="little")
+            bits = buf["bits"] if not self.copy else np.empty_like(buf["bits"])
+            kcommon.pack_bits(buf["mask"], self.num_actions, bits)
+            mask = bits
         elif self.copy:
             mask = mask.copy()
         info = {

@@ -187,3 +187,16 @@ def test_observations_hold_no_hidden_information() -> None:
         goals[unseen] = rng.permutation(goals[unseen])
     assert np.array_equal(env.observe(), f)
     assert np.array_equal(env.observe(compact=True), c)
+
+
+def test_pack_bits_matches_numpy() -> None:
+    from saboteur_env.core import common as kcommon
+
+    rng = np.random.default_rng(0)
+    for a in (1, 7, 8, 9, 63, 1293, 5701):
+        width = (a + 7) // 8 * 8
+        mask = np.zeros((20, width), np.int8)
+        mask[:, :a] = rng.random((20, a)) < 0.3
+        out = np.zeros((20, (a + 7) // 8), np.uint8)
+        kcommon.pack_bits(mask, a, out)
+        assert np.array_equal(out, np.packbits(mask[:, :a], axis=1, bitorder="little")), a

@@ -413,6 +413,8 @@ def _setup(S, cfg, b, stack, draw):
 def _mask_range(S, cfg, b0, b1, masks, num_legal):
     """Write the legal-action row of slot ``b`` into ``out`` (int8, zeroed here); returns the number of legal
     actions (reference ``rules.legal_action_mask``)."""
+    mark = np.zeros(cfg[H_HW], dtype=np.int8)
+    cand = np.empty(cfg[H_HW], dtype=np.int64)
     for b in range(b0, b1):
         out = masks[b]
         out[:] = 0
@@ -434,9 +436,22 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                 any_path = True
                 break
         if any_path and broken[seat, 0] == 0 and broken[seat, 1] == 0 and broken[seat, 2] == 0:
+            # Only empty cells next to a connected arm can take a card: collect them from the reached cells
+            # (a handful) instead of testing every cell's four neighbours.
+            nc = 0
             for c in range(HW):
-                if shape[c] >= 0 or isgoal[c]:
-                    continue
+                r = reach[c]
+                if r:
+                    for d in range(4):
+                        if (r >> d) & 1:
+                            j = nbr[c, d]
+                            if j >= 0 and shape[j] < 0 and not isgoal[j] and not mark[j]:
+                                mark[j] = 1
+                                cand[nc] = j
+                                nc += 1
+            for i in range(nc):
+                c = cand[i]
+                mark[c] = 0
                 cons = 0
                 req = 0
                 conn = 0

@@ -31,6 +31,18 @@ def sample(mask, num_legal, words, b0, b1, out):
         k = crng.interval(words[b], n - 1)
         row = mask[b].view(np.uint64)
         w = 0
+        # Four words (32 actions) at a time while the k-th legal action lies beyond them: per byte the sum of four
+        # 0/1 bytes is at most 4, so one multiply adds all 32 bytes without carries between them.
+        while w + 4 <= nw:
+            quad = row[w] + row[w + 1] + row[w + 2] + row[w + 3]
+            if quad == 0:
+                w += 4
+                continue
+            cnt = int((quad * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            if k < cnt:
+                break
+            k -= cnt
+            w += 4
         while w < nw:
             if row[w] == 0:
                 w += 1
@@ -48,3 +60,14 @@ def sample(mask, num_legal, words, b0, b1, out):
                 k -= 1
             i += 1
         out[b] = i
+
+
+@nb.njit(cache=True, nogil=True)
+def pack_bits(mask, num_actions, out):
+    """``np.packbits(mask[:, :num_actions], axis=1, bitorder="little")`` for int8 0/1 rows padded to whole 8-byte
+    words (bytes past ``num_actions`` are 0): one multiply gathers the eight 0/1 bytes of a word into one byte."""
+    nbytes = (num_actions + 7) // 8
+    for b in range(mask.shape[0]):
+        row = mask[b].view(np.uint64)
+        for j in range(nbytes):
+            out[b, j] = np.uint8(((row[j] * np.uint64(0x0102040810204080)) >> np.uint64(56)) & np.uint64(0xFF))
