@@ -126,6 +126,44 @@ def bench_vector(num_players: int, num_envs: int, obs: str, threads: int, second
     return steps * num_envs / elapsed, games / elapsed, memory
 
 
+def growth(game: str, num_players: int, games: int, seed: int, **config: Any) -> dict[str, Any]:
+    """Resident memory while ``VectorEnv`` (64 slots) and ``raw_env`` play ``games`` games each: RSS after the first
+    tenth and at the end (MiB, from /proc/self/statm). Nothing should grow with the number of games."""
+
+    def rss() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    from saboteur_env.vector import LegalSampler, VectorEnv
+
+    out: dict[str, Any] = {"target": "growth", "game": game, "players": num_players, "games": games}
+    with VectorEnv(64, num_players=num_players, obs_format="float", copy=False, **config) as venv:
+        venv.reset(seed=seed)
+        sampler = LegalSampler(seed)
+        done_games, marks = 0, []
+        while done_games < games:
+            _, _, done, _, _ = venv.step(venv.sample_actions(sampler))
+            done_games += int(done.sum())
+            if not marks and done_games >= games // 10:
+                marks.append(rss())
+        out["vector_rss_mib_first_tenth"], out["vector_rss_mib_end"] = round(marks[0], 1), round(rss(), 1)
+    e = raw_env(num_players=num_players, **config)
+    rng = np.random.default_rng(seed)
+    for g in range(games):
+        e.reset(seed=seed + g)
+        for _ in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            e.step(int(legal[rng.integers(legal.size)]))
+        if g + 1 == games // 10:
+            out["raw_env_rss_mib_first_tenth"] = round(rss(), 1)
+    out["raw_env_rss_mib_end"] = round(rss(), 1)
+    return out
+
+
 def bench_connect_four(games: int, seed: int) -> tuple[float, float]:
     """PettingZoo's ``connect_four_v3`` raw env played the same way (the reference the issues compare with)."""
     from pettingzoo.classic import connect_four_v3  # needs pygame (the dev extra)
@@ -199,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
     parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
     parser.add_argument("--plot", metavar="PNG", help="vector: plot decisions/s against B (needs matplotlib)")
+    parser.add_argument("--growth", type=int, metavar="GAMES",
+                        help="only measure memory: RSS while VectorEnv and raw_env each play GAMES games")  # fmt: skip
     args = parser.parse_args(argv)
     check_counts(parser, args, "games", "repeats")
     for name in ("num_envs", "threads"):
@@ -210,6 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed {args.seed} must be >= 0")
     if args.game != "duel":
         check_players(parser, args.game, args.players)
+    if args.growth is not None:
+        if args.growth < 10:
+            parser.error(f"--growth {args.growth} must be at least 10 games")
+        config = {"game": args.game} if args.game != "base" else {}
+        players = 2 if args.game == "duel" else args.players[0]
+        print(json.dumps({**growth(args.game, players, args.growth, args.seed, **config), **machine_facts()}))
+        return 0
     # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
     if args.game == "duel":
         cases = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]
