@@ -15,7 +15,8 @@ each ``--obs`` format and the int8 mask produced every step, actions from the in
 reference of the same run and the ratio, plus the machine, versions, commit and load).
 
 Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
-(``legal[rng.integers(len(legal))]``). "Decisions" count non-``None`` actions; dead steps at the end are excluded.
+(``saboteur_env.sample_legal(mask, rng)``, for connect_four too). "Decisions" count non-``None`` actions; dead
+steps at the end are excluded.
 The ``engine`` line drives the rules directly (mask + observation + ``apply_action(inplace=True)``).
 """
 
@@ -40,6 +41,7 @@ from saboteur_env import (
     legal_action_mask,
     new_game,
     raw_env,
+    sample_legal,
     variants,
 )
 
@@ -77,8 +79,7 @@ def bench_env(make, num_players: int, games: int, seed: int, **config) -> tuple[
             if term or trunc:
                 e.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(legal.size)]))
+            e.step(sample_legal(obs["action_mask"], rng))
             decisions += 1
     elapsed = time.perf_counter() - start
     return decisions / elapsed, games / elapsed
@@ -93,8 +94,7 @@ def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[flo
         state = new_game(cfg, rng)
         while not state.game_over:
             encode_observation(state, state.current)
-            legal = np.flatnonzero(legal_action_mask(state))
-            apply_action(state, int(legal[rng.integers(legal.size)]), inplace=True)
+            apply_action(state, sample_legal(legal_action_mask(state), rng), inplace=True)
             decisions += 1
     elapsed = time.perf_counter() - start
     return decisions / elapsed, games / elapsed
@@ -156,8 +156,7 @@ def growth(game: str, num_players: int, games: int, seed: int, **config: Any) ->
             if term or trunc:
                 e.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.integers(legal.size)]))
+            e.step(sample_legal(obs["action_mask"], rng))
         if g + 1 == games // 10:
             out["raw_env_rss_mib_first_tenth"] = round(rss(), 1)
     out["raw_env_rss_mib_end"] = round(rss(), 1)

@@ -58,6 +58,7 @@ RULES_VERSION = variants.get("base").rules_version  # the base game's (golden re
 RULES_VERSIONS = variants.rules_versions()
 
 _AEC_NAMES = ("env", "raw_env", "SingleSeatEnv")
+_CORE_NAMES = ("sample_legal",)
 
 
 def __getattr__(name: str) -> Any:
@@ -67,6 +68,10 @@ def __getattr__(name: str) -> Any:
         from saboteur_env import aec
 
         return getattr(aec, name)
+    if name in _CORE_NAMES:
+        from saboteur_env.core import common
+
+        return getattr(common, name)
     raise AttributeError(f"module 'saboteur_env' has no attribute {name!r}")
 
 
@@ -120,6 +125,7 @@ __all__ = [
     "render_text",
     "returns",
     "reward_range",
+    "sample_legal",
     "state_size",
     "variants",
 ]

@@ -51,7 +51,7 @@ def _layer(module: str) -> str:
 
 # Who may import whom (by top-level part of saboteur_env): package -> api -> variants -> each game -> common.
 ALLOWED = {
-    "package": {"package", "api", "variants", "variant", "common", "aec", "vector", *GAMES},
+    "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", *GAMES},
     "aec": {"api", "common", "variant"},
     # The compiled core reads the games' card data (and, in core.convert, the reference engine); the vector
     # environment knows no game: it reaches the kernels through the variant's ``core`` module name.

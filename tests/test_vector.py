@@ -200,3 +200,18 @@ def test_pack_bits_matches_numpy() -> None:
         out = np.zeros((20, (a + 7) // 8), np.uint8)
         kcommon.pack_bits(mask, a, out)
         assert np.array_equal(out, np.packbits(mask[:, :a], axis=1, bitorder="little")), a
+
+
+def test_sample_legal_is_uniform_and_checks_input() -> None:
+    import saboteur_env as se
+
+    rng = np.random.default_rng(0)
+    mask = np.zeros(1293, np.int8)
+    mask[[3, 700, 1292]] = 1
+    counts = np.bincount([se.sample_legal(mask, rng) for _ in range(3000)], minlength=1293)
+    assert counts.sum() == counts[[3, 700, 1292]].sum() and counts[[3, 700, 1292]].min() > 850
+    assert se.sample_legal(mask.astype(bool), rng) in (3, 700, 1292)
+    with pytest.raises(ValueError, match="no legal action"):
+        se.sample_legal(np.zeros(5, np.int8), rng)
+    with pytest.raises(ValueError, match="1-D"):
+        se.sample_legal(np.zeros((2, 5), np.int8), rng)

@@ -1045,6 +1045,18 @@ def apply_mask1(T, cfg, action, out, num_legal):
 
 
 @nb.njit(cache=True, nogil=True)
+def apply_step1(T, cfg, rowcol, action, out, num_legal, seats, obs):
+    """Apply ``action[0]`` (legal, unchecked), then write the next mask and the observation of the seat to act
+    (``seats[0]`` is set to it): one call per AEC decision."""
+    S = _from_tuple(T)
+    stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    _apply_range(S, cfg, 0, 1, action, stack)
+    _mask_range(S, cfg, 0, 1, out, num_legal)
+    seats[0] = S.sc[0, SC_CURRENT]
+    _obs_float_range(S, cfg, rowcol, 0, 1, seats, obs)
+
+
+@nb.njit(cache=True, nogil=True)
 def observe1(T, cfg, rowcol, seats, out):
     _obs_float_range(_from_tuple(T), cfg, rowcol, 0, 1, seats, out)
 

@@ -55,6 +55,7 @@ def _int_scalar(index: int) -> property:
     def set_(self: CoreGameState, value: int) -> None:
         self._sc[index] = value
         self._mask = None
+        self._obs_seat = -1
 
     return property(get, set_)
 
@@ -66,6 +67,7 @@ def _bool_scalar(index: int) -> property:
     def set_(self: CoreGameState, value: bool) -> None:
         self._sc[index] = int(bool(value))
         self._mask = None
+        self._obs_seat = -1
 
     return property(get, set_)
 
@@ -124,6 +126,9 @@ class CoreGameState:
         self._num_legal = np.zeros(1, dtype=np.int64)
         self._action = np.zeros(1, dtype=np.int64)
         self._seat = np.zeros(1, dtype=np.int64)
+        # The observation of the seat to act, written by the same kernel call as each action (seat -1: none).
+        self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
+        self._obs_seat = -1
         # The per-config tables and caches of the reference state, for code that reads them (board helpers).
         variant = self.config.variant
         self.geo = geometry(self.config)
@@ -156,8 +161,9 @@ class CoreGameState:
         return np.where(shape >= 0, kb.S_OPEN[np.maximum(shape, 0)], 0).astype(np.uint8)
 
     def board_changed(self) -> None:
-        """Forget the cached mask (call after editing arrays directly)."""
+        """Forget the cached mask and observation (call after editing arrays directly)."""
         self._mask = None
+        self._obs_seat = -1
         self._cache.clear()
         self.board_version += 1
 
@@ -234,9 +240,10 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
     """The reference's ``apply_action`` on the core (same errors, raised before any change)."""
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
-    layout = state.config.variant.action_layout(state.config)
+    layout = state.layout
     a = layout.check(action)
-    if not legal_action_mask(state)[a]:
+    mask = state._mask if state._mask is not None else legal_action_mask(state)
+    if not mask[a]:
         ref = state.to_reference()
         raise IllegalActionError(
             f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(ref, a)}"
@@ -244,7 +251,9 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
     s = state if inplace else state.clone()
     batch = s.batch
     s._action[0] = a
-    kb.apply_mask1(batch.views, batch.cfg, s._action, s._mask_buf, s._num_legal)  # the next mask in the same call
+    # One kernel call: the action, the next mask and the next seat's observation.
+    kb.apply_step1(batch.views, batch.cfg, batch.rowcol, s._action, s._mask_buf, s._num_legal, s._seat, s._obs_buf)
+    s._obs_seat = int(s._seat[0])
     mask = s._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
     mask.flags.writeable = False
     s._mask = mask
@@ -252,11 +261,13 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
 
 
 def encode_observation(state: CoreGameState, seat: int) -> NDArray[np.float32]:
-    batch = state.batch
-    out = np.empty((1, batch.obs_size), dtype=np.float32)
-    state._seat[0] = seat
-    kb.observe1(batch.views, batch.cfg, batch.rowcol, state._seat, out)
-    return out[0]
+    """The observation of ``seat`` (a fresh array; the seat to act's is already computed by the last action)."""
+    if seat != state._obs_seat:
+        batch = state.batch
+        state._seat[0] = seat
+        kb.observe1(batch.views, batch.cfg, batch.rowcol, state._seat, state._obs_buf)
+        state._obs_seat = seat
+    return state._obs_buf[0].copy()
 
 
 def encode_state(state: CoreGameState) -> NDArray[np.float32]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from saboteur_env.common.errors import ActionError
 from saboteur_env.core import rng as crng
 
 
@@ -71,3 +72,31 @@ def pack_bits(mask, num_actions, out):
         row = mask[b].view(np.uint64)
         for j in range(nbytes):
             out[b, j] = np.uint8(((row[j] * np.uint64(0x0102040810204080)) >> np.uint64(56)) & np.uint64(0xFF))
+
+
+@nb.njit(cache=True, nogil=True)
+def _kth_set(mask, k):
+    """Index of the ``k``-th (0-based) non-zero entry of a 1-D mask, or -1."""
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            if k == 0:
+                return i
+            k -= 1
+    return -1
+
+
+def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
+    """A uniformly random legal action of one mask (bool or int8 0/1, e.g. ``obs["action_mask"]``), drawn with
+    ``rng.integers`` (exactly uniform): a cheap replacement for ``np.flatnonzero(mask)[rng.integers(...)]``.
+
+    Raises ``ActionError`` (a ``ValueError``) when nothing is legal.
+    """
+    m = np.asarray(mask)
+    if m.ndim != 1:
+        raise ActionError(f"mask must be 1-D, got shape {m.shape}")
+    if m.dtype == np.bool_:
+        m = m.view(np.int8)
+    n = int(np.count_nonzero(m))
+    if n == 0:
+        raise ActionError("no legal action in the mask")
+    return int(_kth_set(m, int(rng.integers(n))))
