@@ -167,6 +167,10 @@ Version History
   removed config constants (``GAMES``, ``PLAYERS_BY_GAME``, ``DEFAULT_PLAYERS``, ``FRAME_ROWS``/``FRAME_COLS``,
   ``START_CELL``, ``GOAL_CELLS``: ask the variant); ``DUEL_LAYOUTS`` values are ``Frame`` objects; Saboteur 2
   thieves see the round's revealed roles; Saboteur 2 ``reward_range`` bounds a whole game. CHANGELOG.md lists all.
+* v0, saboteur-env 0.3.0 (unreleased): the base game runs on the compiled core (``saboteur_env.core``); games,
+  observations, masks, rewards and fingerprints are unchanged (equivalence tests against the numpy engine, golden
+  replays byte for byte); ``env.game`` is a ``CoreGameState`` and ``reset(options={"game": s})`` also accepts
+  the numpy engine's ``GameState``. ``saboteur_env.vector.VectorEnv`` steps batches of any of the three games.
 """
 
 from __future__ import annotations
