@@ -120,6 +120,7 @@ class CoreGameState:
         for name in _BOOLS:
             setattr(self, name, f(name)[0].view(np.bool_))
         self._sc = f("sc")[0]
+        self._S = kb.ViewsRef(*self.batch.views)  # the kernels' handle on this game's arrays
         self._events = f("events")[0]
         self._mask: NDArray[np.bool_] | None = None
         self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
@@ -229,7 +230,7 @@ def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
     mask = state._mask
     if mask is None:
         batch = state.batch
-        kb.mask1(batch.views, batch.cfg, state._mask_buf, state._num_legal)
+        kb.mask1(state._S, batch.cfg, state._mask_buf, state._num_legal)
         mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -252,7 +253,7 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
     batch = s.batch
     s._action[0] = a
     # One kernel call: the action, the next mask and the next seat's observation.
-    kb.apply_step1(batch.views, batch.cfg, batch.rowcol, s._action, s._mask_buf, s._num_legal, s._seat, s._obs_buf)
+    kb.apply_step1(s._S, batch.cfg, batch.rowcol, s._action, s._mask_buf, s._num_legal, s._seat, s._obs_buf)
     s._obs_seat = int(s._seat[0])
     mask = s._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
     mask.flags.writeable = False
@@ -265,7 +266,7 @@ def encode_observation(state: CoreGameState, seat: int) -> NDArray[np.float32]:
     if seat != state._obs_seat:
         batch = state.batch
         state._seat[0] = seat
-        kb.observe1(batch.views, batch.cfg, batch.rowcol, state._seat, state._obs_buf)
+        kb.observe1(state._S, batch.cfg, batch.rowcol, state._seat, state._obs_buf)
         state._obs_seat = seat
     return state._obs_buf[0].copy()
 
