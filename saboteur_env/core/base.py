@@ -45,6 +45,7 @@ rebuilds the float layout from it).
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
@@ -77,6 +78,9 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
 from saboteur_env.core.layout import Field, Layout
+
+if TYPE_CHECKING:
+    from saboteur_env.core.batch import Batch
 
 # ---- constant tables (frozen into the compiled code; nothing here depends on the config) ----------------------
 NO_SHAPE = len(SHAPES)  # row of the tables for an empty cell
@@ -172,6 +176,12 @@ class ViewsRef(structref.StructRefProxy):
 structref.define_proxy(ViewsRef, _ViewsType, list(FIELD_NAMES))
 
 
+def kernel_args(batch: Batch) -> tuple[ViewsRef]:
+    """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views (made once per
+    batch; every entry point, B = 1 or batched, then shares one compiled specialisation)."""
+    return (ViewsRef(*batch.views),)
+
+
 def fields(config: GameConfig) -> tuple[Field, ...]:
     """The base state's fields for ``config`` (in the order of :data:`FIELD_NAMES`)."""
     p, r, hw = config.num_players, config.rounds, config.num_cells
@@ -252,38 +262,6 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
     """``(HW, 2)`` float32 row/col of each storage cell scaled to 0..1, exactly as the reference's history rows."""
     geo = geometry(config)
     return np.stack([geo.row_of / max(1, geo.rows - 1), geo.col_of / max(1, geo.cols - 1)], axis=1).astype(np.float32)
-
-
-# ---- views -----------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
-def views(i8, i16, i32, u64, f32, cfg):
-    B, P, R, HW, D, E = cfg[H_B], cfg[H_P], cfg[H_R], cfg[H_HW], cfg[H_D], cfg[H_E]
-    o = cfg[H_OFF : H_OFF + NUM_FIELDS]
-    return Views(
-        i8[o[0] : o[0] + B * R * D].reshape((B, R, D)),
-        i8[o[1] : o[1] + B * R * (P + 1)].reshape((B, R, P + 1)),
-        i8[o[2] : o[2] + B * R * 3].reshape((B, R, 3)),
-        i8[o[3] : o[3] + B * 28].reshape((B, 28)),
-        i8[o[4] : o[4] + B * 28].reshape((B, 28)),
-        i8[o[5] : o[5] + B * P * 27].reshape((B, P, 27)),
-        i8[o[6] : o[6] + B * P].reshape((B, P)),
-        i8[o[7] : o[7] + B * P * 3].reshape((B, P, 3)),
-        i8[o[8] : o[8] + B * P * 3].reshape((B, P, 3)),
-        i8[o[9] : o[9] + B * HW].reshape((B, HW)),
-        i8[o[10] : o[10] + B * HW].reshape((B, HW)),
-        i8[o[11] : o[11] + B * 3].reshape((B, 3)),
-        i8[o[12] : o[12] + B * 3].reshape((B, 3)),
-        i8[o[13] : o[13] + B * P].reshape((B, P)),
-        i16[o[14] : o[14] + B * P].reshape((B, P)),
-        i16[o[15] : o[15] + B * 27].reshape((B, 27)),
-        i16[o[16] : o[16] + B * P].reshape((B, P)),
-        i16[o[17] : o[17] + B * E * 6].reshape((B, E, 6)),
-        i32[o[18] : o[18] + B * NUM_SC].reshape((B, NUM_SC)),
-        i32[o[19] : o[19] + B * P].reshape((B, P)),
-        i32[o[20] : o[20] + B * R * (4 + 3 * P)].reshape((B, R, 4 + 3 * P)),
-        u64[o[21] : o[21] + B * 6].reshape((B, 6)),
-        f32[o[22] : o[22] + B * P].reshape((B, P)),
-    )
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
@@ -1038,43 +1016,42 @@ def observe1(S, cfg, rowcol, seats, out):
     _obs_float_range(S, cfg, rowcol, 0, 1, seats, out)
 
 
-# ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+# ---- entry points (one call per batch or shard; ``S`` is the batch's ``ViewsRef``, see ``kernel_args``) ------
 
 
 @nb.njit(cache=True, nogil=True)
-def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
+def setup(S, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
-    S = views(i8, i16, i32, u64, f32, cfg)
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
     for b in range(b0, b1):
         _setup(S, cfg, b, stack, draw)
 
 
 @nb.njit(cache=True, nogil=True)
-def masks(i8, i16, i32, u64, f32, cfg, b0, b1, out, num_legal):
-    _mask_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, out, num_legal)
+def masks(S, cfg, b0, b1, out, num_legal):
+    _mask_range(S, cfg, b0, b1, out, num_legal)
 
 
 @nb.njit(cache=True, nogil=True)
-def observe(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, seats, out):
+def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(views(i8, i16, i32, u64, f32, cfg), cfg, rowcol, b0, b1, seats, out)
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
-def observe_compact(i8, i16, i32, u64, f32, cfg, b0, b1, seats, out):
-    _obs_compact_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, seats, out)
+def observe_compact(S, cfg, b0, b1, seats, out):
+    _obs_compact_range(S, cfg, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
-def apply(i8, i16, i32, u64, f32, cfg, b0, b1, actions):
+def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
-    _apply_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, actions, stack)
+    _apply_range(S, cfg, b0, b1, actions, stack)
 
 
 @nb.njit(cache=True, nogil=True)
-def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1``.
 
@@ -1086,7 +1063,6 @@ def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, 
        (``obs_mode``: 0 float into ``obs_f``, 1 compact into ``obs_c``, 2 none) are written for every slot.
     Returns -1, or the first slot whose action is illegal.
     """
-    S = views(i8, i16, i32, u64, f32, cfg)
     A = cfg[H_NA]
     P = cfg[H_P]
     for b in range(b0, b1):

@@ -120,7 +120,7 @@ class CoreGameState:
         for name in _BOOLS:
             setattr(self, name, f(name)[0].view(np.bool_))
         self._sc = f("sc")[0]
-        self._S = kb.ViewsRef(*self.batch.views)  # the kernels' handle on this game's arrays
+        self._S = self.batch._args[0]  # the kernels' handle on this game's arrays (a ViewsRef)
         self._events = f("events")[0]
         self._mask: NDArray[np.bool_] | None = None
         self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)

@@ -50,16 +50,24 @@ class Batch:
         self.num_actions = int(k.num_actions(config))
         self.obs_size = int(k.obs_size(config))
         self.compact_size = int(k.compact_size(config))
-        self._args = tuple(self.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
         self.views = tuple(self.field(f.name) for f in self.layout.fields)
+        self._args = self._kernel_args()
+
+    def _kernel_args(self) -> tuple[Any, ...]:
+        """What the kernels take before the config table: the module's own handle (``kernel_args``, e.g. one
+        StructRef of the views) or the five arenas."""
+        make = getattr(self.k, "kernel_args", None)
+        if make is not None:
+            return tuple(make(self))
+        return tuple(self.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
 
     def copy(self) -> Batch:
         """An independent batch with the same games (tables shared, arenas copied)."""
         new = object.__new__(Batch)
         new.__dict__.update(self.__dict__)
         new.arenas = {k: v.copy() for k, v in self.arenas.items()}
-        new._args = tuple(new.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
         new.views = tuple(new.field(f.name) for f in new.layout.fields)
+        new._args = new._kernel_args()
         return new
 
     # ---- fields -------------------------------------------------------------------------------------------------
