@@ -18,11 +18,13 @@ from typing import Any
 from saboteur_env.common import registry
 from saboteur_env.common.errors import ConfigError
 from saboteur_env.core.base_state import CoreBaseVariant
-from saboteur_env.duel.variant import DUEL
-from saboteur_env.sab2.variant import SAB2
+from saboteur_env.core.duel_state import CoreDuelVariant
+from saboteur_env.core.sab2_state import CoreSab2Variant
 from saboteur_env.variant import Variant
 
 BASE = CoreBaseVariant()  # the base game on the compiled core (the numpy engine stays the test oracle)
+DUEL = CoreDuelVariant()  # the Duel on the compiled core (likewise)
+SAB2 = CoreSab2Variant()  # Saboteur 2 on the compiled core (likewise)
 
 __all__ = ["get", "names", "register", "rules_versions", "variant_of"]
 

@@ -146,7 +146,7 @@ R . . . . . G09 . .
 
 def _positions() -> list[DuelState]:
     goals = ("G10", "G06", "G15", "G18", "G14", "G02")
-    return [
+    states = [
         # next to two goals, a troll to bribe, keys, rockfalls, ladders
         make_duel_state(SEED_5X9, goals=goals,
                         hands={0: {"U07": 1, "U14": 1, "U15": 1, "U17": 1, "ROCKFALL": 1, "KEY": 1, "MAP": 1},
@@ -163,6 +163,7 @@ def _positions() -> list[DuelState]:
         make_duel_state(LAST_GOAL, goals=("G02", "G03", "G04", "G01", "G09", "G10"), scores={1: [1, 2]},
                         hands={0: {"U16": 1, "U08": 1, "KEY": 1}}),
     ]  # fmt: skip
+    return [s.to_reference() for s in states]  # positions are core states (the game users play); the oracle's copy
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -203,7 +204,7 @@ R U06 U06 U06 . . ? . .
 . . . . ? . . . .
 """
     goals = ("G10", "G06", "G08", "G18", "G14", "G02")
-    ref = make_duel_state(text, goals=goals, current=1, hands={1: {"U01": 1}}, scores={1: [1]})
+    ref = make_duel_state(text, goals=goals, current=1, hands={1: {"U01": 1}}, scores={1: [1]}).to_reference()
     ref.counters_left = 3
     batch = Batch(cfg, 1)
     from_reference(ref, batch, 0)

@@ -165,6 +165,8 @@ def _last_card(config: GameConfig) -> Sab2State:
 
 
 def _positions() -> list[Sab2State]:
+    """Hand-built positions as reference states (``make_sab2_state`` gives the core's state; compare with the
+    oracle)."""
     cfg = GameConfig(game="sab2", num_players=5)
     official = GameConfig(game="sab2", num_players=5, rules="official")
     paths = {"T05": 1, "T01": 1, "X03": 1, "X04": 1, "X05": 1, "X07": 1, "X10": 1, "X13": 1}
@@ -180,6 +182,7 @@ def _positions() -> list[Sab2State]:
                         trapped=[1], current=1),
         _last_card(cfg),
     ]  # fmt: skip
+    out = [s.to_reference() for s in out]
     # Follow-up positions in the other phases: a pass, option C's discards, the theft phase.
     layout = rules.action_layout(cfg)
     out.append(rules.apply_action(out[2], layout.offset["discard"] + 36 + 10))  # a pass: MAP discarded
@@ -228,7 +231,7 @@ def test_gold_behind_a_blue_door_then_a_theft() -> None:
     cfg = GameConfig(game="sab2", num_players=5)
     board = BOARD.replace("X11", "T05")
     ref = make_sab2_state(cfg, board, roles=ROLES, hands={0: {"T05": 1}}, theft={4: 7},
-                          goals=("stone_a", "gold", "stone_b"))  # fmt: skip
+                          goals=("stone_a", "gold", "stone_b")).to_reference()  # fmt: skip
     batch = Batch(cfg, 1)
     from_reference(ref, batch, 0)
     layout = rules.action_layout(cfg)

@@ -104,12 +104,12 @@ def test_duel__random_play_invariants_slow(seed):
 def test_duel__observation_shows_own_peek_only():
     rng = np.random.default_rng(5)
     s = new_game(CFG, rng)
-    from saboteur_env.duel.view import duel_view
+    from saboteur_env import player_view  # the view users get (the compiled core's observation)
 
     s.peeked[0, 2] = True
     s.board_changed()
-    assert duel_view(s, 0).my_peeks[2] == s.goal_card[2] and (duel_view(s, 1).my_peeks == -1).all()
-    assert duel_view(s, 1).peeked[1, 2]  # the opponent sees that a map was used on slot 2
+    assert player_view(s, 0).my_peeks[2] == s.goal_card[2] and (player_view(s, 1).my_peeks == -1).all()
+    assert player_view(s, 1).peeked[1, 2]  # the opponent sees that a map was used on slot 2
 
 
 def test_duel__env_rewards_and_infos():

@@ -18,8 +18,11 @@ from saboteur_env.sab2.state import Phase, Sab2State
 
 
 def _invariants(s: Sab2State) -> None:
+    """A running game's invariants (the reference's card count runs on a reference copy of a core state; the
+    reach check reads the core's own flood fill)."""
     if s.phase != Phase.THEFT:
-        assert (card_conservation(s) == sc.DECK_COUNTS).all()
+        ref = s if isinstance(s, Sab2State) else s.to_reference()  # type: ignore[attr-defined]
+        assert (card_conservation(ref) == sc.DECK_COUNTS).all()
     from saboteur_env.common.geometry import geometry
 
     geo = geometry(s.config)
@@ -110,7 +113,7 @@ def test_sab2__placement_table_matches_the_rules_text(reading):
     checked = 0
     while not s.game_over and checked < 12:
         if s.num_decisions % 9 == 0 and s.phase == Phase.TURN:
-            table = placement_table(s)
+            table = placement_table(s.to_reference())  # the reference's table on the core's game
             for cell in range(s.config.num_cells):
                 for o, (kind, rot) in enumerate(PLACEABLE):
                     assert table[cell, o] == _reference_placeable(s, cell, kind, rot), (cell, kind, rot)

@@ -1215,6 +1215,35 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
     return out.reshape(*lead, out.shape[-1])
 
 
+# ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
+# A call with the views prepared once in Python (``Batch.views``) skips building 21 views per call.
+@nb.njit(cache=True, nogil=True)
+def _from_tuple(T):  # the namedtuple of views from a tuple made once in Python (no reshapes per call)
+    return Views(
+        T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], T[9], T[10], T[11], T[12], T[13], T[14], T[15], T[16],
+        T[17], T[18], T[19], T[20],
+    )  # fmt: skip
+
+
+@nb.njit(cache=True, nogil=True)
+def mask1(T, cfg, out, num_legal):
+    _mask_range(_from_tuple(T), cfg, 0, 1, out, num_legal)
+
+
+@nb.njit(cache=True, nogil=True)
+def apply_mask1(T, cfg, action, out, num_legal):
+    """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
+    S = _from_tuple(T)
+    wk, trial = _work(cfg)
+    _apply_range(S, cfg, 0, 1, action, wk, trial)
+    _mask_range(S, cfg, 0, 1, out, num_legal)
+
+
+@nb.njit(cache=True, nogil=True)
+def observe1(T, cfg, rowcol, seats, out):
+    _obs_float_range(_from_tuple(T), cfg, rowcol, 0, 1, seats, out)
+
+
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
 
 

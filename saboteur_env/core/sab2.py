@@ -1484,3 +1484,59 @@ def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, 
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
+
+
+# ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
+# A call with the views prepared once in Python (``Batch.views``) skips building 29 views per call.
+@nb.njit(cache=True, nogil=True)
+def _from_tuple(T):  # the namedtuple of views from a tuple made once in Python (no reshapes per call)
+    return Views(
+        T[0],
+        T[1],
+        T[2],
+        T[3],
+        T[4],
+        T[5],
+        T[6],
+        T[7],
+        T[8],
+        T[9],
+        T[10],
+        T[11],
+        T[12],
+        T[13],
+        T[14],
+        T[15],
+        T[16],
+        T[17],
+        T[18],
+        T[19],
+        T[20],
+        T[21],
+        T[22],
+        T[23],
+        T[24],
+        T[25],
+        T[26],
+        T[27],
+        T[28],
+    )
+
+
+@nb.njit(cache=True, nogil=True)
+def mask1(T, cfg, out, num_legal):
+    _mask_range(_from_tuple(T), cfg, 0, 1, out, num_legal)
+
+
+@nb.njit(cache=True, nogil=True)
+def apply_mask1(T, cfg, action, out, num_legal):
+    """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
+    S = _from_tuple(T)
+    stack_c, stack_b = _stacks(cfg)
+    _apply_range(S, cfg, 0, 1, action, stack_c, stack_b)
+    _mask_range(S, cfg, 0, 1, out, num_legal)
+
+
+@nb.njit(cache=True, nogil=True)
+def observe1(T, cfg, rowcol, seats, out):
+    _obs_float_range(_from_tuple(T), cfg, rowcol, 0, 1, seats, out)

@@ -130,7 +130,9 @@ def make_duel_state(
         s.score[seat] = list(values)
     s.current = current
     board.refresh_reach(s)
-    return s
+    # The game users play: the variant turns the reference state into its own state type (the compiled core's).
+    adopt = getattr(config.variant, "adopt", None)
+    return s if adopt is None else adopt(s)
 
 
 def _suffixes(token: str) -> tuple[str, int, bool]:

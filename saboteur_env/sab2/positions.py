@@ -91,4 +91,6 @@ def make_sab2_state(
         s.stolen_held = np.array(stolen_held, dtype=np.int32)
     s.current = current
     _refresh_reach(s)
-    return s
+    # The game users play: the variant turns the reference state into its own state type (the compiled core's).
+    adopt = getattr(config.variant, "adopt", None)
+    return s if adopt is None else adopt(s)
