@@ -9,10 +9,10 @@ Run it from the repository root (``experiments`` is part of the checkout, not of
 
 Every move of the bots is reported as the public event it is (``  > seat 2 placed T05 ... at row 2, col 3``). On
 your turn you see your view (board with row and column numbers, your hand with each card's name and what it does,
-tools, recent public events) and the numbered legal moves. When a round ends, the board as it stood before the
-round's last move, the goals that move turned up and the round's result (roles revealed) are shown before the next
-deal. In Saboteur 2 and the Duel answer with a move's number; in the base game answer with a number, or with a
-short notation:
+tools, recent public events) and the numbered legal moves. When a round ends, the exact board as the round ended
+(``saboteur_env.pictures.round_end_view``: your view before the last move plus that move's public events), the goals
+turned up and the round's result (roles revealed) are shown before the next deal. In Saboteur 2 and the Duel
+answer with a move's number; in the base game answer with a number, or with a short notation:
 
 =====================  ======================================================
 ``T05 2,3``            place T05 at row 2, col 3 (``T06' 1,4``: turned 180°)
@@ -41,6 +41,7 @@ import numpy as np
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
 from agents.base import bind_oracle
 from experiments.rounds import agent_seeds, draw_secret
+from experiments.web.scene import board_scene
 from experiments.web.table import round_lines
 from experiments.web.words import card_info, event_lines, hand_kinds, moves, new_events, reveals, view_events
 from saboteur_env import (
@@ -55,6 +56,7 @@ from saboteur_env import (
     variants,
 )
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
+from saboteur_env.pictures import round_end_view
 
 HELP = __doc__.split("short notation:", 1)[1].split("Bad input", 1)[0]
 GAMES = ("base", "duel", "sab2")
@@ -187,6 +189,30 @@ def _read_line(inp: TextIO) -> str | None:
     return line or None
 
 
+# tunnel arms N=1 E=2 S=4 W=8 as box-drawing characters
+_BOX = " ╵╶└╷│┌├╴┘─┴┐┤┬┼"
+
+
+def scene_text(scene: dict) -> str:
+    """A scene (``saboteur_env.pictures.board_scene``) as text: tunnels as box lines, S start, ? face-down goal,
+    G / x revealed gold / stone, . empty; rows and columns labelled as the moves name them."""
+    cols = scene["cols"]
+    lines = ["     " + "".join(f"{c:>3}" for c in scene["col_labels"])]
+    grid = {(c["r"], c["c"]): c for c in scene["cells"]}
+    for r, label in enumerate(scene["row_labels"]):
+        row = []
+        for c in range(cols):
+            cell = grid[(r, c)]
+            arms = sum(1 << e for e, a in enumerate(cell["arms"]) if a is not None)
+            ch = {"facedown": "?", "start": "S"}.get(cell["fill"], "")
+            if not ch and cell["fill"] in ("gold", "stone"):
+                ch = "G" if cell["fill"] == "gold" else "x"
+            row.append(f"{ch or (_BOX[arms] if arms else '.'):>3}")
+        lines.append(f"{label:>5}" + "".join(row))
+    lines.append("     (S start, ? face-down goal, G gold, x stone, . empty; lines: the tunnels of each card)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Play one game on ``stdin``/``stdout`` (default: the terminal); returns the exit code (130 after Ctrl-C).
 
@@ -244,8 +270,10 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
             say(f"  > {line}")
         if game.round_just_ended and not game.game_over:
             # The engine deals the next round in the same step: show the board as the round ended.
-            say(f"\n== end of round {before.round + 1}: the board before its last move ==")
-            say(render_text(before, args.seat))
+            say(f"\n== end of round {before.round + 1}: the board as it ended ==")
+            was = player_view(before, args.seat)
+            last = round_end_view(was, new_events(view_events(was), events), player_view(game, args.seat))
+            say(scene_text(board_scene(last, args.seat, names=names)))
             for cell, gold, name in reveals(cfg, fresh):
                 r, c = cfg.cell_coords(cell)
                 say(f"  goal at row {r}, col {c}: {name}{' (gold)' if gold else ''}")

@@ -13,8 +13,9 @@ difference.
 Frames are drawn from one seat's view (``--seat``), the public view (default) or ``--omniscient`` (every seat's
 view at once: all roles, hands and the goals any seat has peeked); each frame's caption lists the events of that
 step as the chosen viewer may see them. The engine deals the next round in the step that ends a round, so the end
-of every round gets a frame of its own (the board with the round's last card and the goals it turned up, and the
-round's result with the revealed roles) before the deal of the next one.
+of every round gets a frame of its own (the exact board as the round ended, rebuilt from the view before the last
+move and that move's public events by ``saboteur_env.pictures.round_end_view``, and the round's result with
+the revealed roles) before the deal of the next one.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from experiments.logs import cli_warnings
-from experiments.web.scene import board_scene, overlay_end, to_png
-from experiments.web.words import event_lines, moves, new_events, reveals, view_events
+from experiments.web.scene import board_scene, to_png
+from experiments.web.words import event_lines, new_events, view_events
 from saboteur_env import GameConfig, action_to_string, apply_action, new_game, player_view, variants
+from saboteur_env.pictures import round_end_view
 
 __all__ = ["Frame", "config_of_header", "frames", "game_from_log", "steps", "title_of", "write_gif", "write_html"]
 
@@ -56,14 +58,25 @@ def _names(config: GameConfig) -> list[str]:
     return [f"seat {s}" for s in range(config.num_players)]
 
 
-def _scene(state: Any, viewer: Viewer, title: str) -> dict[str, Any]:
+def _end_view(before: Any, after: Any, seat: int) -> Any:
+    """``seat``'s view of the board as the round ended (the view before the last move plus that move's events)."""
+    was, now = player_view(before, seat), player_view(after, seat)
+    return round_end_view(was, new_events(view_events(was), view_events(now)), now)
+
+
+def _scene(state: Any, viewer: Viewer, title: str, after: Any = None) -> dict[str, Any]:
     """The scene of ``viewer``: a seat's own view, the public view (seat 0's less its secrets), or omniscient (the
-    public scene with every seat's role and hand from that seat's own view, and every goal some seat peeked)."""
+    public scene with every seat's role and hand from that seat's own view, and every goal some seat peeked).
+    With ``after`` (the state after a round's last move): the board as that round ended."""
     cfg = state.config
     names = _names(cfg)
+
+    def view_of(seat: int) -> Any:
+        return player_view(state, seat) if after is None else _end_view(state, after, seat)
+
     if isinstance(viewer, int):
-        return board_scene(player_view(state, viewer), viewer, True, names, title)
-    scene = board_scene(player_view(state, 0), 0, False, names, title)
+        return board_scene(view_of(viewer), viewer, True, names, title)
+    scene = board_scene(view_of(0), 0, False, names, title)
     if viewer != "omniscient":
         return scene
     from experiments.web.words import card_info, hand_kinds
@@ -72,7 +85,7 @@ def _scene(state: Any, viewer: Viewer, title: str) -> dict[str, Any]:
              "cells": [dict(c) for c in scene["cells"]]}  # fmt: skip
     by_seat = {row["seat"]: row for row in scene["seats"]}
     for s in range(cfg.num_players):
-        view = player_view(state, s)
+        view = view_of(s)
         seat_scene = board_scene(view, s, True, names)
         for cell, mine in zip(scene["cells"], seat_scene["cells"], strict=True):
             if cell["fill"] == "facedown" and mine["glyph"] not in ("?", ""):
@@ -125,9 +138,7 @@ def steps(config: GameConfig, seed: int, actions: list[int], viewer: Viewer = No
                 out.append(Frame(_scene(after, viewer, f"end of round {rnd + 1} (game over)"), f"{caption}; {result}",
                                  True))  # fmt: skip
             else:
-                mv = moves(config, [action], actor)[0]
-                end = overlay_end(_scene(state, viewer, f"end of round {rnd + 1}"), config, mv.card, mv.cell, mv.rot,
-                                  mv.discard, "rockfall" in mv.text, reveals(config, fresh))  # fmt: skip
+                end = _scene(state, viewer, f"end of round {rnd + 1}", after)
                 out.append(Frame(end, f"{caption}; {result}", True))
                 out.append(Frame(_scene(after, viewer, f"round {rnd + 2}: the deal"), f"round {rnd + 2} dealt"))
         else:

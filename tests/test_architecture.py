@@ -53,6 +53,7 @@ def _layer(module: str) -> str:
 ALLOWED = {
     "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", *GAMES},
     "aec": {"api", "common", "variant"},
+    "pictures": {"pictures", "api", "common", "variant", *GAMES},
     # The compiled core reads the games' card data (and, in core.convert, the reference engine); the vector
     # environment knows no game: it reaches the kernels through the variant's ``core`` module name.
     "core": {"core", "common", "variant", *GAMES},

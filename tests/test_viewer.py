@@ -182,3 +182,47 @@ def test_replay__seed_and_actions_of_any_game_and_bad_options(tmp_path, capsys):
         with pytest.raises(SystemExit):
             replay.main([*argv, *bad])
         assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("game, players", [("base", 4), ("sab2", 5), ("duel", 2)])
+def test_replay__every_round_end_frame_is_the_true_board_at_the_round_end(game, players, monkeypatch):
+    """The replay (on the engine users play) draws each round's end from the view before the last move and its
+    events; the numpy reference engine, its ``start_round`` patched to snapshot the view before the next deal,
+    plays the same game (same seed, same actions) and gives the true board: the two scenes are equal."""
+    from experiments.web.words import new_events, view_events
+    from tests.test_pictures import _reference
+
+    rules, view = _reference(game)
+    config = GameConfig(game=game, num_players=players)
+    seat = players - 1
+    checked = 0
+    start_round = rules.start_round
+    for seed in range(3):
+        truths: list = []
+
+        def patched(s, rnd, *args, _truths=truths, **kwargs):
+            if rnd > 0:
+                _truths.append(view(s, seat))
+            return start_round(s, rnd, *args, **kwargs)
+
+        monkeypatch.setattr(rules, "start_round", patched)
+        rng = np.random.default_rng(seed)
+        s = rules.new_game(config, rng)
+        actions, own_map = [], []
+        while not s.game_over:
+            prev, n = s, len(truths)
+            actions.append(int(rng.choice(np.flatnonzero(rules.legal_action_mask(s)))))
+            s = rules.apply_action(s, actions[-1])
+            if len(truths) > n:
+                fresh = new_events(view_events(view(prev, seat)), view_events(view(s, seat)))
+                own_map.append(any(hasattr(e, "type") and e.type.name == "MAP" and e.actor == 0 for e in fresh))
+        monkeypatch.setattr(rules, "start_round", start_round)
+        ends = [f for f in replay.steps(config, seed, actions, seat) if f.round_end][:-1]  # the last: the final board
+        assert len(ends) == len(truths) == config.rounds - 1
+        for frame, truth, skip in zip(ends, truths, own_map, strict=True):
+            if skip:  # what the seat's own map showed, when it ended the round, the next deal forgets
+                continue
+            want = board_scene(truth, seat, True, replay._names(config), frame.scene["title"])
+            assert frame.scene["cells"] == want["cells"] and frame.scene["seats"] == want["seats"]
+            checked += 1
+    assert checked >= 4

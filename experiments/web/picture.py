@@ -1,4 +1,5 @@
-"""Board pictures for papers: a position of any of the three games as SVG or PNG, with legend and coordinates.
+"""Board pictures for papers: a position of any of the three games as SVG or PNG, with legend and coordinates
+(a command line over the library's ``saboteur_env.pictures.board_svg`` / ``board_png``).
 
     python -m experiments.web.picture --game sab2 --players 6 --seed 3 --moves 40 --seat 0 --scale 3 --out fig.png
     python -m experiments.web.picture --game duel --seed 1 --moves 20 --public --out fig.svg
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.web.scene import board_scene, to_png, to_svg
-from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, player_view, variants
+from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, variants
+from saboteur_env.pictures import board_png, board_svg
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,13 +63,12 @@ def main(argv: list[str] | None = None) -> int:
             state = apply_action(state, a)
     except ValueError as err:
         parser.error(f"cannot play the actions: {err}")
-    seat = 0 if args.public else args.seat
-    scene = board_scene(player_view(state, seat), seat, not args.public, title=args.title)
-    legend, seats = not args.no_legend, not args.no_seats
+    viewer = None if args.public else args.seat
+    options = {"legend": not args.no_legend, "seats": not args.no_seats, "title": args.title}
     if args.out.suffix.lower() == ".svg":
-        args.out.write_text(to_svg(scene, args.scale, legend, seats))
+        args.out.write_text(board_svg(state, viewer, args.scale, **options))
     else:
-        to_png(scene, args.scale, legend, seats).save(args.out)
+        args.out.write_bytes(board_png(state, viewer, args.scale, **options))
     print(f"wrote {args.out}")
     return 0
 

@@ -20,14 +20,13 @@ from typing import Any
 import numpy as np
 
 from experiments.rounds import agent_seeds, draw_secret
-from experiments.web.scene import board_scene, card_svg, overlay_end, to_svg
+from experiments.web.scene import board_scene, card_svg, round_end_view, to_svg
 from experiments.web.words import (
     card_info,
     event_lines,
     hand_kinds,
     moves,
     new_events,
-    reveals,
     seat_name,
     view_events,
 )
@@ -101,7 +100,7 @@ def check_settings(game: object = "base", players: object = None, seat: object =
     if len(chosen) == 1:
         chosen = chosen * players
     for name in chosen:
-        if name not in valid and not (isinstance(name, str) and name.startswith("ppo:")):
+        if name not in valid and not (isinstance(name, str) and name.startswith(("ppo:", "learned:"))):
             raise TableError(f"bots: {name!r} is unknown for game={game!r}; valid: {', '.join(valid)}")
     return Settings(str(game), players, seat, tuple(str(n) for n in chosen), seed, rounds)
 
@@ -166,7 +165,6 @@ class Table:
     # ---- changes -------------------------------------------------------------------------------------------------
     def _apply(self, action: int) -> None:
         before = self.state
-        actor = int(before.current)
         after = apply_action(before, action)
         self.state = after
         self.actions.append(action)
@@ -183,12 +181,10 @@ class Table:
             if after.game_over:
                 end = board_scene(view, self.seat, names=self.names, title=f"end of round {rnd + 1}")
             else:
-                old = board_scene(player_view(before, self.seat), self.seat, names=self.names,
-                                  title=f"end of round {rnd + 1}")  # fmt: skip
-                mv = moves(self.config, [action], actor)[0]
-                rockfall = "rockfall" in mv.text
-                end = overlay_end(old, self.config, mv.card, mv.cell, mv.rot, mv.discard, rockfall,
-                                  reveals(self.config, fresh))  # fmt: skip
+                # The engine deals the next round in this step: rebuild the board as it ended from the view
+                # before the move and the move's public events (exact: cards, rotations, goals, connectivity).
+                last = round_end_view(player_view(before, self.seat), fresh, view)
+                end = board_scene(last, self.seat, names=self.names, title=f"end of round {rnd + 1}")
             self.round_ends.append({"round": rnd, "svg": to_svg(end, 0.75, seats=False),
                                     "lines": round_lines(self.config, result, self.seat, self.names)})  # fmt: skip
 

@@ -13,6 +13,7 @@ from typing import Any
 from saboteur_env import GameConfig, action_layout
 from saboteur_env.common.cards import BASE_PATH_CARDS, DOUBLE_REPAIR_TOOLS, TOOL_NAMES, PathCardSpec
 from saboteur_env.common.geometry import geometry
+from saboteur_env.pictures import seat_name
 
 __all__ = ["Move", "card_info", "event_lines", "hand_kinds", "moves", "new_events", "path_spec", "reveals",
            "seat_name", "view_events"]
@@ -139,12 +140,6 @@ def _code(config: GameConfig, kind: int) -> str:
 
 def _poss(name: str) -> str:
     return "your" if name == "you" else f"{name}'s"
-
-
-def seat_name(seat: int, me: int | None, names: list[str] | None = None) -> str:
-    if me is not None and seat == me:
-        return "you"
-    return names[seat] if names else f"seat {seat}"
 
 
 @dataclass(frozen=True)
