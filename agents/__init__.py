@@ -52,7 +52,8 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
 
     ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra). ``llm`` plays through
     a chat endpoint named by ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME`` is agent NAME
-    reading only the text interface (``agents.text``).
+    reading only the text interface (``agents.text``). ``learned:PATH.npz`` plays a self-play policy exported by
+    ``experiments.selfplay`` in numpy (``agents.learned``; no torch needed).
     """
     if name == "llm":
         from agents.llm import LLMAgent
@@ -66,6 +67,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             raise ValueError(f"text:{inner} is not allowed: text:NAME wraps a scripted agent that reads only its "
                              f"view (not {inner!r})")  # fmt: skip
         return TextAgent(make_agent(inner, config, role), config)
+    if name.startswith("learned:"):
+        from agents.learned import LearnedAgent
+
+        return LearnedAgent(name[8:], config)
     if name.startswith("ppo:"):
         from agents.ppo import PPOAgent
 

@@ -841,10 +841,14 @@ def _unique(parser: argparse.ArgumentParser, option: str, values: list) -> None:
         seen.add(v)
 
 
+MODEL_PREFIXES = ("ppo:", "learned:")  # agents loaded from a file: ppo:PATH (MaskablePPO), learned:PATH.npz
+
+
 def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
     for name in names:
-        if name.startswith("ppo:") and not Path(name[4:]).is_file():
-            parser.error(f"agent {name!r}: no model file {name[4:]!r}")
+        for prefix in MODEL_PREFIXES:
+            if name.startswith(prefix) and not Path(name[len(prefix) :]).is_file():
+                parser.error(f"agent {name!r}: no model file {name[len(prefix) :]!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -895,8 +899,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--players: the duel is a two-player game")
         _unique(parser, "--agents", args.agents)
         for name in args.agents:
-            if name not in DUEL_AGENTS and not name.startswith("ppo:"):
-                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)} or ppo:PATH")
+            if name not in DUEL_AGENTS and not name.startswith(MODEL_PREFIXES):
+                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ppo:PATH or "
+                             "learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
         duels = DuelTable()
         games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
@@ -910,8 +915,10 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
         _unique(parser, "--agents", args.agents)
         for name in args.agents:
-            if name not in SAB2_AGENTS:
-                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}")
+            if name not in SAB2_AGENTS and not name.startswith("learned:"):
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)} or "
+                             "learned:PATH.npz")  # fmt: skip
+        _check_ppo(parser, args.agents)
         tables = Sab2Tables()
         games = run_sab2(players, args.agents, args.games, args.seed, **common)
         return _consume(parser, games, lambda records: [tables.add(r) for r in records],
@@ -922,8 +929,9 @@ def main(argv: list[str] | None = None) -> int:
     for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
         _unique(parser, option, names)
         for name in names:
-            if name not in LADDER and not name.startswith("ppo:"):
-                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))} or ppo:PATH")
+            if name not in LADDER and not name.startswith(MODEL_PREFIXES):
+                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ppo:PATH or "
+                             "learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, names)
     summary = Summary()
     games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,

@@ -1,0 +1,159 @@
+"""A self-play policy (``experiments.selfplay``) as an agent, evaluated in numpy: ``make_agent("learned:P.npz", cfg)``.
+
+The file is a plain ``.npz`` (read with ``allow_pickle=False``, so loading runs no code): ``meta`` is a JSON string
+(format, version, the config fields that fix what observation and action indices mean, sizes, the role slice,
+head count), ``scale`` the observation scaling, ``w0 b0 w1 b1`` the tanh trunk (weights stored input-major),
+``pi_w{r} pi_b{r} v_w{r} v_b{r}`` the policy and value heads of role group ``r`` (one group without role heads).
+A file trained for another configuration is refused with the difference named.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env import GameConfig, num_actions, observation_layout
+
+FORMAT = "saboteur-env/learned-mlp"
+FORMAT_VERSION = 1
+# Config fields that fix what observation and action indices mean: a policy plays only games that agree on them.
+LAYOUT_FIELDS = ("game", "num_players", "margin", "history_length", "duel_layout")
+MAX_WIDTH = 4096
+MAX_FILE_BYTES = 256 << 20
+_BASE_ROLES = ("miner", "saboteur")
+
+
+class PolicyFileError(ValueError):
+    """A ``.npz`` policy file that is malformed or trained for another configuration."""
+
+
+def role_names(config: GameConfig) -> tuple[str, ...]:
+    """Names of the role one-hot entries of the observation (``("player",)`` where the game has no roles)."""
+    if config.game == "sab2":
+        from saboteur_env.sab2.cards import ROLE_NAMES
+
+        return tuple(n.replace(" ", "_").replace("-", "_") for n in ROLE_NAMES)
+    if role_slice(config) is None:
+        return ("player",)
+    return _BASE_ROLES
+
+
+def role_slice(config: GameConfig) -> slice | None:
+    """Where the acting seat's role one-hot sits in the observation, or None (the Duel)."""
+    sl = observation_layout(config).slices.get("role")
+    return sl if isinstance(sl, slice) else None
+
+
+class NumpyPolicy:
+    """The exported network: ``logits(obs)`` and ``value(obs)`` for a batch (or one) of float observations."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise PolicyFileError(f"policy file {str(self.path)!r} does not exist")
+        if self.path.stat().st_size > MAX_FILE_BYTES:
+            raise PolicyFileError(f"policy file {self.path} is larger than {MAX_FILE_BYTES >> 20} MiB")
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                arrays = {k: np.asarray(data[k]) for k in data.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+            raise PolicyFileError(f"{self.path} is not a .npz policy file ({e})") from e
+        try:
+            meta = json.loads(str(arrays.pop("meta")))
+        except (KeyError, json.JSONDecodeError) as e:
+            raise PolicyFileError(f"{self.path} has no readable 'meta' entry") from e
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise PolicyFileError(f"{self.path} is not a {FORMAT} file (format {meta.get('format')!r})")
+        if meta.get("version") != FORMAT_VERSION:
+            raise PolicyFileError(
+                f"{self.path} has format version {meta.get('version')!r}; supported: {FORMAT_VERSION}"
+            )
+        self.meta: dict[str, Any] = meta
+        self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
+        self.num_heads, hidden = int(meta["num_heads"]), int(meta["hidden"])
+        if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16:
+            raise PolicyFileError(f"{self.path}: hidden={hidden} / num_heads={self.num_heads} out of range")
+        self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
+        shapes = {"scale": (self.obs_size,), "w0": (self.obs_size, hidden), "b0": (hidden,), "w1": (hidden, hidden),
+                  "b1": (hidden,)}  # fmt: skip
+        for r in range(self.num_heads):
+            shapes.update({f"pi_w{r}": (hidden, self.num_actions), f"pi_b{r}": (self.num_actions,),
+                           f"v_w{r}": (hidden, 1), f"v_b{r}": (1,)})  # fmt: skip
+        for k, shape in shapes.items():
+            a = arrays.get(k)
+            if a is None or a.shape != shape or a.dtype != np.float32:
+                got = None if a is None else (a.shape, str(a.dtype))
+                raise PolicyFileError(f"{self.path}: entry {k!r} must be float32 of shape {shape} (got {got})")
+        self.w = arrays
+
+    def check_config(self, config: GameConfig) -> None:
+        """Refuse a game whose observation or action indices mean something else than in training."""
+        saved = self.meta.get("config", {})
+        diff = {f: (saved.get(f), getattr(config, f)) for f in LAYOUT_FIELDS if saved.get(f) != getattr(config, f)}
+        if diff:
+            text = ", ".join(f"{f}={a!r} (this game: {b!r})" for f, (a, b) in diff.items())
+            raise PolicyFileError(f"policy {self.path} was trained for {text}")
+        size, n = observation_layout(config).size, num_actions(config)
+        if (size, n) != (self.obs_size, self.num_actions):
+            raise PolicyFileError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
+                                  f"actions; this game has {size} / {n}")  # fmt: skip
+
+    def _hidden(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        x = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        if x.shape[1] != self.obs_size:
+            raise ValueError(f"observation has {x.shape[1]} entries; this policy takes {self.obs_size}")
+        h = np.tanh((x * self.w["scale"]) @ self.w["w0"] + self.w["b0"])
+        h = np.tanh(h @ self.w["w1"] + self.w["b1"])
+        if self.num_heads == 1:
+            role = np.zeros(x.shape[0], dtype=np.int64)
+        else:
+            role = x[:, self.role_start : self.role_stop].argmax(axis=1)
+        return h, role
+
+    def forward(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """Raw logits (batch x actions) and values (batch) of a batch of observations."""
+        h, role = self._hidden(obs)
+        logits = np.empty((h.shape[0], self.num_actions), dtype=np.float32)
+        value = np.empty(h.shape[0], dtype=np.float32)
+        for r in range(self.num_heads):
+            idx = np.flatnonzero(role == r)
+            if idx.size:
+                logits[idx] = h[idx] @ self.w[f"pi_w{r}"] + self.w[f"pi_b{r}"]
+                value[idx] = (h[idx] @ self.w[f"v_w{r}"] + self.w[f"v_b{r}"])[:, 0]
+        return logits, value
+
+
+class LearnedAgent:
+    """Samples the policy's distribution over the legal actions (``greedy=True``: its most likely legal action)."""
+
+    def __init__(self, path: str | Path, config: GameConfig, greedy: bool = False) -> None:
+        self.config = config
+        self.policy = NumpyPolicy(path)
+        self.policy.check_config(config)
+        self.greedy = greedy
+        self.name = f"learned:{Path(path).name}"
+        self.rng = np.random.default_rng()
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        if num_players != self.config.num_players:
+            raise ValueError(f"num_players={num_players} but this policy plays {self.config.num_players}")
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        mask = np.asarray(action_mask).astype(bool)
+        if mask.shape != (self.policy.num_actions,):
+            raise ValueError(f"action_mask has shape {mask.shape}; expected ({self.policy.num_actions},)")
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("act() needs a mask with at least one legal action")
+        logits, _ = self.policy.forward(observation)
+        z = logits[0, legal].astype(np.float64)
+        if self.greedy:
+            return int(legal[int(np.argmax(z))])
+        p = np.exp(z - z.max())
+        return int(legal[self.rng.choice(legal.size, p=p / p.sum())])

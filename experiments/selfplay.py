@@ -1,0 +1,688 @@
+"""Batched self-play PPO on the compiled core (issue 14): ``python -m experiments.selfplay --game base --players 5``.
+
+A CleanRL-style PPO with action masking, in one file, on :class:`saboteur_env.vector.VectorEnv`. Every seat of the
+``B`` games is played by the current policy (self-play). Design (docs/selfplay.md):
+
+* **Per-seat turn accounting** (:class:`Rollout`). Step ``t`` of the vector env is one decision per game, by the
+  seat ``info["seat"][b]``. A seat's transition starts at its decision and ends at its *next* decision in the same
+  game; its reward is everything that seat earned in between (``rewards[b, seat]`` of every step, whoever acted),
+  and when the game ends every seat's open transition closes with ``done`` and the rewards of the last step. GAE
+  runs along each (game slot, seat) stream. A seat's last decision of a rollout has no successor yet: it bootstraps
+  the transition before it (truncated GAE) and is *carried* into the next rollout, where it completes; so no
+  reward is ever dropped at a rollout boundary (the carried decision's log-probability is one update old, which
+  PPO's ratio accounts for). Rewards a seat earns before its first decision of a game are credited to no one.
+* **Role-aware**: the role is in the observation; ``--role-heads`` gives each role (base: gold-digger/saboteur,
+  Saboteur 2: its six roles) its own policy and value head on a shared trunk.
+* **Threads**: ``torch.set_num_threads(--threads)`` (default 1) and one inter-op thread. Torch's default (one
+  thread per core, plus inter-op pools) oversubscribes this 2-core machine, slowing SB3 6-10x here; with one
+  process the batched matrix products are large enough that 1-2 threads are best (measure with ``--bench``).
+* **Checkpoints** (``OUT/checkpoint.pt``): plain tensors, numbers and strings only (the model and optimizer state
+  dicts, the torch generator, the trainer's counters, the vector env's game arrays and the carried decisions),
+  loaded with ``torch.load(weights_only=True)``; ``--resume`` continues exactly as an uninterrupted run would.
+* Outputs in ``OUT``: ``progress.csv`` (learning curves), ``checkpoint.pt``, ``policy.npz`` (numpy weights for
+  ``make_agent("learned:OUT/policy.npz", config)``, see ``agents.learned``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import nn
+
+from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, role_names, role_slice
+from saboteur_env import GameConfig, num_actions, observation_layout
+from saboteur_env.vector import VectorEnv
+
+CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
+CHECKPOINT_VERSION = 1
+MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
+
+
+@dataclass
+class Args:
+    """Command-line options (see ``--help``)."""
+
+    game: str = "base"
+    players: int | None = None
+    num_envs: int = 256
+    steps: int = 200_000  # learner decisions in all (every seat's decisions count)
+    rollout: int = 32  # vector-env steps per rollout (decisions per iteration ~ rollout * num_envs)
+    epochs: int = 2
+    minibatches: int = 4
+    lr: float = 3e-4
+    anneal_lr: bool = False
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: int = 64
+    role_heads: bool = False
+    seed: int = 0
+    threads: int = 1
+    out: str = "runs/selfplay"
+    checkpoint_every: int = 10  # iterations
+    log_every: float = 2.0  # seconds between log lines
+    resume: bool = False
+    bench: bool = False
+
+    def check(self) -> None:
+        positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
+        for name in positive:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}={v!r} must be a positive integer")
+        if self.threads > 64:
+            raise ValueError(f"threads={self.threads} is out of range; valid: 1..64")
+        for name, lo, hi in (("lr", 0.0, 1.0), ("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("clip", 0.0, 1.0)):
+            v = getattr(self, name)
+            if not lo < v <= hi:
+                raise ValueError(f"{name}={v!r} is out of range; valid: ({lo}, {hi}]")
+        for name in ("ent_coef", "vf_coef", "max_grad_norm"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be >= 0")
+        if self.seed < 0:
+            raise ValueError(f"seed={self.seed} must be >= 0")
+
+    def config(self) -> GameConfig:
+        # GameConfig names bad games and player counts; None: the game's default (resolved by GameConfig).
+        return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
+
+
+# ---- the network -----------------------------------------------------------------------------------------------
+def _layer(n_in: int, n_out: int, std: float) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class Policy(nn.Module):
+    """Shared tanh MLP trunk on the scaled observation; policy and value heads, one pair per role with role heads.
+
+    The policy head is a linear layer stored as one embedding row per (role head, action): :meth:`legal` scores
+    only the legal actions (about a dozen of the base game's 1,305), which is what makes learning fast on a CPU;
+    :meth:`forward` computes all logits (export, tests). ``agents.learned.NumpyPolicy`` evaluates the exported
+    weights with the same arithmetic."""
+
+    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False) -> None:
+        super().__init__()
+        lay = observation_layout(config)
+        high = np.asarray(lay.high, dtype=np.float32)
+        self.obs_size, self.num_actions = int(high.size), int(num_actions(config))
+        sl = role_slice(config)
+        self.role_start: int = sl.start if sl is not None else 0
+        self.role_stop: int = sl.stop if sl is not None else 0
+        self.num_heads = (self.role_stop - self.role_start) if role_heads and sl is not None else 1
+        self.hidden = hidden
+        self.scale: torch.Tensor
+        self.register_buffer("scale", torch.from_numpy(np.where(high > 0, 1.0 / np.maximum(high, 1e-12), 1.0)))
+        self.fc0 = _layer(self.obs_size, hidden, math.sqrt(2))
+        self.fc1 = _layer(hidden, hidden, math.sqrt(2))
+        a, k = self.num_actions, self.num_heads
+        self.pi_w = nn.Embedding(k * a, hidden)  # row r * A + action: the head-r weights of that action's logit
+        self.pi_b = nn.Embedding(k * a, 1)
+        with torch.no_grad():
+            for r in range(k):  # CleanRL's small orthogonal policy init, per head
+                nn.init.orthogonal_(self.pi_w.weight[r * a : (r + 1) * a], 0.01)
+            self.pi_b.weight.zero_()
+        self.v = _layer(hidden, k, 1.0)  # column r: head r's value
+
+    def roles(self, obs: torch.Tensor) -> torch.Tensor:
+        """The head of each observation: its role's index with role heads, else 0."""
+        if self.num_heads == 1:
+            return torch.zeros(obs.shape[0], dtype=torch.int64)
+        return obs[:, self.role_start : self.role_stop].argmax(dim=1)
+
+    def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        # The scale folded into the first layer: one small product instead of one per observation entry.
+        h = torch.tanh(nn.functional.linear(obs, self.fc0.weight * self.scale, self.fc0.bias))
+        h = torch.tanh(self.fc1(h))
+        head = self.roles(obs)
+        return h, head, self.v(h).gather(1, head[:, None]).squeeze(1)
+
+    def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probabilities of the legal actions, flat: entry ``i`` is action ``cols[i]`` of observation
+        ``rows[i]`` (``mask.nonzero()`` order, every row at least once); and the values."""
+        h, head, value = self._trunk(obs)
+        key = cols + head[rows] * self.num_actions
+        logits = (self.pi_w(key) * h[rows]).sum(dim=1) + self.pi_b(key).squeeze(1)
+        return segment_log_softmax(logits, rows, obs.shape[0]), value
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """All raw logits (batch x actions) and the values."""
+        h, head, value = self._trunk(obs)
+        a = self.num_actions
+        w, b = self.pi_w.weight.view(self.num_heads, a, -1), self.pi_b.weight.view(self.num_heads, a)
+        logits = h.new_empty((h.shape[0], a))
+        for r in range(self.num_heads):
+            idx = (head == r).nonzero().squeeze(1)
+            logits[idx] = h[idx] @ w[r].T + b[r]
+        return logits, value
+
+
+def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> torch.Tensor:
+    """log_softmax within each segment ``rows == r`` of a flat vector (no padding to the longest row)."""
+    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, logits.detach(), "amax")  # shift only: exact
+    z = logits - top[rows]
+    total = torch.zeros(m, dtype=z.dtype).index_add(0, rows, z.exp())
+    return z - total.log()[rows]
+
+
+def segment_sample(logp: torch.Tensor, rows: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
+    """One flat index per segment, drawn with the segment's probabilities (Gumbel-max; ties: the first)."""
+    g = logp - torch.log(-torch.log(torch.rand(logp.shape, generator=gen).clamp_(1e-12, 1.0)))
+    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, g, "amax")
+    pos = torch.arange(logp.numel())
+    hit = g == top[rows]
+    return torch.full((m,), logp.numel(), dtype=torch.int64).scatter_reduce(0, rows[hit], pos[hit], "amin")
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal actions (``mask`` nonzero) of full logits; illegal ones get ~MASKED."""
+    return torch.log_softmax(torch.where(mask.bool(), logits, torch.full_like(logits, MASKED)), dim=1)
+
+
+def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: int = 0) -> Path:
+    """Write the policy as numpy weights plus a JSON header (``agents.learned`` loads it without torch)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "config": {f: getattr(config, f) for f in LAYOUT_FIELDS},
+        "rules_version": config.rules_version,
+        "obs_size": model.obs_size,
+        "num_actions": model.num_actions,
+        "hidden": model.hidden,
+        "num_heads": model.num_heads,
+        "role_slice": [model.role_start, model.role_stop],
+        "activation": "tanh",
+        "decisions": int(decisions),
+    }
+    arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
+    arrays["scale"] = model.scale.numpy().astype(np.float32)
+    for i, layer in enumerate((model.fc0, model.fc1)):
+        arrays[f"w{i}"] = layer.weight.detach().numpy().T.astype(np.float32)
+        arrays[f"b{i}"] = layer.bias.detach().numpy().astype(np.float32)
+    a = model.num_actions
+    for r in range(model.num_heads):
+        arrays[f"pi_w{r}"] = model.pi_w.weight[r * a : (r + 1) * a].detach().numpy().T.astype(np.float32)
+        arrays[f"pi_b{r}"] = model.pi_b.weight[r * a : (r + 1) * a, 0].detach().numpy().astype(np.float32)
+        arrays[f"v_w{r}"] = model.v.weight[r : r + 1].detach().numpy().T.astype(np.float32)
+        arrays[f"v_b{r}"] = model.v.bias[r : r + 1].detach().numpy().astype(np.float32)
+    with path.open("wb") as fh:
+        np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+    return path
+
+
+# ---- the rollout with per-seat turn accounting --------------------------------------------------------------------
+class Rollout:
+    """Decisions of ``rows`` vector steps plus up to one carried decision per (slot, seat), and their credit.
+
+    Row ``s < N`` holds seat ``s``'s carried decision of each slot; row ``N + t`` the decisions of step ``t``.
+    Call :meth:`decide` when a step's decisions are recorded (it closes each actor's previous transition with the
+    rewards it accumulated), :meth:`earn` with the step's results, :meth:`advantages` at the rollout's end, then
+    :meth:`carry` to move the open decisions into the carry rows."""
+
+    ARRAYS = ("obs", "mask", "action", "logp", "value", "role", "seat")
+
+    def __init__(self, steps: int, num_envs: int, num_players: int, obs_size: int, num_actions: int) -> None:
+        n, b = num_players, num_envs
+        self.steps, self.num_envs, self.num_players = steps, b, n
+        r = n + steps
+        self.obs = np.zeros((r, b, obs_size), dtype=np.float32)
+        self.mask = np.zeros((r, b, num_actions), dtype=np.int8)
+        self.action = np.zeros((r, b), dtype=np.int64)
+        self.logp = np.zeros((r, b), dtype=np.float32)
+        self.value = np.zeros((r, b), dtype=np.float32)
+        self.role = np.zeros((r, b), dtype=np.int64)  # the actor's role (statistics; heads come from obs)
+        self.seat = np.zeros((r, b), dtype=np.int64)
+        self.seat[:n] = np.arange(n)[:, None]
+        self.valid = np.zeros((r, b), dtype=bool)  # a decision is stored here
+        self.complete = np.zeros((r, b), dtype=bool)  # its transition has ended (next decision or game end)
+        self.reward = np.zeros((r, b), dtype=np.float32)
+        self.done = np.zeros((r, b), dtype=bool)
+        self.open = np.full((b, n), -1, dtype=np.int64)  # row of each (slot, seat)'s open decision, -1: none
+        self.acc = np.zeros((b, n), dtype=np.float32)  # rewards each seat earned since its open decision
+        self._slots = np.arange(b)
+
+    def row(self, t: int) -> int:
+        return self.num_players + t
+
+    def decide(self, row: int, seats: NDArray[np.int64]) -> None:
+        """Step ``row``'s decisions are stored: seat ``seats[b]`` acted in slot ``b``."""
+        b = self._slots
+        prev = self.open[b, seats]
+        has = prev >= 0
+        self.reward[prev[has], b[has]] = self.acc[b[has], seats[has]]
+        self.complete[prev[has], b[has]] = True
+        self.done[prev[has], b[has]] = False
+        self.acc[b, seats] = 0.0
+        self.open[b, seats] = row
+        self.seat[row] = seats
+        self.valid[row] = True
+        self.complete[row] = False
+
+    def earn(self, rewards: NDArray[np.float32], terminated: NDArray[np.bool_]) -> None:
+        """A step's ``rewards`` (slots x seats) go to every seat's open transition; finished games close them all."""
+        self.acc += rewards
+        ended = np.flatnonzero(terminated)
+        if ended.size:
+            for s in range(self.num_players):
+                prev = self.open[ended, s]
+                has = prev >= 0
+                rows, slots = prev[has], ended[has]
+                self.reward[rows, slots] = self.acc[slots, s]
+                self.complete[rows, slots] = True
+                self.done[rows, slots] = True
+            self.open[ended] = -1
+            self.acc[ended] = 0.0
+
+    def advantages(self, gamma: float, lam: float) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """GAE along each (slot, seat) stream; an open decision bootstraps its predecessor and gets NaN itself."""
+        b, n = self.num_envs, self.num_players
+        next_adv = np.zeros((b, n), dtype=np.float32)
+        next_val = np.zeros((b, n), dtype=np.float32)
+        adv = np.full(self.value.shape, np.nan, dtype=np.float32)
+        slots = self._slots
+        for r in range(self.value.shape[0] - 1, -1, -1):
+            v = self.valid[r]
+            if not v.any():
+                continue
+            sl, st = slots[v], self.seat[r, v]
+            val = self.value[r, v]
+            comp = self.complete[r, v]
+            live = (~self.done[r, v]).astype(np.float32)
+            delta = self.reward[r, v] + gamma * live * next_val[sl, st] - val
+            a = delta + gamma * lam * live * next_adv[sl, st]
+            adv[r, v] = np.where(comp, a, np.nan)
+            next_adv[sl, st] = np.where(comp, a, 0.0)
+            next_val[sl, st] = val
+        return adv, adv + self.value
+
+    def trainable(self) -> NDArray[np.bool_]:
+        return self.valid & self.complete
+
+    def carry(self) -> None:
+        """Move every open decision to its seat's carry row; the step rows become free."""
+        n = self.num_players
+        slots, seats = np.nonzero(self.open >= 0)
+        src = self.open[slots, seats]
+        for name in self.ARRAYS:
+            arr = getattr(self, name)
+            arr[seats, slots] = arr[src, slots]
+        self.valid[:] = False
+        self.complete[:] = False
+        self.reward[:] = 0.0
+        self.done[:] = False
+        self.valid[seats, slots] = True
+        self.open[slots, seats] = seats
+        assert (self.seat[:n] == np.arange(n)[:, None]).all()
+
+    def state(self) -> dict[str, torch.Tensor]:
+        """The carried decisions and the ledger (for checkpoints)."""
+        n = self.num_players
+        out = {name: torch.from_numpy(getattr(self, name)[:n].copy()) for name in self.ARRAYS}
+        out.update(valid=torch.from_numpy(self.valid[:n].copy()), open=torch.from_numpy(self.open.copy()),
+                   acc=torch.from_numpy(self.acc.copy()))  # fmt: skip
+        return out
+
+    def load(self, state: dict[str, torch.Tensor]) -> None:
+        n = self.num_players
+        for name in (*self.ARRAYS, "valid"):
+            getattr(self, name)[:n] = state[name].numpy()
+        self.open[:] = state["open"].numpy()
+        self.acc[:] = state["acc"].numpy()
+
+
+# ---- training -----------------------------------------------------------------------------------------------------
+def _env_state(env: VectorEnv) -> dict[str, torch.Tensor]:
+    # VectorEnv has no public state API yet: its games live in the batch arenas, the last step's outputs in _buf.
+    out = {}
+    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
+        for k, a in arrays.items():
+            a = a.view(np.int64) if a.dtype == np.uint64 else a
+            out[prefix + k] = torch.from_numpy(a.copy())
+    return out
+
+
+def _load_env_state(env: VectorEnv, state: dict[str, torch.Tensor]) -> None:
+    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
+        for k, a in arrays.items():
+            src = state[prefix + k].numpy()
+            (a.view(np.int64) if a.dtype == np.uint64 else a)[...] = src
+    env._started = True
+
+
+class Trainer:
+    """Self-play PPO on one VectorEnv; :meth:`train` runs to ``args.steps`` learner decisions."""
+
+    def __init__(self, args: Args) -> None:
+        args.check()
+        self.args = args
+        self.config = args.config()
+        torch.set_num_threads(args.threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # already set in this process (only allowed once)
+            pass
+        torch.manual_seed(args.seed)
+        self.gen = torch.Generator().manual_seed(args.seed)
+        self.env = VectorEnv(args.num_envs, config=self.config, copy=False)
+        self.model = Policy(self.config, args.hidden, args.role_heads)
+        self.optim = torch.optim.Adam(self.model.parameters(), lr=args.lr, eps=1e-5)
+        n = self.config.num_players
+        self.roll = Rollout(args.rollout, args.num_envs, n, self.model.obs_size, self.model.num_actions)
+        self.role_names = role_names(self.config)
+        self._role = role_slice(self.config) or slice(0, 0)  # the acting seat's role, for the statistics by role
+        self.last_role = np.zeros((args.num_envs, n), dtype=np.int64)
+        self.iteration = self.decisions = self.games = 0
+        self.wall = 0.0
+        self.out = Path(args.out)
+        self._obs: NDArray[np.float32] | None = None
+        self._info: dict[str, Any] = {}
+        self._reset_stats()
+
+    # ---- state -----------------------------------------------------------------------------------------------------
+    def _reset_stats(self) -> None:
+        k = len(self.role_names)
+        self.st_returns: list[float] = []
+        self.st_rounds = np.zeros(k)
+        self.st_wins = np.zeros(k)
+        self.st_round_reward = np.zeros(k)
+
+    def start(self) -> None:
+        ckpt = self.out / "checkpoint.pt"
+        if self.args.resume and ckpt.exists():
+            self.load(ckpt)
+        else:
+            self._obs, self._info = self.env.reset(seed=self.args.seed)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            "args": dataclasses.asdict(self.args),
+            "model": self.model.state_dict(),
+            "optim": self.optim.state_dict(),
+            "gen": self.gen.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "counters": {
+                "iteration": self.iteration,
+                "decisions": self.decisions,
+                "games": self.games,
+                "wall": self.wall,
+            },
+            "env": _env_state(self.env),
+            "rollout": self.roll.state(),
+            "last_role": torch.from_numpy(self.last_role.copy()),
+        }
+        tmp = path.with_suffix(".tmp")
+        torch.save(state, tmp)
+        tmp.replace(path)  # never leave a half-written checkpoint
+
+    def load(self, path: Path) -> None:
+        state = torch.load(path, weights_only=True)
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{path} is not a self-play checkpoint (format {CHECKPOINT_FORMAT!r})")
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise ValueError(f"{path} has checkpoint version {state.get('version')!r}; this code reads "
+                             f"{CHECKPOINT_VERSION}")  # fmt: skip
+        saved = state["args"]
+        fixed = ("game", "players", "num_envs", "rollout", "hidden", "role_heads", "seed")
+        diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
+        if diff:
+            raise ValueError(f"{path} was trained with other settings (saved, given): {diff}")
+        self.model.load_state_dict(state["model"])
+        self.optim.load_state_dict(state["optim"])
+        self.gen.set_state(state["gen"])
+        torch.set_rng_state(state["torch_rng"])
+        c = state["counters"]
+        self.iteration, self.decisions, self.games, self.wall = c["iteration"], c["decisions"], c["games"], c["wall"]
+        _load_env_state(self.env, state["env"])
+        self.roll.load(state["rollout"])
+        self.last_role[:] = state["last_role"].numpy()
+        n = self.env.num_actions
+        self._obs = self.env._buf["obs_f"]
+        self._info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n]}
+
+    # ---- one iteration ---------------------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def _act(self, row: int) -> None:
+        roll = self.roll
+        assert self._obs is not None
+        np.copyto(roll.obs[row], self._obs)
+        np.copyto(roll.mask[row], self._info["action_mask"])
+        obs = torch.from_numpy(roll.obs[row])
+        rows, cols = torch.from_numpy(roll.mask[row]).nonzero(as_tuple=True)
+        logp, value = self.model.legal(obs, rows, cols)
+        pick = segment_sample(logp, rows, obs.shape[0], self.gen)
+        roll.action[row] = cols[pick].numpy()
+        roll.logp[row] = logp[pick].numpy()
+        roll.value[row] = value.numpy()
+        roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
+        roll.decide(row, np.asarray(self._info["seat"], dtype=np.int64))
+
+    def collect(self) -> dict[str, float]:
+        roll, times = self.roll, {"env_s": 0.0, "policy_s": 0.0}
+        slots = np.arange(self.args.num_envs)
+        for t in range(self.args.rollout):
+            row = roll.row(t)
+            t0 = time.perf_counter()
+            self._act(row)
+            self.last_role[slots, roll.seat[row]] = roll.role[row]
+            t1 = time.perf_counter()
+            self._obs, rewards, term, _, self._info = self.env.step(roll.action[row])
+            times["env_s"] += time.perf_counter() - t1
+            times["policy_s"] += t1 - t0
+            roll.earn(rewards, term)
+            ended = rewards.any(axis=1) | term  # a round ended: each seat won it if it earned something
+            if ended.any():
+                roles = self.last_role[ended]
+                np.add.at(self.st_rounds, roles, 1)
+                np.add.at(self.st_wins, roles, rewards[ended] > 0)
+                np.add.at(self.st_round_reward, roles, rewards[ended])
+            if term.any():
+                self.games += int(term.sum())
+                self.st_returns.extend(self._info["final_returns"][term].mean(axis=1).tolist())
+        self.decisions += self.args.rollout * self.args.num_envs
+        return times
+
+    def update(self) -> dict[str, float]:
+        """PPO epochs over the rollout. A minibatch is a random set of whole rollout rows (each row: one decision
+        of every game slot), so it is a few large block copies instead of a gather of scattered observations (the
+        gather cost as much as the network); entries that are not trainable (open decisions, empty carry slots)
+        have weight 0."""
+        a, roll = self.args, self.roll
+        adv_np, ret_np = roll.advantages(a.gamma, a.gae_lambda)
+        train = roll.trainable()
+        weight_all = torch.from_numpy(train.astype(np.float32))
+        adv_all = torch.from_numpy(np.where(train, adv_np, 0.0).astype(np.float32))
+        ret_all = torch.from_numpy(np.where(train, ret_np, 0.0).astype(np.float32))
+        obs_all, mask_all = torch.from_numpy(roll.obs), torch.from_numpy(roll.mask)
+        act_all, logp_old_all = torch.from_numpy(roll.action), torch.from_numpy(roll.logp)
+        num_rows, d, n_act = roll.obs.shape[0], roll.obs.shape[2], roll.mask.shape[2]
+        if a.anneal_lr:
+            frac = max(0.0, 1.0 - self.decisions / a.steps)
+            for g in self.optim.param_groups:
+                g["lr"] = a.lr * max(frac, 0.05)
+        stats: dict[str, list[float]] = {k: [] for k in ("entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss")}
+        for _ in range(a.epochs):
+            perm = torch.randperm(num_rows, generator=self.gen)
+            for chunk in perm.tensor_split(min(a.minibatches, num_rows)):
+                w = weight_all.index_select(0, chunk).view(-1)
+                n = float(w.sum())
+                if n == 0:
+                    continue
+                obs = obs_all.index_select(0, chunk).view(-1, d)
+                rows, cols = mask_all.index_select(0, chunk).view(-1, n_act).nonzero(as_tuple=True)
+                logp_all, value = self.model.legal(obs, rows, cols)
+                act = act_all.index_select(0, chunk).view(-1)
+                hit = (cols == act[rows]).nonzero().squeeze(1)  # the taken action's entry (none: weight 0)
+                logp = torch.zeros_like(w).index_put((rows[hit],), logp_all[hit])
+                ratio_log = torch.where(w > 0, logp - logp_old_all.index_select(0, chunk).view(-1), 0.0)
+                ratio = ratio_log.exp()
+                b_adv = adv_all.index_select(0, chunk).view(-1)
+                mean = (b_adv * w).sum() / n
+                std = (((b_adv - mean) ** 2 * w).sum() / max(n - 1, 1)).sqrt()
+                b_adv = (b_adv - mean) / (std + 1e-8)
+                pg = (torch.max(-b_adv * ratio, -b_adv * ratio.clamp(1 - a.clip, 1 + a.clip)) * w).sum() / n
+                v_loss = 0.5 * (((value - ret_all.index_select(0, chunk).view(-1)) ** 2) * w).sum() / n
+                ent = torch.zeros_like(w).index_add(0, rows, -(logp_all.exp() * logp_all))
+                entropy = (ent * w).sum() / n
+                loss = pg + a.vf_coef * v_loss - a.ent_coef * entropy
+                self.optim.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.model.parameters(), a.max_grad_norm)
+                self.optim.step()
+                with torch.no_grad():
+                    stats["approx_kl"].append(float((((ratio - 1) - ratio_log) * w).sum() / n))
+                    stats["clip_frac"].append(float((((ratio - 1).abs() > a.clip).float() * w).sum() / n))
+                    stats["entropy"].append(float(entropy))
+                    stats["pg_loss"].append(float(pg))
+                    stats["v_loss"].append(float(v_loss))
+        ret, old_v = ret_np[train], roll.value[train]
+        roll.carry()
+        var = float(ret.var()) if ret.size > 1 else 0.0
+        out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
+        out["explained_var"] = float(1 - (ret - old_v).var() / var) if var > 0 else float("nan")
+        out["trained"] = float(ret.size)
+        return out
+
+    # ---- the loop --------------------------------------------------------------------------------------------------
+    def columns(self) -> list[str]:
+        cols = ["iteration", "decisions", "games", "wall_s", "decisions_per_s", "return_mean"]
+        cols += [f"win_{r}" for r in self.role_names] + [f"round_reward_{r}" for r in self.role_names]
+        return [*cols, "entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss", "explained_var", "trained"]
+
+    def train(self, max_iterations: int | None = None, quiet: bool = False) -> dict[str, float]:
+        """Run iterations until ``args.steps`` decisions (or ``max_iterations`` in all); returns the last row."""
+        a = self.args
+        self.start()
+        self.out.mkdir(parents=True, exist_ok=True)
+        csv_path = self.out / "progress.csv"
+        cols = self.columns()
+        if not (a.resume and csv_path.exists()):
+            with csv_path.open("w", newline="") as fh:
+                csv.writer(fh).writerow(cols)
+        row: dict[str, float] = {}
+        t_start, d_start, last_log = time.perf_counter(), self.decisions, 0.0
+        spent = {"env_s": 0.0, "policy_s": 0.0, "learn_s": 0.0}
+        while self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations):
+            t0 = time.perf_counter()
+            times = self.collect()
+            t1 = time.perf_counter()
+            stats = self.update()
+            t2 = time.perf_counter()
+            self.iteration += 1
+            self.wall += t2 - t0
+            rate = (self.decisions - d_start) / max(t2 - t_start, 1e-9)
+            row = self._row(rate, stats)
+            with csv_path.open("a", newline="") as fh:
+                csv.writer(fh).writerow([row[c] for c in cols])
+            self._reset_stats()
+            if self.iteration % a.checkpoint_every == 0:
+                self.save(self.out / "checkpoint.pt")
+            times["learn_s"] = t2 - t1
+            for k in spent:
+                spent[k] += times[k]
+            if not quiet and (t2 - last_log >= a.log_every or self.decisions >= a.steps):
+                last_log = t2
+                print(self._line(row, rate), file=sys.stderr, flush=True)
+        self.save(self.out / "checkpoint.pt")
+        export_npz(self.model, self.config, self.out / "policy.npz", self.decisions)
+        row.update(spent, elapsed_s=time.perf_counter() - t_start)
+        row["rate"] = (self.decisions - d_start) / max(row["elapsed_s"], 1e-9)
+        return row
+
+    def _row(self, rate: float, stats: dict[str, float]) -> dict[str, float]:
+        row: dict[str, float] = {"iteration": self.iteration, "decisions": self.decisions, "games": self.games,
+                                 "wall_s": round(self.wall, 3), "decisions_per_s": round(rate, 1)}  # fmt: skip
+        row["return_mean"] = float(np.mean(self.st_returns)) if self.st_returns else float("nan")
+        for i, r in enumerate(self.role_names):
+            n = self.st_rounds[i]
+            row[f"win_{r}"] = float(self.st_wins[i] / n) if n else float("nan")
+            row[f"round_reward_{r}"] = float(self.st_round_reward[i] / n) if n else float("nan")
+        row.update(stats)
+        return row
+
+    def _line(self, row: dict[str, float], rate: float) -> str:
+        a = self.args
+        frac = min(1.0, self.decisions / a.steps)
+        eta = max(0, a.steps - self.decisions) / max(rate, 1e-9)
+        bar = "#" * int(20 * frac) + "." * (20 - int(20 * frac))
+        wins = " ".join(f"{r}={row[f'win_{r}']:.2f}" for r in self.role_names if not math.isnan(row[f"win_{r}"]))
+        clock = time.strftime("%H:%M:%S", time.gmtime(eta))
+        return (f"[{bar}] {self.decisions:,}/{a.steps:,} {rate:,.0f} dec/s ETA {clock}"
+                f" | it {self.iteration} return {row['return_mean']:.2f} win {wins or '-'} ent {row['entropy']:.2f}"
+                f" kl {row['approx_kl']:.4f} clip {row['clip_frac']:.2f}")  # fmt: skip
+
+
+HELP = {
+    "num_envs": "games stepped in lock-step",
+    "steps": "learner decisions in all (every seat's decisions count)",
+    "rollout": "vector steps per iteration",
+    "epochs": "PPO epochs per iteration",
+    "minibatches": "minibatches per epoch",
+    "hidden": "width of the two tanh layers",
+    "threads": "torch threads (1 is fastest on a small shared machine)",
+    "out": "output folder: progress.csv, checkpoint.pt, policy.npz",
+    "checkpoint_every": "iterations between checkpoints",
+    "log_every": "seconds between log lines",
+}
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    d = Args()
+    p = argparse.ArgumentParser(prog="python -m experiments.selfplay", description=__doc__.splitlines()[0])
+    p.add_argument("--game", default=d.game, help="base, sab2 or duel")
+    p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
+    for f in dataclasses.fields(Args):
+        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench"):
+            continue
+        default = getattr(d, f.name)
+        text = HELP.get(f.name, f.name.replace("_", " "))
+        p.add_argument("--" + f.name.replace("_", "-"), type=type(default), default=default,
+                       help=f"{text} (default: {default})")  # fmt: skip
+    p.add_argument("--anneal-lr", action="store_true", help="decay the learning rate linearly to 5%%")
+    p.add_argument("--role-heads", action="store_true", help="one policy and value head per role")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
+    p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
+    ns = p.parse_args(argv)
+    return Args(**vars(ns))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+        trainer = Trainer(args)
+    except ValueError as e:  # ConfigError is a ValueError
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    row = trainer.train()
+    if args.bench:
+        total = row["elapsed_s"]
+        print(f"game={args.game} players={trainer.config.num_players} num_envs={args.num_envs} "
+              f"threads={args.threads} decisions={trainer.decisions:,} elapsed={total:.1f}s "
+              f"rate={row['rate']:,.0f} decisions/s (env {row['env_s']:.1f}s, policy {row['policy_s']:.1f}s, "
+              f"learning {row['learn_s']:.1f}s)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

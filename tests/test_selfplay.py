@@ -1,0 +1,240 @@
+"""experiments.selfplay (batched self-play PPO) and agents.learned (its numpy policies): turn accounting, GAE,
+training end to end, exact resume, export round trip, the learned agent in real games, errors."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError
+from experiments.selfplay import Args, Policy, Rollout, Trainer, export_npz, main, masked_log_probs
+from saboteur_env import GameConfig, raw_env
+from saboteur_env.vector import LegalSampler, VectorEnv
+
+
+def _fill(roll: Rollout, row: int, seats: list[int], values: list[float]) -> None:
+    roll.value[row] = values
+    roll.action[row] = [10 * row + b for b in range(len(seats))]
+    roll.logp[row] = [-0.1 * row] * len(seats)
+    roll.decide(row, np.array(seats, dtype=np.int64))
+
+
+def _two_slot_rollout() -> Rollout:
+    """Slot 0: seats 0,1,2,0,2 then the game ends (seat 1 never acts again); a new game starts with seat 0.
+    Slot 1: seats 1,2,0,1,2,0 in one game; seat 0 earns -1 before its first decision (credited to no one)."""
+    roll = Rollout(steps=6, num_envs=2, num_players=3, obs_size=1, num_actions=2)
+    seats = [(0, 1), (1, 2), (2, 0), (0, 1), (2, 2), (0, 0)]
+    rewards = [
+        ([0, 0, 0], [0, 0, 0]),
+        ([0, 0, 0], [-1, 0, 4]),
+        ([1, 2, 3], [0, 0, 0]),
+        ([0, 0, 0], [0, 0, 0]),
+        ([5, 0, 7], [0, 0, 0]),
+        ([0, 0, 0], [0, 6, 0]),
+    ]
+    ended = [False, False, False, False, True, False]
+    for t in range(6):
+        _fill(roll, roll.row(t), list(seats[t]), [float(t + 1), float(t + 11)])
+        roll.earn(np.array(rewards[t], dtype=np.float32), np.array([ended[t], False]))
+    return roll
+
+
+def test_turn_accounting_credits_each_seat_what_it_earned_until_its_next_decision() -> None:
+    roll = _two_slot_rollout()
+    r = roll.row
+    # slot 0: (row, reward, done) of each closed transition; row 5 (seat 0's first decision of game 2) is open
+    expected0 = {r(0): (1, False), r(1): (2, True), r(2): (3, False), r(3): (5, True), r(4): (7, True)}
+    for row, (reward, done) in expected0.items():
+        assert roll.complete[row, 0] and roll.reward[row, 0] == reward and roll.done[row, 0] == done, row
+    assert roll.valid[r(5), 0] and not roll.complete[r(5), 0]
+    # slot 1: seat 2's transition of step 1 earned the 4 of that very step; the others earned nothing yet
+    assert roll.complete[r(1), 1] and roll.reward[r(1), 1] == 4 and not roll.done[r(1), 1]
+    assert roll.complete[r(0), 1] and roll.reward[r(0), 1] == 0  # seat 1: step 0 -> step 3
+    assert roll.complete[r(2), 1] and roll.reward[r(2), 1] == 0  # seat 0's -1 came before it had decided
+    assert [bool(roll.complete[r(t), 1]) for t in range(6)] == [True, True, True, False, False, False]
+    assert roll.acc[1].tolist() == [0, 6, 0]  # seat 1 earned 6 after its open decision of step 3
+
+
+def test_gae_runs_along_each_seat_stream() -> None:
+    roll = _two_slot_rollout()
+    r = roll.row
+    adv, ret = roll.advantages(gamma=1.0, lam=1.0)
+    v = roll.value
+    assert adv[r(3), 0] == pytest.approx(5 - v[r(3), 0])  # seat 0, last transition of the game
+    assert adv[r(0), 0] == pytest.approx(1 + 5 - v[r(0), 0])  # seat 0: 1 then 5, undiscounted
+    assert adv[r(2), 0] == pytest.approx(3 + 7 - v[r(2), 0])  # seat 2: 3 then 7
+    assert adv[r(1), 0] == pytest.approx(2 - v[r(1), 0])  # seat 1: closed by the game's end
+    assert np.isnan(adv[r(5), 0])  # open: not trained this rollout
+    # slot 1, seat 2: step 1 -> step 4 (open) bootstraps from the open decision's value
+    assert adv[r(1), 1] == pytest.approx(4 + v[r(4), 1] - v[r(1), 1])
+    assert ret[r(0), 0] == pytest.approx(adv[r(0), 0] + v[r(0), 0])
+    g, lam = 0.5, 0.5
+    adv, _ = roll.advantages(gamma=g, lam=lam)
+    d3 = 5 - v[r(3), 0]
+    assert adv[r(0), 0] == pytest.approx(1 + g * v[r(3), 0] - v[r(0), 0] + g * lam * d3)
+    assert not roll.trainable()[r(5), 0] and roll.trainable()[r(0), 0]
+    assert roll.trainable().sum() == 5 + 3
+
+
+def test_open_decisions_carry_into_the_next_rollout_with_their_rewards() -> None:
+    roll = _two_slot_rollout()
+    action, logp = roll.action[roll.row(3), 1], roll.logp[roll.row(3), 1]  # slot 1, seat 1, open
+    roll.carry()
+    assert roll.valid[:3, 1].all() and roll.valid[:3, 0].tolist() == [True, False, False]
+    assert not roll.valid[3:].any() and not roll.complete.any()
+    assert roll.action[1, 1] == action and roll.logp[1, 1] == logp and roll.open[1].tolist() == [0, 1, 2]
+    _fill(roll, roll.row(0), [1, 1], [0.0, 0.0])  # seat 1 acts again in both slots
+    assert roll.complete[1, 1] and roll.reward[1, 1] == 6  # earned across the rollout boundary
+    assert not roll.complete[1, 0] and roll.valid[roll.row(0), 0]  # slot 0: seat 1's first decision of game 2
+
+
+def _args(tmp: Path, **kw: object) -> Args:
+    base: dict[str, object] = dict(game="base", players=4, num_envs=16, rollout=8, steps=16 * 8 * 4, epochs=2,
+                                   minibatches=2, hidden=16, out=str(tmp), checkpoint_every=1, seed=3)  # fmt: skip
+    base.update(kw)
+    return Args(**base)  # type: ignore[arg-type]
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with (path / "progress.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_training_runs_end_to_end_and_resumes_exactly(tmp_path: Path) -> None:
+    straight = Trainer(_args(tmp_path / "a"))
+    straight.train(quiet=True)
+    rows = _rows(tmp_path / "a")
+    assert len(rows) == 4 and straight.decisions == 512
+    assert all(np.isfinite(float(r[c])) for r in rows for c in ("entropy", "approx_kl", "clip_frac", "v_loss"))
+    assert "win_miner" in rows[0] and "win_saboteur" in rows[0]
+    assert (tmp_path / "a" / "checkpoint.pt").exists() and (tmp_path / "a" / "policy.npz").exists()
+
+    first = Trainer(_args(tmp_path / "b"))
+    first.train(max_iterations=2, quiet=True)
+    resumed = Trainer(_args(tmp_path / "b", resume=True))
+    resumed.train(quiet=True)
+    assert resumed.iteration == 4 and resumed.decisions == 512
+    for (name, p), q in zip(straight.model.state_dict().items(), resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(p, q), name
+    again = _rows(tmp_path / "b")
+    timing = {"wall_s", "decisions_per_s"}
+    assert [{k: v for k, v in r.items() if k not in timing} for r in again] == [
+        {k: v for k, v in r.items() if k not in timing} for r in rows
+    ]
+    # a changed setting is refused, naming it
+    with pytest.raises(ValueError, match="hidden"):
+        Trainer(_args(tmp_path / "b", resume=True, hidden=8)).train(quiet=True)
+
+
+def test_learning_curves_report_rounds_by_role(tmp_path: Path) -> None:
+    trainer = Trainer(_args(tmp_path, num_envs=8, rollout=100, steps=8 * 100 * 3, epochs=1, hidden=8))
+    trainer.train(quiet=True)
+    rows = _rows(tmp_path)
+    assert trainer.games > 0 and any(np.isfinite(float(r["return_mean"])) for r in rows)
+    for role in ("miner", "saboteur"):  # both roles' rounds were counted, as rates
+        wins = [float(r[f"win_{role}"]) for r in rows if r[f"win_{role}"] != "nan"]
+        assert wins and all(0 <= x <= 1 for x in wins), role
+    assert sum(float(r["games"]) > 0 for r in rows) >= 1
+
+
+@pytest.mark.parametrize(("game", "players", "role_heads"), [("base", 5, True), ("sab2", 4, True), ("duel", 2, False)])
+def test_npz_export_matches_the_torch_policy(tmp_path: Path, game: str, players: int, role_heads: bool) -> None:
+    config = GameConfig(game=game, num_players=players)
+    torch.manual_seed(0)
+    model = Policy(config, hidden=24, role_heads=role_heads)
+    with torch.no_grad():  # away from the tiny policy init, so that logits differ in earnest
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.3)
+    env = VectorEnv(32, config=config)
+    obs, info = env.reset(seed=5)
+    sampler = LegalSampler(2)
+    for _ in range(25):
+        obs, _, _, _, info = env.step(env.sample_actions(sampler))
+    path = export_npz(model, config, tmp_path / "p.npz")
+    policy = NumpyPolicy(path)
+    policy.check_config(config)
+    logits, value = model(torch.from_numpy(obs))
+    np_logits, np_value = policy.forward(obs)
+    np.testing.assert_allclose(np_logits, logits.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np_value, value.detach().numpy(), rtol=1e-4, atol=1e-4)
+    if role_heads:
+        assert model.num_heads > 1 and len(set(model.roles(torch.from_numpy(obs)).tolist())) > 1
+    # the training path (legal actions only) is the masked softmax of the full logits
+    mask = torch.from_numpy(info["action_mask"])
+    rows, cols = mask.nonzero(as_tuple=True)
+    flat, _ = model.legal(torch.from_numpy(obs), rows, cols)
+    full = masked_log_probs(logits, mask)
+    np.testing.assert_allclose(flat.detach().numpy(), full[rows, cols].detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_learned_agent_plays_whole_games_legally(tmp_path: Path) -> None:
+    config = raw_env(num_players=4).config
+    torch.manual_seed(1)
+    path = export_npz(Policy(config, hidden=16, role_heads=True), config, tmp_path / "p4.npz")
+    env = raw_env(num_players=4)
+    agents = [make_agent(f"learned:{path}", env.config) for _ in range(4)]
+    assert all(isinstance(a, LearnedAgent) for a in agents)
+    env.reset(seed=11)
+    for i, a in enumerate(agents):
+        a.reset(i, 4, 100 + i)
+    moves = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        a = agents[env.possible_agents.index(name)].act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][a] == 1
+        env.step(a)
+        moves += 1
+    assert moves > 50 and not env.agents  # the whole game (three rounds) was played
+    greedy = LearnedAgent(path, config, greedy=True)
+    env.reset(seed=12)
+    obs, *_ = env.last()
+    logits, _ = greedy.policy.forward(obs["observation"])
+    legal = np.flatnonzero(obs["action_mask"])
+    assert greedy.act(obs["observation"], obs["action_mask"]) == legal[np.argmax(logits[0, legal])]
+
+
+def test_bad_input_is_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config5 = GameConfig(num_players=5)
+    path = export_npz(Policy(config5, hidden=8), config5, tmp_path / "p5.npz")
+    with pytest.raises(PolicyFileError, match=r"num_players=5 \(this game: 4\)"):
+        make_agent(f"learned:{path}", GameConfig(num_players=4))
+    with pytest.raises(PolicyFileError, match="game='base'"):
+        make_agent(f"learned:{path}", GameConfig(game="sab2", num_players=5))
+    with pytest.raises(PolicyFileError, match="does not exist"):
+        make_agent(f"learned:{tmp_path / 'missing.npz'}", config5)
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(PolicyFileError, match=r"not a \.npz policy"):
+        NumpyPolicy(junk)
+    other = tmp_path / "other.npz"
+    np.savez(other, meta=np.array('{"format": "something-else"}'))
+    with pytest.raises(PolicyFileError, match="format 'something-else'"):
+        NumpyPolicy(other)
+    agent = LearnedAgent(path, config5)
+    with pytest.raises(ValueError, match="shape"):
+        agent.act(np.zeros(10, dtype=np.float32), np.ones(3, dtype=np.int8))
+    with pytest.raises(ValueError, match="at least one legal"):
+        agent.act(np.zeros(agent.policy.obs_size, dtype=np.float32), np.zeros(agent.policy.num_actions, np.int8))
+    with pytest.raises(ValueError, match="entries"):
+        agent.policy.forward(np.zeros((2, 7), dtype=np.float32))
+    for kw, word in ((dict(num_envs=0), "num_envs"), (dict(lr=2.0), "lr"), (dict(gamma=0.0), "gamma"),
+                     (dict(threads=100), "threads"), (dict(seed=-1), "seed")):  # fmt: skip
+        with pytest.raises(ValueError, match=word):
+            Trainer(_args(tmp_path / "x", **kw))
+    with pytest.raises(ValueError, match="num_players"):
+        Trainer(_args(tmp_path / "x", players=11))
+    assert main(["--game", "nope", "--out", str(tmp_path / "y")]) == 2
+    assert "nope" in capsys.readouterr().err
+    bad = tmp_path / "z"
+    bad.mkdir()
+    torch.save({"format": "other"}, bad / "checkpoint.pt")
+    with pytest.raises(ValueError, match="not a self-play checkpoint"):
+        Trainer(_args(bad, resume=True)).train(quiet=True)
