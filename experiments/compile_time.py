@@ -1,0 +1,57 @@
+"""First-use compile time of the compiled core, per game (not a test).
+
+    NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.compile_time base sab2 duel
+
+With an empty ``NUMBA_CACHE_DIR`` every kernel compiles cold; run it again with the same directory to measure the
+cached start. For each game it times the first ``VectorEnv`` steps (float and compact observations, bit masks,
+``observe``) and one whole ``raw_env`` game: what a user's first run of that game pays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+GAMES = ("base", "sab2", "duel")
+
+
+def first_use(game: str) -> float:
+    import saboteur_env as se
+    from saboteur_env.vector import LegalSampler, VectorEnv
+
+    config = {} if game == "base" else {"game": game}
+    start = time.perf_counter()
+    sampler = LegalSampler(0)
+    for obs_format, mask_format in (("float", "int8"), ("compact", "bits")):
+        venv = VectorEnv(4, obs_format=obs_format, mask_format=mask_format, **config)
+        venv.reset(seed=0)
+        for _ in range(3):
+            venv.step(venv.sample_actions(sampler))
+        venv.observe()
+    env = se.raw_env(**config)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else se.sample_legal(obs["action_mask"], rng))
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("games", nargs="+", choices=GAMES)
+    args = parser.parse_args(argv)
+    for game in args.games:
+        seconds = first_use(game)
+        print(json.dumps({"game": game, "first_use_s": round(seconds, 1),
+                          "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "(default: __pycache__)"),
+                          "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
