@@ -310,8 +310,13 @@ def test_setup_draws_the_reference_game_and_counts_games() -> None:
 def test_views_match_the_field_spec() -> None:
     cfg = GameConfig(game="sab2", num_players=7, margin=1)
     batch = Batch(cfg, 3)
-    views = ks.views(*batch._args, batch.cfg)
-    for f, v in zip(batch.layout.fields, views, strict=True):
+    # The kernels get these views through one ViewsRef (ks.kernel_args); ks.views builds the same from the arenas.
+    arenas = tuple(batch.arenas[a] for a in ("i8", "i16", "i32", "u64", "f32"))
+    assert isinstance(batch._args[0], ks.ViewsRef)
+    for views in (batch.views, ks.views(*arenas, batch.cfg)):
+        assert len(views) == len(batch.layout.fields)
+    for f, v, w in zip(batch.layout.fields, batch.views, ks.views(*arenas, batch.cfg), strict=True):
+        assert w.shape == v.shape and np.shares_memory(w, v), f.name
         assert v.shape == (3, *f.shape), f.name
         assert np.shares_memory(v, batch.field(f.name)), f.name
 

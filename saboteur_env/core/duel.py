@@ -42,15 +42,21 @@ int16 vector holding the same information (:data:`COMPACT_DOC`, :func:`expand_co
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
+from numba.core import types as nbtypes
+from numba.experimental import structref
 from numpy.typing import NDArray
 
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
 from saboteur_env.core.layout import Field, Layout
+
+if TYPE_CHECKING:
+    from saboteur_env.core.batch import Batch
 from saboteur_env.duel import board as dboard
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.actions import DOUBLE_TOOLS, NUM_PAIRS, PAIR_A, PAIR_B, PASS_EMPTY
@@ -150,6 +156,25 @@ FIELD_NAMES = (
     "rng", "last_rewards",
 )  # fmt: skip
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
+
+
+@structref.register
+class _ViewsType(nbtypes.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, nbtypes.unliteral(typ)) for name, typ in fields)
+
+
+class ViewsRef(structref.StructRefProxy):
+    """The field views of one batch as a single numba object (see ``core.base.ViewsRef``): a call passes one pointer
+    instead of unboxing every field array, and B = 1 and batched calls share one compiled specialisation."""
+
+
+structref.define_proxy(ViewsRef, _ViewsType, list(FIELD_NAMES))
+
+
+def kernel_args(batch: Batch) -> tuple[ViewsRef]:
+    """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views."""
+    return (ViewsRef(*batch.views),)
 
 
 def event_capacity(config: GameConfig) -> int:
@@ -1216,32 +1241,23 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
-# A call with the views prepared once in Python (``Batch.views``) skips building 21 views per call.
+# ``S`` is the batch's ``ViewsRef`` (``kernel_args``): one pointer per call.
 @nb.njit(cache=True, nogil=True)
-def _from_tuple(T):  # the namedtuple of views from a tuple made once in Python (no reshapes per call)
-    return Views(
-        T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8], T[9], T[10], T[11], T[12], T[13], T[14], T[15], T[16],
-        T[17], T[18], T[19], T[20],
-    )  # fmt: skip
+def mask1(S, cfg, out, num_legal):
+    _mask_range(S, cfg, 0, 1, out, num_legal)
 
 
 @nb.njit(cache=True, nogil=True)
-def mask1(T, cfg, out, num_legal):
-    _mask_range(_from_tuple(T), cfg, 0, 1, out, num_legal)
-
-
-@nb.njit(cache=True, nogil=True)
-def apply_mask1(T, cfg, action, out, num_legal):
+def apply_mask1(S, cfg, action, out, num_legal):
     """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
-    S = _from_tuple(T)
     wk, trial = _work(cfg)
     _apply_range(S, cfg, 0, 1, action, wk, trial)
     _mask_range(S, cfg, 0, 1, out, num_legal)
 
 
 @nb.njit(cache=True, nogil=True)
-def observe1(T, cfg, rowcol, seats, out):
-    _obs_float_range(_from_tuple(T), cfg, rowcol, 0, 1, seats, out)
+def observe1(S, cfg, rowcol, seats, out):
+    _obs_float_range(S, cfg, rowcol, 0, 1, seats, out)
 
 
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
@@ -1253,44 +1269,42 @@ def _work(cfg):
 
 
 @nb.njit(cache=True, nogil=True)
-def setup(i8, i16, i32, u64, f32, cfg, b0, b1, draw):
+def setup(S, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
-    S = views(i8, i16, i32, u64, f32, cfg)
     wk, _ = _work(cfg)
     for b in range(b0, b1):
         _setup(S, cfg, b, wk, draw)
 
 
 @nb.njit(cache=True, nogil=True)
-def masks(i8, i16, i32, u64, f32, cfg, b0, b1, out, num_legal):
-    _mask_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, out, num_legal)
+def masks(S, cfg, b0, b1, out, num_legal):
+    _mask_range(S, cfg, b0, b1, out, num_legal)
 
 
 @nb.njit(cache=True, nogil=True)
-def observe(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, seats, out):
+def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(views(i8, i16, i32, u64, f32, cfg), cfg, rowcol, b0, b1, seats, out)
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
-def observe_compact(i8, i16, i32, u64, f32, cfg, b0, b1, seats, out):
-    _obs_compact_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, seats, out)
+def observe_compact(S, cfg, b0, b1, seats, out):
+    _obs_compact_range(S, cfg, b0, b1, seats, out)
 
 
 @nb.njit(cache=True, nogil=True)
-def apply(i8, i16, i32, u64, f32, cfg, b0, b1, actions):
+def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     wk, trial = _work(cfg)
-    _apply_range(views(i8, i16, i32, u64, f32, cfg), cfg, b0, b1, actions, wk, trial)
+    _apply_range(S, cfg, b0, b1, actions, wk, trial)
 
 
 @nb.njit(cache=True, nogil=True)
-def step(i8, i16, i32, u64, f32, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action
     against ``mask`` (return the first illegal slot, nothing changed), apply, record rewards and finished games
     (final scores = nuggets), start the next game of finished slots, write masks, seats and observations."""
-    S = views(i8, i16, i32, u64, f32, cfg)
     A = cfg[H_NA]
     for b in range(b0, b1):
         a = actions[b]

@@ -263,7 +263,7 @@ def legal_action_mask(state: CoreDuelState) -> NDArray[np.bool_]:
     mask = state._mask
     if mask is None:
         batch = state.batch
-        kd.mask1(batch.views, batch.cfg, state._mask_buf, state._num_legal)
+        kd.mask1(batch._args[0], batch.cfg, state._mask_buf, state._num_legal)
         mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -284,7 +284,7 @@ def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) ->
     s = state if inplace else state.clone()
     batch = s.batch
     s._action[0] = a
-    kd.apply_mask1(batch.views, batch.cfg, s._action, s._mask_buf, s._num_legal)  # the next mask in the same call
+    kd.apply_mask1(batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)  # the next mask in the same call
     mask = s._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
     mask.flags.writeable = False
     s._mask = mask
@@ -298,7 +298,7 @@ def encode_observation(state: CoreDuelState, seat: int) -> NDArray[np.float32]:
     batch = state.batch
     out = np.empty((1, batch.obs_size), dtype=np.float32)
     state._seat[0] = seat
-    kd.observe1(batch.views, batch.cfg, batch.rowcol, state._seat, out)
+    kd.observe1(batch._args[0], batch.cfg, batch.rowcol, state._seat, out)
     return out[0]
 
 
