@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import time
 
 import numpy as np
@@ -45,9 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("games", nargs="+", choices=GAMES)
     args = parser.parse_args(argv)
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
     for game in args.games:
         seconds = first_use(game)
-        print(json.dumps({"game": game, "first_use_s": round(seconds, 1),
+        print(json.dumps({"game": game, "first_use_s": round(seconds, 1), "commit": commit,
                           "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "(default: __pycache__)"),
                           "load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)  # fmt: skip
     return 0
