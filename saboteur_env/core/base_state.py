@@ -15,6 +15,7 @@ anything changes with the reference's explanation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,8 +31,7 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import base as kb
-from saboteur_env.core import rng as crng
-from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert import from_reference, round_results, to_reference
 from saboteur_env.variant import Viewer
 
@@ -72,7 +72,7 @@ def _bool_scalar(index: int) -> property:
     return property(get, set_)
 
 
-class CoreGameState:
+class CoreGameState(OneGame):
     """A base game in the compiled core (see the module docstring). Build with ``CoreBaseVariant.new_game``."""
 
     config: GameConfig
@@ -169,33 +169,9 @@ class CoreGameState:
         self.board_version += 1
 
     # ---- copies ---------------------------------------------------------------------------------------------------
-    def clone(self) -> CoreGameState:
-        new = object.__new__(CoreGameState)
-        new.config = self.config
-        new.batch = self.batch.copy()
-        new._bind()
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "arenas": {k: v.copy() for k, v in self.batch.arenas.items()}}
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        self.config = d["config"]
-        self.batch = Batch(self.config, 1)
-        for k, v in d["arenas"].items():
-            self.batch.arenas[k][:] = v
-        self._bind()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CoreGameState:
-        return self.clone()
-
     def to_reference(self) -> GameState:
         """The numpy reference engine's state of this game (an independent copy)."""
         return to_reference(self.batch, 0)
-
-    def fingerprint(self) -> str:
-        """The reference state's fingerprint (golden replays and determinism tests compare these)."""
-        return self.to_reference().fingerprint()
 
     def __repr__(self) -> str:
         return (f"CoreGameState(game={self.config.game!r}, players={self.num_players}, round={self.round}, "
@@ -207,20 +183,16 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreGameState:
     """Draw the whole game's set-up from ``rng`` as the reference does and start round 1 with seat 0."""
     state = CoreGameState(config)
     batch = state.batch
-    if crng.self_check() and rng.bit_generator.state.get("bit_generator") == "PCG64":
-        words = batch.field("rng")
-        words[0] = crng.words_of(rng)
-        batch.setup(draw=True)
-        crng.set_words(rng, words[0])  # the caller's generator continues after the set-up draws
-    else:  # another bit generator, or a numpy whose stream the port does not reproduce: the same draws in numpy
-        f = batch.field
+
+    def draw_in_numpy(f: Callable[[str], Any]) -> None:  # the reference's draws, for the fallback
         deck = np.repeat(np.arange(NUM_DECK_KINDS), deck_counts(config))
         roles = batch.cfg[batch.cfg[kb.H_ROLES] : batch.cfg[kb.H_ROLES] + config.num_players + 1]
         f("round_decks")[0] = np.stack([rng.permutation(deck) for _ in range(config.rounds)])
         f("round_roles")[0] = np.stack([rng.permutation(roles) for _ in range(config.rounds)])
         f("round_goals")[0] = np.stack([rng.permutation(np.array(GOAL_KINDS)) for _ in range(config.rounds)])
         f("gold_deck")[0] = rng.permutation(kb.GOLD_VALUES)
-        batch.setup(draw=False)
+
+    setup_one(batch, rng, draw_in_numpy)
     batch.field("sc")[0, kb.SC_GAMES] = 1
     return state
 

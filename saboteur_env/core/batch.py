@@ -8,8 +8,9 @@ attribute names it, e.g. ``"saboteur_env.core.base"``) and calls the module's en
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from numpy.typing import NDArray
@@ -123,3 +124,58 @@ class Batch:
         b0: int = 0, b1: int | None = None,
     ) -> None:  # fmt: skip
         kcommon.sample(mask, num_legal, words, b0, self.batch if b1 is None else b1, out)
+
+
+def setup_one(batch: Batch, rng: np.random.Generator, draw_in_numpy: Callable[[Callable[[str], Any]], None]) -> None:
+    """Start slot 0's game from the caller's generator as the reference engine's ``new_game`` does: in the kernel
+    from the generator's PCG64 words (written back, so ``rng`` continues exactly as after the reference's draws), or,
+    for another bit generator or a numpy whose stream the port does not reproduce, with the same draws made in numpy
+    by ``draw_in_numpy(batch.field)`` followed by the kernel's set-up without drawing."""
+    if crng.self_check() and rng.bit_generator.state.get("bit_generator") == "PCG64":
+        words = batch.field("rng")
+        words[0] = crng.words_of(rng)
+        batch.setup(draw=True)
+        crng.set_words(rng, words[0])
+    else:
+        draw_in_numpy(batch.field)
+        batch.setup(draw=False)
+
+
+class OneGame:
+    """Copies, pickling and fingerprints of a one-game state held by a ``Batch`` of one (the games' core states).
+
+    Subclasses bind their field views in ``_bind`` and convert to the reference engine in ``to_reference``."""
+
+    config: GameConfig
+    batch: Batch
+
+    def _bind(self) -> None:
+        raise NotImplementedError
+
+    def to_reference(self) -> Any:
+        """The numpy reference engine's state of this game (an independent copy)."""
+        raise NotImplementedError
+
+    def clone(self) -> Self:
+        new = object.__new__(type(self))
+        new.config = self.config
+        new.batch = self.batch.copy()
+        new._bind()
+        return new
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "arenas": {k: v.copy() for k, v in self.batch.arenas.items()}}
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.config = d["config"]
+        self.batch = Batch(self.config, 1)
+        for k, v in d["arenas"].items():
+            self.batch.arenas[k][:] = v
+        self._bind()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self.clone()
+
+    def fingerprint(self) -> str:
+        """The reference state's fingerprint (golden replays and determinism tests compare these)."""
+        return str(self.to_reference().fingerprint())

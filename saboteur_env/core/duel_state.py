@@ -16,6 +16,7 @@ the reference's explanation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core import duel as kd
-from saboteur_env.core import rng as crng
-from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel import render
@@ -86,7 +86,7 @@ def _bool_scalar(index: int) -> property:
     return property(get, set_)
 
 
-class CoreDuelState:
+class CoreDuelState(OneGame):
     """A Duel game in the compiled core (see the module docstring). Build with ``CoreDuelVariant.new_game``."""
 
     config: GameConfig
@@ -205,33 +205,9 @@ class CoreDuelState:
         self._cache = {}
 
     # ---- copies ---------------------------------------------------------------------------------------------------
-    def clone(self) -> CoreDuelState:
-        new = object.__new__(CoreDuelState)
-        new.config = self.config
-        new.batch = self.batch.copy()
-        new._bind()
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "arenas": {k: v.copy() for k, v in self.batch.arenas.items()}}
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        self.config = d["config"]
-        self.batch = Batch(self.config, 1)
-        for k, v in d["arenas"].items():
-            self.batch.arenas[k][:] = v
-        self._bind()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CoreDuelState:
-        return self.clone()
-
     def to_reference(self) -> DuelState:
         """The numpy reference engine's state of this game (an independent copy)."""
         return to_reference(self.batch, 0)
-
-    def fingerprint(self) -> str:
-        """The reference state's fingerprint (golden replays and determinism tests compare these)."""
-        return self.to_reference().fingerprint()
 
     def __repr__(self) -> str:
         return (f"CoreDuelState(layout={self.config.duel_layout!r}, round={self.round}, current={self.current}, "
@@ -245,16 +221,12 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreDuelState:
         raise ValueError(f"the duel's new_game needs game='duel', got game={config.game!r}")
     state = CoreDuelState(config)
     batch = state.batch
-    if crng.self_check() and rng.bit_generator.state.get("bit_generator") == "PCG64":
-        words = batch.field("rng")
-        words[0] = crng.words_of(rng)
-        batch.setup(draw=True)
-        crng.set_words(rng, words[0])  # the caller's generator continues after the set-up draws
-    else:  # another bit generator, or a numpy whose stream the port does not reproduce: the same draws in numpy
-        f = batch.field
+
+    def draw_in_numpy(f: Callable[[str], Any]) -> None:  # the reference's draws, for the fallback
         f("card_rank")[0] = np.stack([rng.permutation(dc.DECK_SIZE) for _ in range(config.rounds)])
         f("goal_rank")[0] = np.stack([rng.permutation(dc.NUM_GOALS) for _ in range(config.rounds)])
-        batch.setup(draw=False)
+
+    setup_one(batch, rng, draw_in_numpy)
     return state
 
 

@@ -16,6 +16,7 @@ changes, with the reference's explanation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,8 @@ from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, StateError
-from saboteur_env.core import rng as crng
 from saboteur_env.core import sab2 as ks
-from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert_sab2 import _event, _summary, from_reference, round_results, to_reference
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import render, rules
@@ -85,7 +85,7 @@ def _bool_scalar(index: int) -> property:
     return property(get, set_)
 
 
-class CoreSab2State:
+class CoreSab2State(OneGame):
     """A Saboteur 2 game in the compiled core (see the module docstring). Build with ``CoreSab2Variant.new_game``."""
 
     config: GameConfig
@@ -228,33 +228,9 @@ class CoreSab2State:
         self._event_list.clear()
 
     # ---- copies ---------------------------------------------------------------------------------------------------
-    def clone(self) -> CoreSab2State:
-        new = object.__new__(CoreSab2State)
-        new.config = self.config
-        new.batch = self.batch.copy()
-        new._bind()
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "arenas": {k: v.copy() for k, v in self.batch.arenas.items()}}
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        self.config = d["config"]
-        self.batch = Batch(self.config, 1)
-        for k, v in d["arenas"].items():
-            self.batch.arenas[k][:] = v
-        self._bind()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> CoreSab2State:
-        return self.clone()
-
     def to_reference(self) -> Sab2State:
         """The numpy reference engine's state of this game (an independent copy)."""
         return to_reference(self.batch, 0)
-
-    def fingerprint(self) -> str:
-        """The reference state's fingerprint (golden replays and determinism tests compare these)."""
-        return self.to_reference().fingerprint()
 
     def __repr__(self) -> str:
         return (f"CoreSab2State(players={self.num_players}, round={self.round}, current={self.current}, "
@@ -266,19 +242,15 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreSab2State:
     """Draw the whole game's set-up from ``rng`` as the reference does and start round 1 with seat 0."""
     state = CoreSab2State(config)
     batch = state.batch
-    if crng.self_check() and rng.bit_generator.state.get("bit_generator") == "PCG64":
-        words = batch.field("rng")
-        words[0] = crng.words_of(rng)
-        batch.setup(draw=True)
-        crng.set_words(rng, words[0])  # the caller's generator continues after the set-up draws
-    else:  # another bit generator, or a numpy whose stream the port does not reproduce: the same draws in numpy
-        f = batch.field
+
+    def draw_in_numpy(f: Callable[[str], Any]) -> None:  # the reference's draws, for the fallback
         deck = np.repeat(np.arange(sc.NUM_DECK_KINDS, dtype=np.int16), sc.DECK_COUNTS)
         f("round_decks")[0] = np.stack([rng.permutation(deck) for _ in range(config.rounds)])
         f("round_roles")[0] = np.stack([rng.permutation(sc.ROLE_DECK) for _ in range(config.rounds)])
         goals = np.array(sc.KIND_GOALS, dtype=np.int16)
         f("round_goals")[0] = np.stack([rng.permutation(goals) for _ in range(config.rounds)])
-        batch.setup(draw=False)
+
+    setup_one(batch, rng, draw_in_numpy)
     return state
 
 
