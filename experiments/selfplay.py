@@ -41,12 +41,14 @@ import torch
 from numpy.typing import NDArray
 from torch import nn
 
+from agents import make_agent
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, role_names, role_slice
+from experiments.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, num_actions, observation_layout
 from saboteur_env.vector import VectorEnv
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
 MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
 
 
@@ -78,6 +80,14 @@ class Args:
     log_every: float = 2.0  # seconds between log lines
     resume: bool = False
     bench: bool = False
+    league: float = 0.0  # fraction of new games whose other seats are league opponents
+    league_agents: str = ""  # comma-separated scripted agents in the league (besides the snapshots)
+    snapshot_every: int = 10  # iterations between snapshots of the learner added to the league (0: none)
+    pool_size: int = 5  # snapshots kept in the league
+    eval_every: int = 0  # iterations between ladder checks (0: none)
+    eval_games: int = 60  # paired deals per ladder check
+    eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
+    tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -96,6 +106,23 @@ class Args:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be >= 0")
         if self.seed < 0:
             raise ValueError(f"seed={self.seed} must be >= 0")
+        if not 0.0 <= self.league <= 1.0:
+            raise ValueError(f"league={self.league!r} is out of range; valid: [0, 1]")
+        for name in ("snapshot_every", "eval_every"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"{name}={v!r} must be a non-negative integer")
+        if not 1 <= self.eval_games <= 100_000:
+            raise ValueError(f"eval_games={self.eval_games!r} is out of range; valid: 1..100000")
+        if self.league > 0 and not self.league_names() and not (self.snapshot_every and self.pool_size):
+            raise ValueError("league > 0 needs opponents: --league-agents NAMES or snapshots (--snapshot-every, "
+                             "--pool-size)")  # fmt: skip
+
+    def league_names(self) -> list[str]:
+        return [n.strip() for n in self.league_agents.split(",") if n.strip()]
+
+    def opponent(self) -> str:
+        return self.eval_opponent or ("greedy" if self.game == "duel" else "heuristic")
 
     def config(self) -> GameConfig:
         # GameConfig names bad games and player counts; None: the game's default (resolved by GameConfig).
@@ -238,7 +265,7 @@ class Rollout:
     rewards it accumulated), :meth:`earn` with the step's results, :meth:`advantages` at the rollout's end, then
     :meth:`carry` to move the open decisions into the carry rows."""
 
-    ARRAYS = ("obs", "mask", "action", "logp", "value", "role", "seat")
+    ARRAYS = ("obs", "mask", "action", "logp", "value", "role", "seat", "learner")
 
     def __init__(self, steps: int, num_envs: int, num_players: int, obs_size: int, num_actions: int) -> None:
         n, b = num_players, num_envs
@@ -252,6 +279,7 @@ class Rollout:
         self.role = np.zeros((r, b), dtype=np.int64)  # the actor's role (statistics; heads come from obs)
         self.seat = np.zeros((r, b), dtype=np.int64)
         self.seat[:n] = np.arange(n)[:, None]
+        self.learner = np.ones((r, b), dtype=bool)  # the decision was the learner's (a league opponent's: not trained)
         self.valid = np.zeros((r, b), dtype=bool)  # a decision is stored here
         self.complete = np.zeros((r, b), dtype=bool)  # its transition has ended (next decision or game end)
         self.reward = np.zeros((r, b), dtype=np.float32)
@@ -315,7 +343,7 @@ class Rollout:
         return adv, adv + self.value
 
     def trainable(self) -> NDArray[np.bool_]:
-        return self.valid & self.complete
+        return self.valid & self.complete & self.learner
 
     def carry(self) -> None:
         """Move every open decision to its seat's carry row; the step rows become free."""
@@ -395,6 +423,10 @@ class Trainer:
         self.out = Path(args.out)
         self._obs: NDArray[np.float32] | None = None
         self._info: dict[str, Any] = {}
+        self.league = League(self.config, args.league_names(), args.pool_size)
+        self.seating = Seating(self.config, args.num_envs, self.league, args.league, args.seed)
+        make_agent(args.opponent(), self.config)  # a bad --eval-opponent fails now, not at the first check
+        self.tb: Any = None
         self._reset_stats()
 
     # ---- state -----------------------------------------------------------------------------------------------------
@@ -411,6 +443,7 @@ class Trainer:
             self.load(ckpt)
         else:
             self._obs, self._info = self.env.reset(seed=self.args.seed)
+            self.seating.new_games(np.arange(self.args.num_envs))
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -431,6 +464,8 @@ class Trainer:
             "env": _env_state(self.env),
             "rollout": self.roll.state(),
             "last_role": torch.from_numpy(self.last_role.copy()),
+            "league": self.league.state(),
+            "seating": self.seating.state(),
         }
         tmp = path.with_suffix(".tmp")
         torch.save(state, tmp)
@@ -457,6 +492,8 @@ class Trainer:
         _load_env_state(self.env, state["env"])
         self.roll.load(state["rollout"])
         self.last_role[:] = state["last_role"].numpy()
+        self.league.load(state["league"], self.model)
+        self.seating.load(state["seating"])
         n = self.env.num_actions
         self._obs = self.env._buf["obs_f"]
         self._info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n]}
@@ -468,15 +505,27 @@ class Trainer:
         assert self._obs is not None
         np.copyto(roll.obs[row], self._obs)
         np.copyto(roll.mask[row], self._info["action_mask"])
-        obs = torch.from_numpy(roll.obs[row])
-        rows, cols = torch.from_numpy(roll.mask[row]).nonzero(as_tuple=True)
-        logp, value = self.model.legal(obs, rows, cols)
-        pick = segment_sample(logp, rows, obs.shape[0], self.gen)
-        roll.action[row] = cols[pick].numpy()
-        roll.logp[row] = logp[pick].numpy()
-        roll.value[row] = value.numpy()
+        seats = np.asarray(self._info["seat"], dtype=np.int64)
+        learner = self.seating.learner_rows(seats)
+        if learner.all():  # self-play: every row is the learner's
+            obs = torch.from_numpy(roll.obs[row])
+            rows, cols = torch.from_numpy(roll.mask[row]).nonzero(as_tuple=True)
+            logp, value = self.model.legal(obs, rows, cols)
+            pick = segment_sample(logp, rows, obs.shape[0], self.gen)
+            roll.action[row] = cols[pick].numpy()
+            roll.logp[row] = logp[pick].numpy()
+            roll.value[row] = value.numpy()
+        else:
+            mine, theirs = np.flatnonzero(learner), np.flatnonzero(~learner)
+            if mine.size:
+                a, lp, v = sample_rows(self.model, roll.obs[row][mine], roll.mask[row][mine], self.gen)
+                roll.action[row, mine], roll.logp[row, mine], roll.value[row, mine] = a, lp, v
+            roll.logp[row, theirs] = 0.0
+            roll.value[row, theirs] = 0.0
+            self.seating.act(theirs, roll.obs[row], roll.mask[row], seats, self.gen, roll.action[row])
+        roll.learner[row] = learner
         roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
-        roll.decide(row, np.asarray(self._info["seat"], dtype=np.int64))
+        roll.decide(row, seats)
 
     def collect(self) -> dict[str, float]:
         roll, times = self.roll, {"env_s": 0.0, "policy_s": 0.0}
@@ -493,13 +542,21 @@ class Trainer:
             roll.earn(rewards, term)
             ended = rewards.any(axis=1) | term  # a round ended: each seat won it if it earned something
             if ended.any():
-                roles = self.last_role[ended]
+                # The learner's seats only (every seat in self-play; the league games' one seat).
+                sl = self.seating.learner[ended]
+                mine = (sl[:, None] < 0) | (sl[:, None] == np.arange(self.config.num_players))
+                roles, got = self.last_role[ended][mine], rewards[ended][mine]
                 np.add.at(self.st_rounds, roles, 1)
-                np.add.at(self.st_wins, roles, rewards[ended] > 0)
-                np.add.at(self.st_round_reward, roles, rewards[ended])
+                np.add.at(self.st_wins, roles, got > 0)
+                np.add.at(self.st_round_reward, roles, got)
             if term.any():
-                self.games += int(term.sum())
-                self.st_returns.extend(self._info["final_returns"][term].mean(axis=1).tolist())
+                done = np.flatnonzero(term)
+                self.games += int(done.size)
+                finals, sl = self._info["final_returns"][done], self.seating.learner[done]
+                mean = finals.mean(axis=1)
+                own = finals[np.arange(done.size), np.maximum(sl, 0)]
+                self.st_returns.extend(np.where(sl < 0, mean, own).tolist())
+                self.seating.new_games(done)  # the slots' next games (same-step autoreset)
         self.decisions += self.args.rollout * self.args.num_envs
         return times
 
@@ -568,7 +625,30 @@ class Trainer:
     def columns(self) -> list[str]:
         cols = ["iteration", "decisions", "games", "wall_s", "decisions_per_s", "return_mean"]
         cols += [f"win_{r}" for r in self.role_names] + [f"round_reward_{r}" for r in self.role_names]
-        return [*cols, "entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss", "explained_var", "trained"]
+        cols += ["entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss", "explained_var", "trained", "league_games"]
+        return [*cols, "eval_diff", "eval_lo", "eval_hi", *[f"eval_diff_{r}" for r in self.role_names]]
+
+    def ladder_check(self) -> dict[str, float]:
+        """The paired ladder check (:func:`experiments.league.evaluate`) of the current policy."""
+        sl = self._role
+
+        def role_of(obs: NDArray[np.float32]) -> NDArray[np.int64]:
+            return obs[:, sl].argmax(axis=1) if sl.stop > sl.start else np.zeros(len(obs), dtype=np.int64)
+
+        seed = self.args.seed * 1_000_003 + self.iteration  # fresh deals each check, reproducible
+        return evaluate(self.config, self.model, self.args.opponent(), self.args.eval_games, seed, self.role_names,
+                        role_of)  # fmt: skip
+
+    def _tensorboard(self) -> Any:
+        if not self.args.tensorboard:
+            return None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:  # tensorboard is in the train extra; without it the CSV is the record
+            print("note: tensorboard is not installed; writing progress.csv only", file=sys.stderr)
+            return None
+        # purge_step drops what a killed run wrote after its last checkpoint, so a resumed curve has no doubles.
+        return SummaryWriter(str(self.out / "tb"), purge_step=self.decisions if self.args.resume else None)
 
     def train(self, max_iterations: int | None = None, quiet: bool = False) -> dict[str, float]:
         """Run iterations until ``args.steps`` decisions (or ``max_iterations`` in all); returns the last row."""
@@ -581,6 +661,7 @@ class Trainer:
             with csv_path.open("w", newline="") as fh:
                 csv.writer(fh).writerow(cols)
         row: dict[str, float] = {}
+        self.tb = self._tensorboard()
         t_start, d_start, last_log = time.perf_counter(), self.decisions, 0.0
         spent = {"env_s": 0.0, "policy_s": 0.0, "learn_s": 0.0}
         while self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations):
@@ -588,13 +669,22 @@ class Trainer:
             times = self.collect()
             t1 = time.perf_counter()
             stats = self.update()
-            t2 = time.perf_counter()
             self.iteration += 1
+            if a.league > 0 and a.snapshot_every and self.iteration % a.snapshot_every == 0:
+                self.league.add_snapshot(self.model, self.iteration)
+            if a.eval_every and self.iteration % a.eval_every == 0:
+                stats.update(self.ladder_check())
+            t2 = time.perf_counter()
             self.wall += t2 - t0
             rate = (self.decisions - d_start) / max(t2 - t_start, 1e-9)
             row = self._row(rate, stats)
             with csv_path.open("a", newline="") as fh:
-                csv.writer(fh).writerow([row[c] for c in cols])
+                csv.writer(fh).writerow([row.get(c, float("nan")) for c in cols])
+            if self.tb is not None:
+                for c in cols[4:]:
+                    v = row.get(c, float("nan"))
+                    if not math.isnan(v):
+                        self.tb.add_scalar(c, v, self.decisions)
             self._reset_stats()
             if self.iteration % a.checkpoint_every == 0:
                 self.save(self.out / "checkpoint.pt")
@@ -606,6 +696,8 @@ class Trainer:
                 print(self._line(row, rate), file=sys.stderr, flush=True)
         self.save(self.out / "checkpoint.pt")
         export_npz(self.model, self.config, self.out / "policy.npz", self.decisions)
+        if self.tb is not None:
+            self.tb.close()
         row.update(spent, elapsed_s=time.perf_counter() - t_start)
         row["rate"] = (self.decisions - d_start) / max(row["elapsed_s"], 1e-9)
         return row
@@ -618,6 +710,7 @@ class Trainer:
             n = self.st_rounds[i]
             row[f"win_{r}"] = float(self.st_wins[i] / n) if n else float("nan")
             row[f"round_reward_{r}"] = float(self.st_round_reward[i] / n) if n else float("nan")
+        row["league_games"] = float(sum(v for k, v in self.seating.counts.items() if k != "self"))
         row.update(stats)
         return row
 
@@ -628,9 +721,13 @@ class Trainer:
         bar = "#" * int(20 * frac) + "." * (20 - int(20 * frac))
         wins = " ".join(f"{r}={row[f'win_{r}']:.2f}" for r in self.role_names if not math.isnan(row[f"win_{r}"]))
         clock = time.strftime("%H:%M:%S", time.gmtime(eta))
+        check = ""
+        if not math.isnan(row.get("eval_diff", float("nan"))):
+            check = (f" | vs {a.opponent()} {row['eval_diff']:+.2f} [{row['eval_lo']:+.2f}, {row['eval_hi']:+.2f}]"
+                     f" over {a.eval_games}")  # fmt: skip
         return (f"[{bar}] {self.decisions:,}/{a.steps:,} {rate:,.0f} dec/s ETA {clock}"
                 f" | it {self.iteration} return {row['return_mean']:.2f} win {wins or '-'} ent {row['entropy']:.2f}"
-                f" kl {row['approx_kl']:.4f} clip {row['clip_frac']:.2f}")  # fmt: skip
+                f" kl {row['approx_kl']:.4f} clip {row['clip_frac']:.2f}{check}")  # fmt: skip
 
 
 HELP = {
@@ -644,6 +741,13 @@ HELP = {
     "out": "output folder: progress.csv, checkpoint.pt, policy.npz",
     "checkpoint_every": "iterations between checkpoints",
     "log_every": "seconds between log lines",
+    "league": "fraction of new games where one seat is the learner and the others a league opponent",
+    "league_agents": "comma-separated scripted agents in the league, e.g. heuristic,bayes",
+    "snapshot_every": "iterations between snapshots of the learner joining the league (0: none)",
+    "pool_size": "snapshots kept in the league",
+    "eval_every": "iterations between paired ladder checks (0: none)",
+    "eval_games": "paired deals per ladder check",
+    "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
 }
 
 
@@ -653,7 +757,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     for f in dataclasses.fields(Args):
-        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench"):
+        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard"):
             continue
         default = getattr(d, f.name)
         text = HELP.get(f.name, f.name.replace("_", " "))
@@ -663,6 +767,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--role-heads", action="store_true", help="one policy and value head per role")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
     p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
+    p.add_argument("--no-tensorboard", dest="tensorboard", action="store_false", help="write progress.csv only")
     ns = p.parse_args(argv)
     return Args(**vars(ns))
 
