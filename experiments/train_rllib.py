@@ -14,6 +14,11 @@ receives an observation, a dict ``{"observations": vector, "action_mask": 0/1 fl
 reward that arrives without an observation to that agent's last transition, so a seat earns the round it lost
 while another seat was acting); at the end of the game every seat gets its final observation. RLlib's own
 ``PettingZooEnv`` wrapper pays only the acting agent, which is wrong for this game.
+
+Playing a trained policy: ``--export-npz PATH`` (after training, or with ``--export-only`` from an existing ``--out``
+checkpoint) writes the policy network as an ``agents.learned`` ``.npz`` file, so ``make_agent("learned:PATH")``
+plays it in tournaments, the terminal and the browser with numpy alone (no Ray, no torch, no pickles). RLlib's
+checkpoints are pickles, so export only checkpoints you made yourself; the ``.npz`` is the file to share.
 """
 
 from __future__ import annotations
@@ -167,6 +172,60 @@ def train(
     return history
 
 
+MODULE_DIR = ("learner_group", "learner", "rl_module", "shared")  # where save_to_path puts the shared policy
+
+
+def export_npz(checkpoint: Path, path: Path, players: int) -> Path:
+    """The policy of an RLlib checkpoint (``--out`` of :func:`train`) as an ``agents.learned`` ``.npz`` file.
+
+    RLlib's default PPO module for this config is ``obs -> tanh(W0) -> tanh(W1) -> pi`` for the policy (masked by
+    adding ``log(mask)``) with a separate critic trunk; the file holds the policy exactly (scale 1) and a zero value
+    head, because the critic's own trunk has no place in the format (playing needs only the policy). A module built
+    with ``vf_share_layers`` has one trunk, and its value head is exported exactly."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, role_slice
+    from saboteur_env import num_actions, observation_layout
+
+    module_dir = Path(checkpoint).joinpath(*MODULE_DIR)
+    if not module_dir.is_dir():
+        raise ValueError(f"{checkpoint} is not an RLlib checkpoint of this script (no {'/'.join(MODULE_DIR)})")
+    module = RLModule.from_checkpoint(str(module_dir))  # unpickles: a checkpoint you trust (see the docstring)
+    sd = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in module.state_dict().items()}
+    # PPO's default has a separate critic ("actor_encoder"); a module built with vf_share_layers has one "encoder".
+    shared = "encoder.encoder.net.mlp.0.weight" in sd
+    prefix, head = ("encoder.encoder.net.mlp." if shared else "encoder.actor_encoder.net.mlp."), "pi.net.mlp.0."
+    names = [f"{prefix}0.weight", f"{prefix}0.bias", f"{prefix}2.weight", f"{prefix}2.bias", f"{head}weight",
+             f"{head}bias"]  # fmt: skip
+    extra = [k for k in sd if k.startswith(prefix) and k not in names]
+    if any(n not in sd for n in names) or extra:
+        raise ValueError(f"{checkpoint}: the module is not a two-layer MLP policy ({sorted(sd)})")
+    config = GameConfig(num_players=players)
+    obs_size, n_act = observation_layout(config).size, num_actions(config)
+    hidden = sd[names[0]].shape[0]
+    if sd[names[0]].shape != (hidden, obs_size) or sd[names[4]].shape != (n_act, hidden):
+        raise ValueError(f"{checkpoint}: shapes {sd[names[0]].shape} / {sd[names[4]].shape} do not fit the "
+                         f"{players}-player game ({obs_size} observations, {n_act} actions)")  # fmt: skip
+    sl = role_slice(config)
+    meta = {"format": FORMAT, "version": FORMAT_VERSION, "config": {f: getattr(config, f) for f in LAYOUT_FIELDS},
+            "rules_version": config.rules_version, "obs_size": obs_size, "num_actions": n_act, "hidden": hidden,
+            "num_heads": 1, "role_slice": [sl.start, sl.stop] if sl else [0, 0], "activation": "tanh",
+            "decisions": 0, "source": "rllib", "value_head": "zeros (RLlib's critic has its own trunk)"}  # fmt: skip
+    arrays = {"meta": np.array(json.dumps(meta, sort_keys=True)), "scale": np.ones(obs_size, dtype=np.float32),
+              "w0": sd[names[0]].T.copy(), "b0": sd[names[1]], "w1": sd[names[2]].T.copy(), "b1": sd[names[3]],
+              "pi_w0": sd[names[4]].T.copy(), "pi_b0": sd[names[5]], "v_w0": np.zeros((hidden, 1), np.float32),
+              "v_b0": np.zeros(1, np.float32)}  # fmt: skip
+    if shared and "vf.net.mlp.0.weight" in sd:  # the critic sits on the same trunk: its head is exact too
+        arrays["v_w0"], arrays["v_b0"] = sd["vf.net.mlp.0.weight"].T.copy(), sd["vf.net.mlp.0.bias"]
+        meta["value_head"] = "exact (shared trunk)"
+        arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=5, help="3-10 (the base game)")
@@ -180,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=256, help="width of the two hidden layers")
     parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint directory")
+    parser.add_argument("--export-npz", type=Path, default=None, help="write the policy as a learned:PATH .npz file")
+    parser.add_argument("--export-only", action="store_true", help="export the --out checkpoint without training")
     args = parser.parse_args(argv)
     base = variants.get("base")
     if not base.min_players <= args.players <= base.max_players:
@@ -197,8 +258,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed {args.seed} must be >= 0")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} exists and is not a directory")
-    train(args.players, args.iterations, args.address, args.env_runners, args.batch, args.minibatch, args.epochs,
-          args.lr, args.hidden, args.seed, args.out)  # fmt: skip
+    if args.export_npz is not None and args.out is None:
+        parser.error("--export-npz needs --out (the checkpoint to export)")
+    if args.export_only and args.export_npz is None:
+        parser.error("--export-only needs --export-npz PATH")
+    if not args.export_only:
+        train(args.players, args.iterations, args.address, args.env_runners, args.batch, args.minibatch, args.epochs,
+              args.lr, args.hidden, args.seed, args.out)  # fmt: skip
+    if args.export_npz is not None:
+        try:
+            print(f"wrote {export_npz(args.out, args.export_npz, args.players)}")
+        except ValueError as e:
+            parser.error(str(e))
     return 0
 
 
