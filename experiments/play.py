@@ -38,11 +38,11 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
+from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
 from agents.base import bind_oracle
 from experiments.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
-from experiments.web.table import round_lines
+from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines
 from experiments.web.words import card_info, event_lines, hand_kinds, moves, new_events, reveals, view_events
 from saboteur_env import (
     ActionType,
@@ -154,7 +154,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
                         "the duel has 2")  # fmt: skip
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
     parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic): {', '.join(sorted(LADDER))}; "
-                        f"the duel (default greedy): {', '.join(DUEL_AGENTS)}")  # fmt: skip
+                        f"the duel (default greedy): {', '.join(DUEL_AGENTS)}; every game: ismcts, ismcts:N "
+                        "(IS-MCTS, N simulations a move)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, choices=(1, 2, 3), default=3)
     args = parser.parse_args(argv)
@@ -169,8 +170,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     if args.bots is None:
         args.bots = "greedy" if args.game == "duel" else "heuristic"
     valid_bots = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(args.game, tuple(sorted(LADDER)))
-    if args.bots not in valid_bots:
-        parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}")
+    try:
+        sims = ismcts_sims(args.bots)  # ismcts / ismcts:N (IS-MCTS with N simulations a move), else None
+    except TableError as err:
+        parser.error(f"--{err}")
+    if args.bots not in valid_bots and sims is None:
+        parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}, "
+                     "ismcts, ismcts:N")  # fmt: skip
     if args.seed is not None and args.seed < 0:
         parser.error(f"--seed {args.seed} must be >= 0")
     try:  # anything else the game's config rejects, named by the config itself
@@ -236,7 +242,7 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
     cfg = env.config
     env.reset(seed=args.seed)
     game = env.game
-    bots = {s: make_agent(args.bots, cfg) for s in range(args.players) if s != args.seat}
+    bots = {s: make_bot(args.bots, cfg) for s in range(args.players) if s != args.seat}
     # Sealed agent seeds (docs/evaluation.md): drawn from a fresh secret, never derived from the public deal seed.
     seeds = agent_seeds(draw_secret(), 0 if args.seed is None else args.seed, args.players)
     for s, bot in bots.items():
@@ -290,6 +296,9 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
         else:
             say()
             say(render_text(game, args.seat))
+            if not duel:  # the view counts seats from yours; the reports name them absolutely
+                say("  (seat+k is the seat k places after you: " + ", ".join(
+                    f"seat+{k} = seat {(args.seat + k) % args.players}" for k in range(1, args.players)) + ")")
             view = player_view(game, args.seat)
             counts = np.asarray(view.hand)[: hand_kinds(cfg)]
             for k in np.flatnonzero(counts):

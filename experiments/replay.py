@@ -2,7 +2,7 @@
 
     python -m experiments.replay runs/x --game 0 --seat 2 --gif game.gif --html game.html
     python -m experiments.replay --players 4 --seed 5 --actions 1200 1267 1184 --omniscient --html game.html
-    python -m experiments.replay --game-type sab2 --players 6 --seed 3 --actions ... --html game.html
+    python -m experiments.replay --game-type sab2 --players 6 --seed 3 --rounds 2 --actions ... --html game.html
 
 The game comes from a tournament log (``--game K``: the K-th complete game in the file, each game counted once; base,
 Saboteur 2 and duel logs) or from a seed and an action list (``--game-type`` base / sab2 / duel, default base). A
@@ -11,7 +11,8 @@ round end): a damaged or tampered log is refused with a message naming the file,
 difference.
 
 Frames are drawn from one seat's view (``--seat``), the public view (default) or ``--omniscient`` (every seat's
-view at once: all roles, hands and the goals any seat has peeked); each frame's caption lists the events of that
+view at once, all roles and hands, and the true card of every face-down goal, peeked or not: the replay re-plays
+the whole game, so its true state is known); each frame's caption lists the events of that
 step as the chosen viewer may see them. The engine deals the next round in the step that ends a round, so the end
 of every round gets a frame of its own (the exact board as the round ended, rebuilt from the view before the last
 move and that move's public events by ``saboteur_env.pictures.round_end_view``, and the round's result with
@@ -36,9 +37,11 @@ from experiments.logs import cli_warnings
 from experiments.web.scene import board_scene, to_png
 from experiments.web.words import event_lines, new_events, view_events
 from saboteur_env import GameConfig, action_to_string, apply_action, new_game, player_view, variants
+from saboteur_env.common.geometry import geometry
 from saboteur_env.pictures import round_end_view
 
-__all__ = ["Frame", "config_of_header", "frames", "game_from_log", "steps", "title_of", "write_gif", "write_html"]
+__all__ = ["Frame", "config_of_header", "frames", "game_from_log", "steps", "title_of", "true_goals", "write_gif",
+           "write_html"]
 
 Viewer = int | str | None
 
@@ -64,9 +67,38 @@ def _end_view(before: Any, after: Any, seat: int) -> Any:
     return round_end_view(was, new_events(view_events(was), view_events(now)), now)
 
 
+def true_goals(state: Any) -> dict[int, tuple[str, str]]:
+    """``{cell: (glyph, name)}`` of every goal of the round still face down in ``state``: the truth, which only an
+    omniscient replay of a finished game shows (glyph g / s for gold / stone; the Duel: the goal's nuggets)."""
+    cfg = state.config
+    cells = geometry(cfg).goal_cells
+    out = {}
+    for slot, cell in enumerate(cells):
+        if bool(state.goal_revealed[slot]):
+            continue
+        if cfg.game == "duel":
+            from saboteur_env.duel import cards as dc
+
+            card = int(state.goal_card[slot])
+            out[int(cell)] = (str(int(dc.GOAL_NUGGETS[card])), f"{dc.GOAL_CARDS[card].code} {dc.GOAL_CARDS[card].name}")
+        elif cfg.game == "sab2":
+            from saboteur_env.sab2 import cards as sc
+
+            kind = int(state.goal_kind[slot])
+            gold = kind == sc.KIND_GOALS[0]
+            out[int(cell)] = ("g" if gold else "s", "gold" if gold else "stone")
+        else:
+            from saboteur_env.base import cards as bc
+
+            kind = int(state.goal_kind[slot])
+            out[int(cell)] = ("g" if kind == bc.KIND_GOAL_GOLD else "s", bc.KIND_NAMES[kind])
+    return out
+
+
 def _scene(state: Any, viewer: Viewer, title: str, after: Any = None) -> dict[str, Any]:
     """The scene of ``viewer``: a seat's own view, the public view (seat 0's less its secrets), or omniscient (the
-    public scene with every seat's role and hand from that seat's own view, and every goal some seat peeked).
+    public scene with every seat's role and hand from that seat's own view, and the true card of every face-down
+    goal, peeked or not, from the replayed state: the game is over, so showing it is fine).
     With ``after`` (the state after a round's last move): the board as that round ended."""
     cfg = state.config
     names = _names(cfg)
@@ -84,12 +116,14 @@ def _scene(state: Any, viewer: Viewer, title: str, after: Any = None) -> dict[st
     scene = {**scene, "seats": [dict(r, marks=list(r["marks"])) for r in scene["seats"]],
              "cells": [dict(c) for c in scene["cells"]]}  # fmt: skip
     by_seat = {row["seat"]: row for row in scene["seats"]}
+    truth = true_goals(state)  # in a round-end frame the round's goals are those of the state before its last move
+    for cell in scene["cells"]:
+        flat = cell["r"] * cfg.cols + cell["c"]
+        if cell["fill"] == "facedown" and flat in truth:
+            cell["glyph"], name = truth[flat]
+            cell["tip"] = f"{cell['tip']}: {name} (the true card)"
     for s in range(cfg.num_players):
         view = view_of(s)
-        seat_scene = board_scene(view, s, True, names)
-        for cell, mine in zip(scene["cells"], seat_scene["cells"], strict=True):
-            if cell["fill"] == "facedown" and mine["glyph"] not in ("?", ""):
-                cell["glyph"] = mine["glyph"]
         counts = np.asarray(view.hand)[: hand_kinds(cfg)]
         hand = " ".join(f"{card_info(cfg, int(k))['code']}x{int(counts[k])}" for k in np.flatnonzero(counts))
         role = getattr(view, "role", None)
@@ -257,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, help="without a log: number of players (the duel has 2)")
     parser.add_argument("--seed", type=int, help="without a log: the game's seed")
     parser.add_argument("--actions", type=int, nargs="*", default=[], help="without a log: the action ids")
+    parser.add_argument("--rounds", type=int, choices=(1, 2, 3), help="without a log: rounds of the game (default 3)")
     view = parser.add_mutually_exclusive_group()
     view.add_argument("--seat", type=int, help="draw from this seat's perspective")
     view.add_argument("--omniscient", action="store_true", help="draw every seat's view at once")
@@ -269,8 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.log is not None:
         if not args.log.exists():
             parser.error(f"{args.log} does not exist")
-        if args.players is not None or args.seed is not None or args.actions:
-            parser.error("give a log or --players/--seed/--actions, not both")
+        if args.players is not None or args.seed is not None or args.actions or args.rounds is not None:
+            parser.error("give a log or --players/--seed/--rounds/--actions, not both")
         try:
             with cli_warnings():
                 config, seed, actions = game_from_log(args.log, args.game)
@@ -284,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         variant = variants.get(args.game_type)
         players = variant.default_players if args.players is None else args.players
         try:
-            config = GameConfig(game=args.game_type, num_players=players)
+            config = GameConfig(game=args.game_type, num_players=players, rounds=args.rounds or 3)
         except ValueError as err:
             parser.error(f"--players {players}: {err}")
         seed, actions = args.seed, list(args.actions)

@@ -57,3 +57,19 @@ def test_play__the_duel_runs_with_default_options():
     out = io.StringIO()
     assert play.main(["--game", "duel"], stdin=io.StringIO("0\n" * 300), stdout=out) == 0
     assert "== game over" in out.getvalue() and "Saboteur: The Duel" in out.getvalue()
+
+
+def test_play__the_views_relative_seats_are_named_absolutely():
+    text = _session(["--game", "base", "--players", "4", "--seat", "2"], ["quit"])
+    assert "(seat+k is the seat k places after you: seat+1 = seat 3, seat+2 = seat 0, seat+3 = seat 1)" in text
+    assert re.search(r"  > seat [01] ", text)  # the moves before yours, with absolute seats
+
+
+def test_play__is_mcts_bots_and_bad_bot_names(capsys):
+    for bots, words in [("ismcts:0", "ismcts:N with N an integer 1..5000"), ("nope", "--bots 'nope' is unknown")]:
+        with pytest.raises(SystemExit):
+            play.main(["--bots", bots])
+        assert words in capsys.readouterr().err
+    pytest.importorskip("agents.ismcts")
+    text = _session(["--game", "duel", "--bots", "ismcts:3", "--rounds", "1"], ["0"] * 3 + ["quit"])
+    assert "the bot plays 'ismcts:3'" in text and re.search(r"  > green (placed|played|passed|looked)", text)

@@ -164,6 +164,9 @@ def test_web__replays_of_all_three_games_and_bad_replay_requests(client_store):
         for viewer in ("public", "omniscient", "1"):
             frames = client.get(f"/api/replays/{rid}?viewer={viewer}").json()["frames"]
             assert len(frames) == len(actions) + 1 and frames[-1]["round_end"]
+            # Only the omniscient replay names the true card of a face-down goal (every goal, peeked or not).
+            truth = [f["svg"].count("(the true card)") for f in frames]
+            assert (truth[0] == (6 if game == "duel" else 3)) if viewer == "omniscient" else not any(truth)
         _bad(client, "GET", f"/api/replays/{rid}?viewer=9", 400, "must be public, omniscient or a seat")
         _bad(client, "GET", f"/api/replays/{rid}?viewer=%D9%A1", 400, "must be public")
     _bad(client, "POST", "/api/replays", 400, "cannot replay", json={"seed": 1, "actions": [10**6]})
@@ -237,7 +240,9 @@ def test_web__the_command_line_serves_on_loopback_and_refuses_bad_options(tmp_pa
 
     for argv, words in [(["--game", "chess"], "invalid choice"), (["--players", "11"], "--players 11 is out of range"),
                         (["--game", "duel", "--bots", "heuristic"], "--bots 'heuristic' is unknown"),
-                        (["--port", "70000"], "--port 70000 is out of range"), (["--seed", "-3"], "--seed -3")]:
+                        (["--port", "70000"], "--port 70000 is out of range"), (["--seed", "-3"], "--seed -3"),
+                        (["--bots", "ppo:/no/model.zip"], "no model file '/no/model.zip'"),
+                        (["--bots", "ismcts:x"], "ismcts:N with N an integer")]:
         with pytest.raises(SystemExit) as exc:
             main([*argv, "--no-browser"])
         assert exc.value.code == 2 and words in capsys.readouterr().err
@@ -255,3 +260,90 @@ def test_web__the_command_line_serves_on_loopback_and_refuses_bad_options(tmp_pa
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def _cell_fragments(svg: str) -> dict[int, str]:
+    import re
+
+    return {int(m.group(1)): m.group(0) for m in re.finditer(r'<g class="cell" data-cell="(\d+)">.*?</g>', svg, re.S)}
+
+
+@pytest.mark.parametrize("game,players", GAMES)
+def test_web__the_steps_of_a_move_are_every_move_since_the_last_one_with_what_each_changed(game, players):
+    """The payload's steps (what the page animates): the person's move then each agent's reply, in order, each with
+    the person's board after it, the cells it changed, the goal a map looked at, the seats whose tools changed,
+    and exactly its log lines."""
+    store = TableStore()
+    seat = players - 1
+    table = store.create(game=game, players=players, seat=seat, seed=7, rounds=2)
+    payload = table.payload()
+    # The agents' moves before the person's first turn (the Duel's first player is drawn).
+    first = [s["seat"] for s in payload["steps"]]
+    assert first == (list(range(seat)) if game != "duel" else first[:1]) and len(first) == len(table.actions)
+    assert all(not s["mine"] for s in payload["steps"])
+    rng = np.random.default_rng(2)
+    kinds = {"map": 0, "tool": 0, "end": 0}
+    while not payload["final"]:
+        done = len(table.actions)
+        board = payload["board"]
+        move = payload["moves"][int(rng.integers(len(payload["moves"])))]
+        table.play(move["id"], payload["version"])
+        payload = table.payload()
+        steps = payload["steps"]
+        assert steps[0]["mine"] and steps[0]["seat"] == seat and [s["step"] for s in steps] == list(
+            range(done + 1, len(table.actions) + 1))  # fmt: skip
+        assert all(not s["mine"] for s in steps[1:]) and all(s["seat"] != seat for s in steps[1:])
+        for s in steps:
+            assert s["lines"] == [e["text"] for e in payload["log"] if e["step"] == s["step"]]
+            after = _cell_fragments(s["board"])
+            if board is not None and not s["round_end"]:  # (a round's end is drawn from its rebuilt board)
+                before = _cell_fragments(board)
+                assert s["cells"] == sorted(c for c in after if after[c] != before[c])
+            maps = [ln for ln in s["lines"] if "with a map" in ln]
+            assert len(s["aim"]) == len(maps) and all(c in after for c in s["aim"])
+            kinds["map"] += len(maps)
+            if any(w in ln for ln in s["lines"] for w in (" broke ", " repaired ")) and game != "duel":
+                assert s["hit"], s["lines"]
+                kinds["tool"] += 1
+            kinds["end"] += s["round_end"]
+            # After a round's end the next move is laid on the new deal, which no step shows: its cells are not
+            # checked against the end of the round.
+            board = None if s["round_end"] else s["board"]
+        if not steps[-1]["round_end"]:
+            assert steps[-1]["board"] == payload["board"]
+    assert kinds["end"] == 2 and kinds["map"] + kinds["tool"] > 0, kinds
+
+
+
+def test_web__is_mcts_sits_at_a_table(client_store):
+    pytest.importorskip("agents.ismcts")
+    client, store = client_store
+    r = client.post("/api/tables", json={"game": "duel", "bots": "ismcts:3", "seed": 1, "rounds": 1})
+    assert r.status_code == 200, r.text
+    data = _play_out(client, r.json(), np.random.default_rng(0), limit=6)
+    assert "ismcts:3" in data["names"][1] and store.get(data["table"]).actions
+    assert "ismcts" in client.get("/api/options").json()["games"]["sab2"]["bots"]
+    for bots in ("ismcts:0", "ismcts:\u0663", "ismcts:" + "9" * 40):
+        _bad(client, "POST", "/api/tables", 400, "ismcts:N with N an integer 1..5000", json={"bots": bots})
+
+
+def test_web__agents_that_cannot_be_seated_and_unknown_replay_fields_are_clear_errors(client_store, tmp_path):
+    client, store = client_store
+    _bad(client, "POST", "/api/tables", 400, "cannot be seated", json={"bots": "ppo:/no/such.zip"})
+    _bad(client, "POST", "/api/tables", 400, "no model file", json={"bots": "learned:/no/such.npz"})
+    bad = tmp_path / "model.zip"
+    bad.write_bytes(b"not a model")
+    _bad(client, "POST", "/api/tables", 400, "cannot be seated", json={"bots": f"learned:{bad}"})
+    _bad(client, "POST", "/api/replays", 400, "unknown field(s) ['bogus']", json={"bogus": 1})
+    assert store.tables == {}
+
+
+def test_web__the_command_lines_log_game_is_replayed_from_any_seat():
+    cfg = GameConfig(game="duel", rounds=2)
+    actions = _random_game(cfg, 6)
+    client = TestClient(create_app(log_game=(cfg, 6, actions)))
+    assert client.get("/api/options").json()["log_replay"]
+    r = client.post("/api/replays", json={"log": True})
+    assert r.status_code == 200 and r.json()["game"] == "duel" and r.json()["actions"] == len(actions)
+    frames = client.get(f"/api/replays/{r.json()['replay']}?viewer=1").json()["frames"]
+    assert len(frames) == len(actions) + 2 and sum(f["round_end"] for f in frames) == 2

@@ -44,6 +44,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     except TableError as err:
         parser.error(str(err).replace("players=", "--players ").replace("seat=", "--seat ").replace(
             "seed=", "--seed ").replace("bots: ", "--bots ").replace("bots=", "--bots "))  # fmt: skip
+    for name in [args.bots] if isinstance(args.bots, str) else args.bots or []:
+        kind, _, path = name.partition(":")
+        if kind in ("ppo", "learned") and not Path(path).exists():  # found now, not at the first table
+            parser.error(f"--bots {name!r}: no model file {path!r}")
     if args.players is None:
         args.players = variants.get(args.game).default_players
     return args

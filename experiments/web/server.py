@@ -126,6 +126,10 @@ def create_app(defaults: dict[str, Any] | None = None, log_game: tuple[GameConfi
         from experiments.web.table import check_settings
 
         body = await _body(request)
+        allowed = {"game", "players", "seed", "rounds", "actions", "log"}
+        extra = sorted(set(body) - allowed)
+        if extra:
+            raise TableError(f"unknown field(s) {extra}; valid: {sorted(allowed)}")
         if body.get("log"):
             if log_id is None:
                 raise TableError("no log was given on the command line (--replay LOG)", 404)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from experiments.web.words import (
     card_info,
     event_lines,
     hand_kinds,
+    map_cells,
     moves,
     new_events,
     seat_name,
@@ -42,12 +44,13 @@ from saboteur_env import (
     variants,
 )
 
-__all__ = ["BOTS", "Table", "TableError", "TableStore", "bot_names", "round_lines"]
+__all__ = ["BOTS", "Table", "TableError", "TableStore", "bot_names", "ismcts_sims", "make_bot", "round_lines"]
 
 BOTS = {"base": "heuristic", "sab2": "heuristic", "duel": "greedy"}
 # Agents that read the hidden state (env.state()) are never seated against a person.
 _CHEATS = ("role_oracle", "gold_oracle")
 MAX_LOG = 400
+MAX_STEPS = 64  # moves of one change the page animates (a change has at most a round of bot moves)
 
 
 class TableError(ValueError):
@@ -58,12 +61,52 @@ class TableError(ValueError):
         self.status = status
 
 
+ISMCTS_SIMS = 40  # simulations per decision of "ismcts" at a table (about 0.2-0.9 s a move on one core)
+MAX_SIMS = 5000
+
+
 def bot_names(game: str) -> tuple[str, ...]:
-    """The agents a person may play against in ``game``."""
+    """The agents a person may play against in ``game`` (besides ``ppo:PATH``, ``learned:PATH`` and
+    ``ismcts:N``, IS-MCTS with N simulations per decision)."""
     from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
 
     names = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(game, tuple(sorted(LADDER)))
-    return tuple(n for n in names if n not in _CHEATS)
+    return (*(n for n in names if n not in _CHEATS), *(("ismcts",) if _has_ismcts() else ()))
+
+
+def _has_ismcts() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("agents.ismcts") is not None
+
+
+def ismcts_sims(name: str) -> int | None:
+    """The simulations of an ``ismcts`` / ``ismcts:N`` name (None for another name); a bad N is a TableError."""
+    if name != "ismcts" and not name.startswith("ismcts:"):
+        return None
+    if not _has_ismcts():
+        raise TableError(f"bots: {name[:40]!r}: IS-MCTS (agents/ismcts.py) is not in this checkout")
+    if name == "ismcts":
+        return ISMCTS_SIMS
+    n = name[7:]
+    if not (n.isascii() and n.isdigit() and len(n) <= 4 and 1 <= int(n) <= MAX_SIMS):
+        raise TableError(f"bots: {name[:40]!r} needs ismcts:N with N an integer 1..{MAX_SIMS} (simulations per move)")
+    return int(n)
+
+
+def make_bot(name: str, config: GameConfig) -> Any:
+    """An agent for a seat: ``agents.make_agent``'s names, and IS-MCTS (``ismcts``, ``ismcts:N``)."""
+    kind, _, path = name.partition(":")
+    if kind in ("ppo", "learned") and not Path(path).exists():  # before importing torch for nothing
+        raise TableError(f"bots: {name[:200]!r} cannot be seated: no model file {path[:200]!r}")
+    sims = ismcts_sims(name)
+    if sims is not None:
+        from agents.ismcts import ISMCTSAgent
+
+        return ISMCTSAgent(config, simulations=sims)
+    from agents import make_agent
+
+    return make_agent(name, config)
 
 
 @dataclass(frozen=True)
@@ -100,6 +143,8 @@ def check_settings(game: object = "base", players: object = None, seat: object =
     if len(chosen) == 1:
         chosen = chosen * players
     for name in chosen:
+        if isinstance(name, str) and ismcts_sims(name) is not None:
+            continue
         if name not in valid and not (isinstance(name, str) and name.startswith(("ppo:", "learned:"))):
             raise TableError(f"bots: {name!r} is unknown for game={game!r}; valid: {', '.join(valid)}")
     return Settings(str(game), players, seat, tuple(str(n) for n in chosen), seed, rounds)
@@ -136,8 +181,6 @@ class Table:
     """One game; ``play`` is the only way to change it."""
 
     def __init__(self, settings: Settings) -> None:
-        from agents import make_agent
-
         self.settings = settings
         self.id = secrets.token_urlsafe(9)
         s = settings
@@ -151,7 +194,12 @@ class Table:
         seeds = agent_seeds(draw_secret(), s.seed, s.players)  # sealed: not derived from the public deal seed
         for q in range(s.players):
             if q != s.seat:
-                agent = make_agent(s.bots[q], self.config)
+                try:
+                    agent = make_bot(s.bots[q], self.config)
+                except TableError:
+                    raise
+                except (OSError, ImportError, ValueError, KeyError) as err:  # a model file missing or unreadable
+                    raise TableError(f"bots: {s.bots[q][:200]!r} cannot be seated: {err}") from None
                 agent.reset(q, s.players, seeds[q])
                 self.agents[q] = agent
         self.lock = threading.Lock()
@@ -160,6 +208,8 @@ class Table:
         self.log: list[dict[str, Any]] = []
         self.round_ends: list[dict[str, Any]] = []
         self._events = view_events(player_view(self.state, self.seat))
+        self._scene = board_scene(player_view(self.state, self.seat), self.seat, names=self.names)
+        self.steps: list[dict[str, Any]] = []  # the moves of the last change, for the page to play one by one
         self._advance()
 
     # ---- changes -------------------------------------------------------------------------------------------------
@@ -173,10 +223,14 @@ class Table:
         fresh = new_events(self._events, events)
         self._events = events
         rnd = int(before.round)
-        for line in event_lines(self.config, fresh, self.seat, self.names):
+        lines = event_lines(self.config, fresh, self.seat, self.names)
+        for line in lines:
             self.log.append({"round": rnd, "text": line, "step": len(self.actions)})
         del self.log[:-MAX_LOG]
-        if after.round_just_ended or (after.game_over and not before.game_over):
+        now = board_scene(view, self.seat, names=self.names)
+        shown = now
+        ended = bool(after.round_just_ended or (after.game_over and not before.game_over))
+        if ended:
             result = self.config.variant.public_round_result(after.round_results[-1], self.seat)
             if after.game_over:
                 end = board_scene(view, self.seat, names=self.names, title=f"end of round {rnd + 1}")
@@ -187,6 +241,27 @@ class Table:
                 end = board_scene(last, self.seat, names=self.names, title=f"end of round {rnd + 1}")
             self.round_ends.append({"round": rnd, "svg": to_svg(end, 0.75, seats=False),
                                     "lines": round_lines(self.config, result, self.seat, self.names)})  # fmt: skip
+            shown = end  # the step that ends a round shows the board as it ended, not the next deal
+        self._step(int(before.current), shown, lines, fresh, ended)
+        self._scene = now
+
+    def _step(self, actor: int, scene: dict[str, Any], lines: list[str], fresh: list[Any], round_end: bool) -> None:
+        """Record one move for the page's animation: the board after it (the person's view), the cells it changed,
+        the goal a map looked at, the seats whose tools, marks or gold it changed, and its log lines."""
+        was = self._scene
+        cols = self.config.cols
+        cells = [c["r"] * cols + c["c"] for c, old in zip(scene["cells"], was["cells"], strict=True) if c != old]
+        rows = {r["seat"]: r for r in was["seats"]}
+        hit = [r["seat"] for r in scene["seats"]
+               if (r["broken"], r["marks"], r["gold"]) != (rows[r["seat"]]["broken"], rows[r["seat"]]["marks"],
+                                                           rows[r["seat"]]["gold"])]  # fmt: skip
+        self.steps.append({
+            "seat": actor, "name": self.names[actor], "mine": actor == self.seat, "lines": lines,
+            "step": len(self.actions), "board": to_svg(scene, 1.0, legend=True, seats=False, clickable=True),
+            "seats": scene["seats"], "status": scene["status"], "cells": cells, "aim": map_cells(self.config, fresh),
+            "hit": sorted(hit), "round_end": round_end,
+        })  # fmt: skip
+        del self.steps[:-MAX_STEPS]
 
     def _advance(self) -> None:
         """Let the agents play until the person is to act or the game is over."""
@@ -214,6 +289,7 @@ class Table:
             if action not in legal:
                 raise TableError(f"action={action} is not a legal move now; legal ids: {len(legal)} moves "
                                  f"(e.g. {', '.join(str(a) for a in legal[:5])})")  # fmt: skip
+            self.steps = []
             self._apply(int(action))
             self._advance()
             self.version += 1
@@ -248,6 +324,7 @@ class Table:
             "status": scene["status"], "me": me, "hand": hand,
             "moves": [m.as_dict() for m in moves(cfg, legal, seat, self.names)],
             "log": self.log[-120:], "round_ends": self.round_ends, "final": final, "cols": cfg.cols,
+            "steps": self.steps,
         }  # fmt: skip
 
     def _me(self, view: Any) -> list[str]:

@@ -15,8 +15,8 @@ from saboteur_env.common.cards import BASE_PATH_CARDS, DOUBLE_REPAIR_TOOLS, TOOL
 from saboteur_env.common.geometry import geometry
 from saboteur_env.pictures import seat_name
 
-__all__ = ["Move", "card_info", "event_lines", "hand_kinds", "moves", "new_events", "path_spec", "reveals",
-           "seat_name", "view_events"]
+__all__ = ["Move", "card_info", "event_lines", "hand_kinds", "map_cells", "moves", "new_events", "path_spec",
+           "reveals", "seat_name", "view_events"]
 
 _ACTION_TEXT = {
     "broken pickaxe": "Play on a player (yourself included): while a tool is broken they cannot lay path cards.",
@@ -280,6 +280,28 @@ def reveals(config: GameConfig, events: list[Any]) -> list[tuple[int, bool, str]
             etype, _, kind, cell, _ = ev
             if etype == DuelEvent.REVEAL and cell >= 0 and kind >= dc.FIRST_GOAL_KIND:
                 out.append((cell, bool(dc.GOAL_NUGGETS[kind - dc.FIRST_GOAL_KIND] > 0), dc.KIND_NAMES[kind]))
+    return out
+
+
+def map_cells(config: GameConfig, events: list[Any]) -> list[int]:
+    """The goal cells looked at with a map in ``events`` (of a seat's view; which goal is public, not what it is)."""
+    goal_cells = geometry(config).goal_cells
+    out = []
+    for ev in events:
+        if config.game == "base":
+            from saboteur_env.base.state import EventType
+
+            slot = int(ev.arg) if ev.type == EventType.MAP else -1
+        elif config.game == "sab2":
+            from saboteur_env.sab2.state import Sab2Event
+
+            slot = int(ev.arg) if ev.type == Sab2Event.MAP and ev.arg is not None else -1
+        else:
+            from saboteur_env.duel.state import DuelEvent
+
+            slot = round(ev[4]) if ev[0] == DuelEvent.MAP else -1
+        if 0 <= slot < len(goal_cells):
+            out.append(int(goal_cells[slot]))
     return out
 
 

@@ -7,6 +7,7 @@ has it and otherwise Pillow's own scalable default font, so labels stay readable
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
@@ -149,14 +150,19 @@ def seat_line(row: dict[str, Any]) -> str:
 
 
 def _font(size: float) -> Any:
+    return _font_px(max(6, round(size)))
+
+
+@functools.lru_cache(maxsize=64)
+def _font_px(px: int) -> Any:  # a replay draws hundreds of frames: open each font size once
     from PIL import ImageFont
 
     for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
         try:
-            return ImageFont.truetype(name, max(6, round(size)))
+            return ImageFont.truetype(name, px)
         except OSError:
             continue
-    return ImageFont.load_default(size=max(6, round(size)))
+    return ImageFont.load_default(size=px)
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -9,6 +9,8 @@ let rot = 0;             // rotation of the selected card
 let seenStep = 0;        // last log step shown (new lines are marked)
 let seenRounds = 0;      // round ends already announced
 let replay = null;       // {id, frames, i, timer}
+let anim = null;         // the animation playing now: {skip, wake}
+const ANIM_KEY = "saboteur-anim-ms";
 
 function showError(message) {
   const el = $("error");
@@ -100,13 +102,15 @@ async function newTable(ev) {
   try {
     const data = await api("/api/tables", body);
     seenStep = 0; seenRounds = 0;
+    table = data;                            // route() must not load it again
     location.hash = "table=" + data.table;   // a reload comes back to this table
     remember(data.table);
-    draw(data);
+    await animate(data);
   } catch (e) { showError(e.message); }
 }
 
 async function loadTable(id) {
+  stopAnimation();
   try {
     const data = await api("/api/tables/" + encodeURIComponent(id));
     seenStep = data.log.length ? data.log[data.log.length - 1].step : 0;
@@ -115,32 +119,117 @@ async function loadTable(id) {
   } catch (e) { showError(e.message); }
 }
 
+// ---- the others' moves, one after the other ----------------------------------------------------------------
+// The server answers a move with its steps: the person's move and every agent's reply, each with the board of the
+// person's view after it. The page shows the person's move at once, then plays the agents' moves one by one
+// (the card fades and slides onto its cell, a map's goal and the players whose tools changed are marked, the log
+// line appears); a click or a key skips the rest, the end of a round waits for "continue", and with
+// prefers-reduced-motion the steps change without motion. body[data-animated] counts the agents' moves played,
+// body[data-skipped] those skipped.
+function animationMs() {
+  const v = Number(localStorage.getItem(ANIM_KEY) ?? 500);
+  return Number.isFinite(v) ? Math.max(0, Math.min(2000, v)) : 500;
+}
+
+function bump(name, n) { document.body.dataset[name] = String(+(document.body.dataset[name] || 0) + n); }
+
+function pause(ms) {  // resolves after ms, or at once when the animation is skipped
+  return new Promise(resolve => {
+    if (anim.skip) return resolve();
+    const t = setTimeout(resolve, ms);
+    anim.wake = () => { clearTimeout(t); resolve(); };
+  });
+}
+
+function skipAnimation(ev) {
+  if (!anim || anim.skip || (ev.target instanceof Node && $("round-over").contains(ev.target))) return;
+  if (ev.type === "keydown" && ev.key !== "Escape" && ev.key !== " " && ev.key !== "Enter") return;
+  ev.preventDefault(); ev.stopPropagation();  // the click only skips: it plays no card
+  anim.skip = true;
+  if (anim.wake) anim.wake();
+}
+
+function showStep(data, step) {  // one move's board, players and log lines (the rest of the page as in data)
+  $("board").innerHTML = step.board;
+  for (const cell of step.cells) document.querySelector(`#board g.cell[data-cell="${cell}"]`)?.classList.add("arrive");
+  for (const cell of step.aim) document.querySelector(`#board g.cell[data-cell="${cell}"]`)?.classList.add("aim");
+  drawSeats({seats: step.seats});
+  for (const tr of $("seats").tBodies[0].rows) {
+    tr.classList.toggle("acting", +tr.dataset.seat === step.seat);
+    tr.classList.toggle("hit", step.hit.includes(+tr.dataset.seat));
+  }
+  drawLog({log: data.log.filter(e => e.step <= step.step)}, step.step);
+  $("turn").textContent = step.mine ? "your move" : `${step.name} plays…`;
+}
+
+function stopAnimation() {  // another table or answer takes the page: the running animation ends without drawing
+  if (!anim) return;
+  anim.skip = true;
+  if (anim.wake) anim.wake();
+  anim = null;
+  $("round-over").hidden = true;
+  delete document.body.dataset.animating;
+}
+
+async function animate(data) {
+  const ms = animationMs();
+  const theirs = data.steps.filter(s => !s.mine).length;
+  stopAnimation();
+  if (!theirs && !data.steps.some(s => s.round_end)) return draw(data);
+  const me = anim = {skip: ms <= 0, wake: null};
+  const keep = seenStep;
+  render(data, false);  // hand, title and buttons as they will be; the board, players and log go step by step
+  seenStep = keep;
+  document.body.dataset.animating = "1";
+  document.documentElement.style.setProperty("--anim", `${Math.max(ms, 1)}ms`);
+  let played = 0;
+  for (const step of data.steps) {
+    if (me.skip && !step.round_end) continue;
+    showStep(data, step);
+    if (!step.mine) { played += 1; bump("animated", 1); }
+    if (step.round_end && seenRounds < data.round_ends.length) {  // the round as it ended, before the next deal
+      await roundOver(data.round_ends[seenRounds++]);
+    } else if (!step.mine) {
+      await pause(ms);
+    }
+    if (anim !== me) return bump("skipped", theirs - played);  // stopped: the page shows something else now
+  }
+  anim = null;
+  bump("skipped", theirs - played);
+  delete document.body.dataset.animating;
+  seenStep = keep;  // the final page marks every line of this change as new
+  draw(data);
+}
+
+function roundOver(r) {  // the round's panel; resolves on "continue"
+  $("ro-body").innerHTML = `<h3>${esc(r.lines[0])}</h3>${r.svg}<p>${r.lines.slice(1).map(esc).join("<br>")}</p>`;
+  $("round-over").hidden = false;
+  return new Promise(resolve => {
+    $("ro-close").onclick = () => { $("round-over").hidden = true; resolve(); };
+  });
+}
+
 // ---- the table -----------------------------------------------------------------------------------------------
 function draw(data) {
-  showError("");
-  const same = table !== null && table.table === data.table;
-  table = data;
+  render(data);
   window.lastPayload = data;  // for tests and the curious: exactly what the server sent
+  document.body.dataset.version = `${data.table}:${data.version}`;
+}
+
+function render(data, announce = true) {  // announce: open the panel of a round end not yet shown
+  showError("");
+  table = data;
   $("table").hidden = false;
   const colour = data.game === "duel" ? ["blue", "green"][data.seat] + ", " : "";
   $("t-title").textContent = `${data.title} — ${data.players} players — you sit in seat ${data.seat} (${colour}table ${data.table})`;
-  const before = new Map([...document.querySelectorAll("#board g.cell")].map(g => [g.dataset.cell, g.innerHTML]));
   $("board").innerHTML = data.board;
-  if (same) {  // the cells the last moves changed (the bots' included) flash for a moment
-    for (const g of document.querySelectorAll("#board g.cell")) {
-      if (before.has(g.dataset.cell) && before.get(g.dataset.cell) !== g.innerHTML) {
-        g.classList.add("fresh");
-        setTimeout(() => g.classList.remove("fresh"), 2500);
-      }
-    }
-  }
   $("me").innerHTML = data.me.map(esc).join("<br>");
   $("turn").textContent = data.final ? "game over" : data.my_turn ? "your turn" : "waiting for the bots";
   if (selected !== null && !data.hand.some(c => c.kind === selected) && !data.moves.some(m => m.card === selected))
     selected = null;
   drawSeats(data);
   drawLog(data);
-  drawRounds(data);
+  drawRounds(data, announce);
   drawFinal(data);
   drawHand();
   drawMoves();
@@ -156,20 +245,21 @@ function drawSeats(data) {
   for (const s of [...data.seats].sort((a, b) => a.seat - b.seat)) {
     const tr = body.insertRow();
     tr.className = s.to_act ? "to-act" : "";
+    tr.dataset.seat = s.seat;
     const notes = [s.role ? "last round: " + s.role : "", ...s.marks].filter(Boolean).join("; ");
     for (const text of [s.to_act ? "▶" : "", s.name, s.hand, s.gold, s.broken.join(", ") || "—", notes])
       tr.insertCell().textContent = text;
   }
 }
 
-function drawLog(data) {
+function drawLog(data, current) {  // current: the step being animated (its lines arrive)
   const ol = $("log");
   ol.innerHTML = "";
   let last = seenStep;
   for (const e of data.log) {
     const li = document.createElement("li");
     li.textContent = `r${e.round + 1}: ${e.text}`;
-    if (e.step > seenStep) li.className = "new";
+    if (e.step > seenStep) li.className = e.step === current ? "new arrive" : "new";
     last = Math.max(last, e.step);
     ol.append(li);
   }
@@ -177,7 +267,7 @@ function drawLog(data) {
   ol.scrollTop = ol.scrollHeight;
 }
 
-function drawRounds(data) {
+function drawRounds(data, announce) {
   const div = $("rounds");
   div.innerHTML = "";
   data.round_ends.forEach((r, n) => {
@@ -186,10 +276,8 @@ function drawRounds(data) {
     d.open = n === data.round_ends.length - 1;
     div.append(d);
   });
-  if (data.round_ends.length > seenRounds) {  // announce the end of a round before the next deal is played on
-    const r = data.round_ends[data.round_ends.length - 1];
-    $("ro-body").innerHTML = `<h3>${esc(r.lines[0])}</h3>${r.svg}<p>${r.lines.slice(1).map(esc).join("<br>")}</p>`;
-    $("round-over").hidden = false;
+  if (announce && data.round_ends.length > seenRounds) {  // a round end no animation has shown
+    roundOver(data.round_ends[data.round_ends.length - 1]);
     seenRounds = data.round_ends.length;
   }
 }
@@ -271,7 +359,7 @@ async function play(action) {
   try {
     const data = await api(`/api/tables/${table.table}/move`, {action, version: table.version});
     selected = null; rot = 0;
-    draw(data);
+    await animate(data);
   } catch (e) {
     showError(e.message);
     if (table) loadTable(table.table);
@@ -336,6 +424,16 @@ async function start() {
   $("rotate").onclick = () => { rot = 1 - rot; drawHand(); drawMoves(); };
   $("all-play").onclick = () => play(+$("all-moves").value);
   $("ro-close").onclick = () => { $("round-over").hidden = true; };
+  document.addEventListener("click", skipAnimation, true);
+  document.addEventListener("keydown", skipAnimation, true);
+  const speed = $("anim-speed"), ms = String(animationMs());
+  if (![...speed.options].some(o => o.value === ms)) speed.add(new Option(`${ms} ms`, ms));
+  speed.value = ms;
+  speed.onchange = () => localStorage.setItem(ANIM_KEY, speed.value);
+  const motion = matchMedia("(prefers-reduced-motion: reduce)");
+  const setMotion = () => { document.body.dataset.motion = motion.matches ? "reduced" : "full"; };
+  motion.addEventListener("change", setMotion);
+  setMotion();
   $("replay-form").onsubmit = ev => {
     ev.preventDefault();
     const actions = $("r-actions").value.trim().split(/[\s,]+/).filter(Boolean).map(Number);
