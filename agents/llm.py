@@ -61,6 +61,15 @@ MOVES = {
     "'discard CARD', 'pass'.",
 }
 
+# With GameConfig(claims=True) (docs/claims.md): free public statements before a move, listed with the moves.
+CLAIM_MOVES = (
+    " Claims are free public statements made before your move (they may be false, so may others'): 'claim goal G "
+    "gold' / 'claim goal G stone', 'accuse seat+K' (is a saboteur), 'clear seat+K' (is not), 'suspect seat+K'; "
+    "right after a map or an inspection you may claim or answer 'done claiming'.",
+    " Claims are free public statements made before your move (they may be false, so may your opponent's): "
+    "'claim goal G gold' / 'claim goal G stone'; right after a map you may claim or answer 'done claiming'.",
+)
+
 
 class LLMAgent:
     """Plays by asking a chat-completions endpoint for a move name at each decision."""
@@ -95,7 +104,8 @@ class LLMAgent:
         self.policy = policy or RetryPolicy()
         self.temperature, self.max_tokens = float(temperature), max_tokens
         game = game_format(config).game  # base, sab2 or duel (a variant uses its game's format)
-        self.system_prompt = system_prompt or SYSTEM_PROMPT.format(title=TITLES[game], moves=MOVES[game])
+        moves = MOVES[game] + (CLAIM_MOVES[game == "duel"] if config.claims else "")
+        self.system_prompt = system_prompt or SYSTEM_PROMPT.format(title=TITLES[game], moves=moves)
         self.opener = urllib.request.build_opener()  # proxies from the environment, read now
         self.stats = FailureStats()
         self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}

@@ -17,7 +17,7 @@ import json
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import GameConfig, num_actions
+from saboteur_env import GameConfig
 from saboteur_env.text import (
     FailureStats,
     RetryPolicy,
@@ -25,6 +25,7 @@ from saboteur_env.text import (
     describe,
     move_id,
     move_name,
+    move_names,
     observation_from_description,
 )
 
@@ -50,7 +51,7 @@ class TextAgent:
         """The wrapped agent's move name for a JSON description (the only input it gets)."""
         d = json.loads(text)
         obs = observation_from_description(self.config, d)
-        mask = np.zeros(num_actions(self.config), dtype=np.int8)
+        mask = np.zeros(len(move_names(self.config)), dtype=np.int8)  # claim ids included with claims=True
         for name in d["legal_moves"]:
             mask[move_id(self.config, name)] = 1
         return move_name(self.config, int(self.inner.act(obs, mask)))

@@ -18,12 +18,14 @@ this format rather than a framed one with per-record checksums:
   tails as exactly, but needs its own tools for all of that.
 
 Records. One JSON object per round: ``header`` (game, seed, round, ``rounds`` in the game, agents, hidden roles...,
-``rules_version`` = ``GameConfig(...).rules_version`` and ``package_version`` = ``saboteur_env.__version__``),
-``commit`` and ``dirty`` (the git commit of the checkout that ran the tournament and whether its tree had changes,
-stamped by the process that writes the log; ``None`` outside a git checkout)), ``events``, ``actions``, ``end``,
-in the base game ``beliefs``, and ``seeds`` (the game secret the agents' seeds come from; see
-:mod:`experiments.rounds`). A record is keyed by (cell, seed, round), the
-cell being ``("base", N, miners, saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent)``;
+``claims_per_turn`` in games with the claims rule, ``rules_version`` = ``GameConfig(...).rules_version`` and
+``package_version`` = ``saboteur_env.__version__``), ``commit`` and ``dirty`` (the git commit of the checkout that
+ran the tournament and whether its tree had changes, stamped by the process that writes the log; ``None`` outside a
+git checkout)), ``events``, ``actions``, ``end``, in the base game ``beliefs``, in games with claims ``claims``
+(each claim with its truth labels: :func:`claim_record`; ``actions`` stay the game's, so such games replay without
+them; their agents are named ``claims:NAME``), and ``seeds`` (the game secret the agents' seeds come from; see
+:mod:`experiments.rounds`). A record is keyed by (cell, seed, round), the cell being ``("base", N, miners,
+saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent)``;
 "record K" in messages is the K-th line of ``zcat FILE``.
 
 Integrity. Readers yield whole games only (all rounds 0..rounds-1), each once: a repeated record (a log concatenated
@@ -79,6 +81,7 @@ __all__ = [
     "LogWarning",
     "LogWriter",
     "cell_of",
+    "claim_record",
     "describe",
     "encode_game",
     "game_key",
@@ -159,6 +162,32 @@ _REQUIRED = {
 }
 
 
+CLAIM_KEYS = ("t", "speaker", "kind", "target", "value", "truth", "known", "lie")
+CLAIM_KINDS = ("goal", "accuse", "clear", "suspect")
+
+
+def claim_record(claim: dict, t: int) -> dict:
+    """A claim of ``raw_env.claims_log()`` as a round record's ``claims`` entry: ``t`` (the game decision of the
+    round it came before: claims are not in ``actions``, which stay the game's, so logs replay without them),
+    speaker (absolute seat), kind, target (goal slot or absolute seat), value (goal claims: 1 gold, 0 stone) and
+    the labels from the hidden state: ``truth`` (the content was true), ``known`` (the speaker had seen it) and
+    ``lie`` (known and false)."""
+    return {"t": t, **{k: claim[k] for k in CLAIM_KEYS[1:]}}
+
+
+def _claims_problem(claims: object) -> str | None:
+    if not isinstance(claims, list):
+        return "'claims' is not a list"
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict) or set(c) != set(CLAIM_KEYS):
+            return f"claims[{i}] must have exactly the keys {', '.join(CLAIM_KEYS)}"
+        if c["kind"] not in CLAIM_KINDS or not all(isinstance(c[k], bool) for k in ("truth", "known", "lie")):
+            return f"claims[{i}]: kind {c['kind']!r} or a label is not valid (kinds: {', '.join(CLAIM_KINDS)})"
+        if c["lie"] != (c["known"] and not c["truth"]):
+            return f"claims[{i}]: lie must be known and not truth"
+    return None
+
+
 def _schema_problem(rec: object) -> str | None:
     if not isinstance(rec, dict):
         return "not a JSON object"
@@ -177,6 +206,8 @@ def _schema_problem(rec: object) -> str | None:
     rounds = rounds_of(h)
     if not isinstance(rounds, int) or not 0 <= h["round"] < rounds:
         return f"header.round {h['round']!r} is not a round of a {rounds!r}-round game"
+    if "claims" in rec:
+        return _claims_problem(rec["claims"])
     return None
 
 

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,16 @@ from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
 from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
-from experiments.logs import LOG_NAME, LogError, LogReader, LogWriter, game_key, read_rounds, stamp
+from experiments.logs import (
+    LOG_NAME,
+    LogError,
+    LogReader,
+    LogWriter,
+    claim_record,
+    game_key,
+    read_rounds,
+    stamp,
+)
 from experiments.rounds import (
     ORACLE_NOTE,
     PROVENANCE,
@@ -147,6 +157,8 @@ def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) ->
         "leftover_role": game.leftover_role,
         "gold_goal": int(np.flatnonzero(game.goal_kind == KIND_GOAL_GOLD)[0]),
         "first_event": game.num_events,
+        # Claims cells (agents claims:NAME) play the claims rule with its default bound.
+        **({"claims_per_turn": 1} if _claims_cell(miners, saboteurs, insert) else {}),
     }
 
 
@@ -181,17 +193,22 @@ def play_game(
     the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
     declared oracles (``oracle = True``) get the privileged state.
     """
-    if env is None or env.config.num_players != num_players:
-        env = raw_env(num_players=num_players)
-    cfg = env.config
-    agents = [
-        RoleDispatch(cfg, make_agent(miners, cfg, "miner"), make_agent(saboteurs, cfg, "saboteur"))
-        for _ in range(num_players)
-    ]
+    claims = _claims_cell(miners, saboteurs, insert)
+    if env is None or env.config.num_players != num_players or env.config.claims != claims:
+        env = raw_env(num_players=num_players, claims=claims)
+    cfg = env.config.game_config
+
+    def seat_agent(miner: str, saboteur: str) -> Any:
+        agent = RoleDispatch(cfg, make_agent(_bare(miner), cfg, "miner"), make_agent(_bare(saboteur), cfg, "saboteur"))
+        if not claims:
+            return agent
+        from agents.claims import ClaimsAgent
+
+        return ClaimsAgent(agent, env.config)
+
+    agents = [seat_agent(miners, saboteurs) for _ in range(num_players)]
     if insert is not None:
-        agents[insert_seat(seed, num_players)] = RoleDispatch(
-            cfg, make_agent(insert, cfg, "miner"), make_agent(insert, cfg, "saboteur")
-        )
+        agents[insert_seat(seed, num_players)] = seat_agent(insert, insert)
     env.reset(seed=seed)
     game = env.unwrapped.game
     secret = draw_secret() if agent_secret is None else agent_secret
@@ -202,10 +219,14 @@ def play_game(
     records: list[dict] = []
 
     def new_record() -> dict:
-        return {"header": _header(game, seed, miners, saboteurs, insert), "events": [], "actions": [], "beliefs": []}
+        rec = {"header": _header(game, seed, miners, saboteurs, insert), "events": [], "actions": [], "beliefs": []}
+        if claims:
+            rec["claims"] = []
+        return rec
 
     current = new_record()
     decision = 0
+    num_game_actions = env.unwrapped._layout.num_actions
     for name in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
@@ -214,6 +235,11 @@ def play_game(
         seat = env.possible_agents.index(name)
         agent = agents[seat]
         action = agent.act(obs["observation"], obs["action_mask"])
+        if claims and action >= num_game_actions:  # a claim: logged with its truth labels, not an action
+            made = len(env.claims_log())
+            env.step(action)
+            current["claims"].extend(claim_record(c, decision) for c in env.claims_log()[made:])
+            continue
         snapshot: dict = {"t": decision, "actor": seat}
         own = agent.role_beliefs() if beliefs else None
         if own is not None:
@@ -246,6 +272,23 @@ def play_game(
             if not game.game_over:
                 current = new_record()
     return [dict(r, **seeds_record(secret)) for r in records]
+
+
+CLAIMS_PREFIX = "claims:"
+
+
+def _bare(name: str) -> str:
+    return name[len(CLAIMS_PREFIX):] if name.startswith(CLAIMS_PREFIX) else name
+
+
+def _claims_cell(miners: str, saboteurs: str, insert: str | None) -> bool:
+    """Whether a base cell plays the claims rule: its agents are named ``claims:NAME`` (ClaimsAgent around NAME;
+    all of them or none)."""
+    names = [miners, saboteurs] + ([insert] if insert is not None else [])
+    flags = {n.startswith(CLAIMS_PREFIX) for n in names}
+    if len(flags) > 1:
+        raise ValueError(f"agents {names}: either every agent of a cell is claims:NAME (the claims rule) or none is")
+    return flags.pop()
 
 
 def replay_game(records: list[dict]) -> None:
@@ -929,10 +972,19 @@ def main(argv: list[str] | None = None) -> int:
     for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
         _unique(parser, option, names)
         for name in names:
+            if name.startswith(CLAIMS_PREFIX) and _bare(name) in LADDER:
+                continue
             if name not in LADDER and not name.startswith(MODEL_PREFIXES):
                 parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ppo:PATH or "
                              "learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, names)
+    try:
+        for m in args.miners:
+            for sab in args.saboteurs:
+                for ins in args.insert or [None]:
+                    _claims_cell(m, sab, ins)
+    except ValueError as err:
+        parser.error(str(err))
     summary = Summary()
     games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,
                 inserts=args.insert, **common)  # fmt: skip

@@ -130,6 +130,17 @@ reachability with doors, keys, trolls and ladders, automatic gold securing, trol
 * Agents: ``random`` and ``greedy`` (``agents.duel.DuelGreedyAgent``); ``python -m experiments.tournament
   --game duel --agents greedy random`` plays both colours on the same seeds and prints win/draw/loss with CIs.
 
+Claims (``claims=True``)
+------------------------
+The optional claims rule (docs/rules.md §7, docs/claims.md, ``saboteur_env.claims``): free public statements ("goal
+g is gold / stone", and where there are roles "seat +t is / is not a saboteur", "I suspect seat +t") whose ids
+follow the game's (``Discrete(A + C)``), with the claims block appended at the end of the observation (the game's
+slices unchanged). At most ``claims_per_turn`` claims before each own decision; after a map (or a Saboteur 2
+inspection) ``agent_selection`` stays with the actor for a report window (claims or ``done``). A claim never
+changes the game (``env.game`` is the game without claims), gives reward 0 and puts the public claim in every
+agent's ``infos["claim"]``; ``claims_log()`` holds each claim with its truth labels (``truth``, ``known``,
+``lie``), like ``state()`` not for agents. ``SingleSeatEnv`` does not support claims yet.
+
 State
 -----
 ``state()`` returns the full state vector (hidden roles, hands, goals, deck contents) for centralised critics.
@@ -171,6 +182,9 @@ Version History
   observations, masks, rewards and fingerprints are unchanged (equivalence tests against the numpy engine, golden
   replays byte for byte); ``env.game`` is a ``CoreGameState`` and ``reset(options={"game": s})`` also accepts
   the numpy engine's ``GameState``. ``saboteur_env.vector.VectorEnv`` steps batches of any of the three games.
+* v0, saboteur-env 0.3.0 (unreleased): new option ``claims=True`` (``claims_per_turn``; docs/claims.md): claims as
+  cheap talk, a layer over the unchanged game. Without it everything is unchanged (spaces, observations, masks,
+  fingerprints, config hashes, golden replays).
 """
 
 from __future__ import annotations
@@ -186,9 +200,9 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from saboteur_env import api
+from saboteur_env import api, claims
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import ConfigError, GameOverError
+from saboteur_env.common.errors import ConfigError, GameOverError, IllegalActionError
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -240,19 +254,28 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         self.variant = self.config.variant
-        self._layout = self.variant.action_layout(self.config)
-        obs_layout = self.variant.observation_layout(self.config)
+        # The game itself plays the config without claims; claims are a layer over it (saboteur_env.claims).
+        self._game_config = self.config.game_config
+        self._layout = self.variant.action_layout(self._game_config)
+        obs_layout = self.variant.observation_layout(self._game_config)
         num_actions = self._layout.num_actions
+        high = obs_layout.high
+        self._claims: claims.ClaimsBatch | None = None
+        if self.config.claims:
+            self._claim_layout = claims.layout(self.config)
+            self._claims = claims.ClaimsBatch(self.config, 1)
+            num_actions = self._claim_layout.num_actions
+            high = np.concatenate([high, self._claim_layout.high])
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, obs_layout.high, dtype=np.float32),
+                "observation": spaces.Box(0.0, high, dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
             }
         )
         # Built once: PettingZoo requires the identical space object on every call.
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
         self._action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
-        self.state_space = spaces.Box(0.0, np.inf, (self.variant.state_size(self.config),), dtype=np.float32)
+        self.state_space = spaces.Box(0.0, np.inf, (self.variant.state_size(self._game_config),), dtype=np.float32)
         self._zero_mask = np.zeros(num_actions, dtype=np.int8)
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self.game: Any = None  # the variant's state (``variant.state_type``)
@@ -276,9 +299,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             warnings.warn(f"reset(options=...) ignores unknown keys {sorted(options)}; known: 'game'", stacklevel=2)
         if start is not None:
             adopt = getattr(self.variant, "adopt", None)  # e.g. a reference state for a variant on the core
-            if adopt is not None and start is not None and getattr(start, "config", None) == self.config:
+            if adopt is not None and start is not None and getattr(start, "config", None) == self._game_config:
                 start = adopt(start)
-            if not isinstance(start, self.variant.state_type) or start.config != self.config or start.game_over:
+            if (not isinstance(start, self.variant.state_type) or start.config != self._game_config
+                    or start.game_over):
                 raise ConfigError(
                     f"options['game'] must be an unfinished {self.variant.state_type.__name__} with this "
                     f"environment's config, got {type(start).__name__}"
@@ -286,7 +310,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.variant.check_state(start)  # StateError (a ValueError) naming the broken invariant
             self.game = start.clone()
         else:
-            self.game = self.variant.new_game(self.config, self.np_random)
+            self.game = self.variant.new_game(self._game_config, self.np_random)
+        if self._claims is not None:
+            self._claims.new_games()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -301,7 +327,16 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         game = self._require_game()
         seat = self._seat[agent]
         obs = self.variant.encode_observation(game, seat)
-        if agent == self.agent_selection and not (self.terminations.get(agent) or self.truncations.get(agent)):
+        live = agent == self.agent_selection and not (self.terminations.get(agent) or self.truncations.get(agent))
+        if self._claims is not None:
+            cl = self._claims
+            block = cl.encode(np.array([seat]), np.array([game.round]), np.array([game.current]))[0]
+            obs = np.concatenate([obs, block])
+            if not live:
+                return {"observation": obs, "action_mask": self._zero_mask.copy()}
+            mask = cl.full_mask(self.variant.legal_action_mask(game)[None], claims.state_fields(game))[0]
+            return {"observation": obs, "action_mask": mask}
+        if live:
             mask = self.variant.legal_action_mask(game).view(np.int8).copy()
         else:
             mask = self._zero_mask.copy()
@@ -317,7 +352,23 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if action is None:
             raise ValueError(f"{agent} is alive: step() needs an action id, not None")
         game = self._require_game()
-        self.variant.apply_action(game, action, inplace=True)  # raises before any change on bad input
+        if self._claims is not None:
+            act = self._claim_layout.check(action)
+            if self._claim_layout.is_claim(act):
+                self._step_claim(agent, act)
+                return
+            if self._claims.window[0] >= 0:
+                raise IllegalActionError(
+                    f"{agent} has a report window open: only claims or 'done' (action {self._claim_layout.done_id})"
+                    f" are legal, not the game action {act} ({self._layout.to_string(act)})"
+                )
+            before = self._claims.knowledge(claims.state_fields(game))
+            actor = game.current
+            self.variant.apply_action(game, act, inplace=True)  # raises before any change on bad input
+            self._claims.after_game_actions(np.array([0]), np.array([actor]), before, claims.state_fields(game),
+                                            np.array([game.round_just_ended]), np.array([game.game_over]))
+        else:
+            self.variant.apply_action(game, action, inplace=True)  # raises before any change on bad input
         self._cumulative_rewards[agent] = 0.0
         # Rewards are only non-zero at a round end; skip the per-agent bookkeeping otherwise.
         reward_step = game.round_just_ended
@@ -344,11 +395,47 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
                 self.infos[a] = dict(self.infos[a], final_ranking=ranking[seat], nuggets=int(totals[seat]))
             self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % self.config.num_players]
         else:
-            self.agent_selection = self.possible_agents[game.current]
+            self.agent_selection = self.possible_agents[self._to_act(game)]
         if reward_step:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _to_act(self, game: Any) -> int:
+        if self._claims is not None and self._claims.window[0] >= 0:
+            return int(self._claims.window[0])
+        return int(game.current)
+
+    def _step_claim(self, agent: str, action: int) -> None:
+        """A claim: recorded with its truth labels in the claims log, public in every observation and in every
+        agent's info; the game does not change and the same seat (or the next, after a report window) acts."""
+        game = self._require_game()
+        cl = self._claims
+        assert cl is not None
+        fields = claims.state_fields(game)
+        size = cl.log_size
+        cl.apply_claims(np.array([0]), np.array([action]), np.array([game.current]), np.array([game.round]), fields)
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_set:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_set = False
+        if cl.log_size > size:
+            public = cl.public_claim(cl.records()[-1])
+            self.infos = {a: {"claim": dict(public)} for a in self.agents}
+            self._infos_set = True
+        elif self._infos_set:
+            self.infos = {a: {} for a in self.agents}
+            self._infos_set = False
+        self.agent_selection = self.possible_agents[self._to_act(game)]
+        if self.render_mode == "human":
+            self.render()
+
+    def claims_log(self) -> list[dict[str, Any]]:
+        """The claims of the current game with their truth labels (``truth``, ``known``, ``lie``): like
+        ``state()``, for logs and analysis, NOT for agents. Empty without ``claims=True``."""
+        if self._claims is None:
+            return []
+        return self._claims.records(slot=0, game=int(self._claims.games[0]))
 
     def state(self) -> np.ndarray:
         """Full state for centralised critics. NOT for agents: it contains every hidden element."""
@@ -359,6 +446,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return self._require_game().clone()
 
     def action_to_string(self, action: int) -> str:
+        if self._claims is not None and self._claim_layout.is_claim(self._claim_layout.check(action)):
+            return self._claim_layout.to_string(int(action))
         return self._layout.to_string(action)
 
     def render(self) -> str | np.ndarray | None:
@@ -422,6 +511,8 @@ class SingleSeatEnv(gymnasium.Env):
         self.shaping = shaping
         self._env = raw_env(render_mode=render_mode, **config)
         self.config = self._env.config
+        if self.config.claims:
+            raise ConfigError("SingleSeatEnv does not support claims=True yet; use raw_env/env() or VectorEnv")
         n = self.config.num_players
         seats = tuple(range(n)) if learner_seats is None else tuple(learner_seats)
         if not seats or any(not isinstance(s, int) or not 0 <= s < n for s in seats):

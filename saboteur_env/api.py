@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import SeatError, check_seat
+from saboteur_env.common.errors import ConfigError, SeatError, check_seat
 from saboteur_env.variant import Viewer
 
 __all__ = [
@@ -45,6 +45,9 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> Any:
         raise TypeError(f"new_game needs a GameConfig, got {type(config).__name__}")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"new_game needs a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+    if config.claims:
+        raise ConfigError("claims=True is a layer of the environments (raw_env, env(), VectorEnv; "
+                          "saboteur_env.claims), not of a game state; new_game plays config.game_config")  # fmt: skip
     return config.variant.new_game(config, rng)
 
 

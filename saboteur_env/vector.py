@@ -28,6 +28,12 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
   next step overwrites (the fast path for trainers that copy into their own storage).
 * ``num_threads=K`` steps K shards of the batch in K threads (the kernels release the GIL); the results are
   identical to ``K=1`` because every game is stepped by the same code on its own data.
+* Claims (``claims=True``, ``saboteur_env.claims``): the claim ids follow the game's, the claims block follows each
+  observation (float and compact; ``expand_compact`` keeps it), ``info["seat"][b]`` is the seat with an open report
+  window where there is one, a claim leaves its game unchanged (rewards 0, not done), and ``claims_log()`` /
+  ``claims.records()`` hold every claim with its truth labels (not for agents). The kernels step the slots that
+  play a game action (contiguous runs of them; ``num_threads`` is not used), then the observations of the seats to
+  act are written. Without claims nothing of this runs.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env import claims as _claims
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, IllegalActionError
 from saboteur_env.core import common as kcommon
@@ -76,10 +83,15 @@ class VectorEnv:
             raise ConfigError(f"mask_format={mask_format!r} is not valid; valid: {', '.join(map(repr, MASK_FORMATS))}")
         if isinstance(num_threads, bool) or not isinstance(num_threads, int) or not 1 <= num_threads <= 64:
             raise ConfigError(f"num_threads={num_threads!r} is out of range; valid: 1..64")
-        self.batch = Batch(self.config, num_envs)
+        # The games play the config without claims; claims are a layer over them (saboteur_env.claims).
+        self.batch = Batch(self.config.game_config, num_envs)
         self.num_envs = b = self.batch.batch
         self.num_players = p = self.config.num_players
         self.num_actions = a = self.batch.num_actions
+        self.claims: _claims.ClaimsBatch | None = None
+        if self.config.claims:
+            self.claims = _claims.ClaimsBatch(self.config, b)
+            self.num_actions = a = self.claims.lay.num_actions
         self.obs_format, self.mask_format, self.copy = obs_format, mask_format, copy
         self.num_threads = min(num_threads, b)
         bounds = np.linspace(0, b, self.num_threads + 1).astype(int)
@@ -96,15 +108,24 @@ class VectorEnv:
             "final_returns": np.zeros((b, p), dtype=np.float32),
             "bits": np.zeros((b, (a + 7) // 8), dtype=np.uint8),
         }
+        if self.claims is not None:
+            extra = self.claims.lay.size
+            self._buf["cmask"] = np.zeros((b, padded(a)), dtype=np.int8)
+            self._buf["cnum"] = np.zeros(b, dtype=np.int64)
+            self._buf["obs_fc"] = np.zeros((b if obs_format == "float" else 1, self.batch.obs_size + extra), np.float32)
+            self._buf["obs_cc"] = np.zeros((b if obs_format == "compact" else 1, self.batch.compact_size + extra),
+                                           np.int16)  # fmt: skip
         self._started = False
         # Spaces of one game and of the batch (Gymnasium's single_* / batched naming).
-        lay = self.config.variant.observation_layout(self.config)
+        lay = self.config.variant.observation_layout(self.config.game_config)
+        high = lay.high if self.claims is None else np.concatenate([lay.high, self.claims.lay.high])
+        compact_size = self.batch.compact_size + (0 if self.claims is None else self.claims.lay.size)
         if obs_format == "compact":
             self.single_observation_space: gym.Space[Any] = gym.spaces.Box(
-                -1, np.iinfo(np.int16).max, (self.batch.compact_size,), dtype=np.int16
+                -1, np.iinfo(np.int16).max, (compact_size,), dtype=np.int16
             )
         else:
-            self.single_observation_space = gym.spaces.Box(0.0, lay.high, dtype=np.float32)
+            self.single_observation_space = gym.spaces.Box(0.0, high, dtype=np.float32)
         self.single_action_space: gym.spaces.Discrete = gym.spaces.Discrete(a)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, b)
         self.action_space = gym.spaces.MultiDiscrete(np.full(b, a))
@@ -122,7 +143,11 @@ class VectorEnv:
         buf = self._buf
         self.batch.masks(buf["mask"], buf["num_legal"])
         buf["seats"][:] = self.batch.scalar(self.batch.k.SC_CURRENT)
-        self._write_obs()
+        if self.claims is not None:
+            self.claims.new_games()
+            self._claims_refresh()
+        else:
+            self._write_obs()
         self._started = True
         obs = self._obs()
         info = self._info(with_final=False)
@@ -136,7 +161,10 @@ class VectorEnv:
             raise ConfigError("call reset() before step()")
         acts = self._check(actions)
         buf, mode = self._buf, _OBS_MODE[self.obs_format]
-        if self._pool is None:
+        bad = -1
+        if self.claims is not None:
+            self._step_claims(acts)
+        elif self._pool is None:
             bad = self.batch.step(0, self.num_envs, acts, buf, mode)
         else:
             results = list(self._pool.map(lambda s: self.batch.step(s[0], s[1], acts, buf, mode), self._shards))
@@ -153,13 +181,20 @@ class VectorEnv:
         s = np.full(b, -1, dtype=np.int64) if seats is None else np.asarray(seats, dtype=np.int64)
         if s.shape != (b,) or ((s < -1) | (s >= self.num_players)).any():
             raise ConfigError(f"seats must be {b} seat numbers in 0..{self.num_players - 1} (or -1: to act)")
+        if self.claims is not None:
+            s = np.where(s < 0, self._buf["seats"], s)
         if compact:
             out_c = np.zeros((b, self.batch.compact_size), dtype=np.int16)
             self.batch.observe_compact(s, out_c)
-            return out_c
+            return out_c if self.claims is None else np.concatenate([out_c, self._claim_block(s).astype(np.int16)], 1)
         out = np.zeros((b, self.batch.obs_size), dtype=np.float32)
         self.batch.observe(s, out)
-        return out
+        return out if self.claims is None else np.concatenate([out, self._claim_block(s)], axis=1)
+
+    def claims_log(self) -> list[dict[str, Any]]:
+        """Every claim so far in every slot (``slot``, ``game``: the slot's game number from 1), with truth labels:
+        for logs and analysis, NOT for agents. Empty without ``claims=True``."""
+        return [] if self.claims is None else self.claims.records()
 
     def sample_actions(self, rng: LegalSampler) -> NDArray[np.int64]:
         """Uniformly random legal actions for every game, drawn by ``rng`` (cheap: one kernel call)."""
@@ -198,7 +233,12 @@ class VectorEnv:
             raise IllegalActionError(f"actions must be {b} integer action ids (got shape {acts.shape}, {acts.dtype})")
         if acts.dtype != np.int64 or not acts.flags.c_contiguous:
             acts = np.ascontiguousarray(acts, dtype=np.int64)
-        g = self.batch.check(self._buf["mask"], acts)  # one kernel pass; nothing changes on failure
+        if self.claims is not None:
+            ok = (acts >= 0) & (acts < a)
+            ok[ok] = self._buf["cmask"][np.flatnonzero(ok), acts[ok]] == 1
+            g = int(np.flatnonzero(~ok)[0]) if not ok.all() else -1
+        else:
+            g = self.batch.check(self._buf["mask"], acts)  # one kernel pass; nothing changes on failure
         if g >= 0:
             if not 0 <= acts[g] < a:
                 raise IllegalActionError(f"action {int(acts[g])} of game {g} is out of range; valid: 0..{a - 1}")
@@ -207,6 +247,56 @@ class VectorEnv:
                 "(see info['action_mask']); no game was changed"
             )
         return acts
+
+    # ---- claims (saboteur_env.claims) -----------------------------------------------------------------------------
+    def _claim_block(self, seats: NDArray[np.int64]) -> NDArray[np.float32]:
+        assert self.claims is not None
+        k = self.batch.k
+        return self.claims.encode(seats, self.batch.scalar(k.SC_ROUND).astype(np.int64),
+                                  self.batch.scalar(k.SC_CURRENT).astype(np.int64))  # fmt: skip
+
+    def _step_claims(self, acts: NDArray[np.int64]) -> None:
+        """Claims are recorded, game actions stepped by the kernels in runs of consecutive slots, then masks and
+        observations of the seats to act (report windows included) are rebuilt."""
+        cl, buf, batch = self.claims, self._buf, self.batch
+        assert cl is not None
+        k, a = batch.k, batch.num_actions
+        current = batch.scalar(k.SC_CURRENT).astype(np.int64)
+        is_claim = acts >= a
+        csl, gsl = np.flatnonzero(is_claim), np.flatnonzero(~is_claim)
+        if csl.size:
+            cl.apply_claims(csl, acts[csl], current, batch.scalar(k.SC_ROUND).astype(np.int64), batch.field)
+        before = cl.knowledge(batch.field)
+        if gsl.size:
+            cuts = np.flatnonzero(np.diff(gsl) != 1) + 1
+            for run in np.split(gsl, cuts):
+                if batch.step(int(run[0]), int(run[-1]) + 1, acts, buf, _OBS_MODE["none"]) >= 0:
+                    raise IllegalActionError("the core refused a game action")  # unreachable after _check
+        buf["rewards"][csl] = 0.0
+        buf["done"][csl] = 0
+        done = buf["done"].astype(bool)
+        ended = batch.scalar(k.SC_JUST_ENDED).astype(bool)
+        cl.after_game_actions(gsl, current[gsl], before, batch.field, ended, done)
+        cl.new_games(np.flatnonzero(done))
+        self._claims_refresh()
+
+    def _claims_refresh(self) -> None:
+        cl, buf, batch = self.claims, self._buf, self.batch
+        assert cl is not None
+        current = batch.scalar(batch.k.SC_CURRENT).astype(np.int64)
+        seats = cl.acting(current)
+        buf["seats"][:] = seats
+        full = cl.full_mask(buf["mask"][:, : batch.num_actions], batch.field)
+        buf["cmask"][:, : self.num_actions] = full
+        buf["cnum"][:] = full.sum(axis=1)
+        if self.obs_format == "float":
+            batch.observe(seats, buf["obs_f"])
+            buf["obs_fc"][:, : batch.obs_size] = buf["obs_f"]
+            buf["obs_fc"][:, batch.obs_size:] = self._claim_block(seats)
+        elif self.obs_format == "compact":
+            batch.observe_compact(seats, buf["obs_c"])
+            buf["obs_cc"][:, : batch.compact_size] = buf["obs_c"]
+            buf["obs_cc"][:, batch.compact_size:] = self._claim_block(seats)
 
     def _write_obs(self) -> None:
         buf = self._buf
@@ -218,22 +308,31 @@ class VectorEnv:
     def _obs(self) -> NDArray[Any]:
         if self.obs_format == "none":
             return np.zeros((self.num_envs, 0), dtype=np.float32)
-        out = self._buf["obs_f"] if self.obs_format == "float" else self._buf["obs_c"]
+        c = "c" if self.claims is not None else ""
+        out = self._buf["obs_f" + c] if self.obs_format == "float" else self._buf["obs_c" + c]
         return out.copy() if self.copy else out
+
+    def _masks(self) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
+        """The padded int8 mask rows and legal counts of the seats to act (claims included when on)."""
+        buf = self._buf
+        if self.claims is not None:
+            return buf["cmask"], buf["cnum"]
+        return buf["mask"], buf["num_legal"]
 
     def _info(self, with_final: bool) -> dict[str, Any]:
         buf = self._buf
-        mask = buf["mask"][:, : self.num_actions]
+        full, num_legal = self._masks()
+        mask = full[:, : self.num_actions]
         if self.mask_format == "bits":
             bits = buf["bits"] if not self.copy else np.empty_like(buf["bits"])
-            kcommon.pack_bits(buf["mask"], self.num_actions, bits)
+            kcommon.pack_bits(full, self.num_actions, bits)
             mask = bits
         elif self.copy:
             mask = mask.copy()
         info = {
             "seat": buf["seats"].copy() if self.copy else buf["seats"],
             "action_mask": mask,
-            "num_legal": buf["num_legal"].copy() if self.copy else buf["num_legal"],
+            "num_legal": num_legal.copy() if self.copy else num_legal,
         }
         if with_final:
             info["final_returns"] = buf["final_returns"].copy() if self.copy else buf["final_returns"]
@@ -260,11 +359,17 @@ class LegalSampler:
             self._words = np.stack([crng.words_of(np.random.default_rng([self.seed, i])) for i in range(b)])
             self._out = np.zeros(b, dtype=np.int64)
         assert self._out is not None
-        buf = env._buf
-        env.batch.sample(buf["mask"], buf["num_legal"], self._words, self._out)
+        mask, num_legal = env._masks()
+        env.batch.sample(mask, num_legal, self._words, self._out)
         return self._out.copy()
 
 
 def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np.float32]:
-    """Float observations rebuilt from compact ones (shape ``(..., compact_size)``), by the game's kernel module."""
-    return kernels(config).expand_compact(compact, config)
+    """Float observations rebuilt from compact ones (shape ``(..., compact_size)``), by the game's kernel module;
+    with claims the claims block at the end is kept as it is (its values are small integers)."""
+    if not config.claims:
+        return kernels(config).expand_compact(compact, config)
+    size = _claims.layout(config).size
+    g = config.game_config
+    head = kernels(g).expand_compact(compact[..., : compact.shape[-1] - size], g)
+    return np.concatenate([head, compact[..., compact.shape[-1] - size:].astype(np.float32)], axis=-1)

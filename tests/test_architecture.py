@@ -52,14 +52,16 @@ def _layer(module: str) -> str:
 # Who may import whom (by top-level part of saboteur_env): package -> api -> variants -> each game -> common.
 ALLOWED = {
     "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", *GAMES},
-    "aec": {"api", "common", "variant"},
+    "aec": {"api", "claims", "common", "variant"},
     "pictures": {"pictures", "api", "common", "variant", *GAMES},
     # The compiled core reads the games' card data (and, in core.convert, the reference engine); the vector
     # environment knows no game: it reaches the kernels through the variant's ``core`` module name.
     "core": {"core", "common", "variant", *GAMES},
-    "vector": {"core", "common", "variant"},
+    "vector": {"claims", "core", "common", "variant"},
     # The text interface reads views and layouts through the API and the games' spec modules.
-    "text": {"text", "api", "common", "variant", *GAMES},
+    "text": {"text", "api", "claims", "common", "variant", *GAMES},
+    # The claims layer (issue 18) reads the games' card data for its truth labels.
+    "claims": {"common", "variant", *GAMES},
     "api": {"variants", "common", "variant"},
     "variants": {"common", "variant", "core", *GAMES},
     "variant": {"common"},

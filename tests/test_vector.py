@@ -215,3 +215,74 @@ def test_sample_legal_is_uniform_and_checks_input() -> None:
         se.sample_legal(np.zeros(5, np.int8), rng)
     with pytest.raises(ValueError, match="1-D"):
         se.sample_legal(np.zeros((2, 5), np.int8), rng)
+
+
+# ---- claims (saboteur_env.claims) --------------------------------------------------------------------------------
+@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
+def test_claims_slots_match_the_aec_environment_through_autoresets(game: str) -> None:
+    """Every slot plays what raw_env(claims=True) plays with the same seed and actions: seats (report windows
+    included), masks, observations (claims block included), rewards, ends and the claims log with its labels."""
+    from saboteur_env import raw_env
+
+    kw = {"game": game, "claims": True, "claims_per_turn": 2, "rounds": 1}
+    venv = VectorEnv(3, **kw)
+    obs, info = venv.reset(seed=20)
+    envs = [raw_env(**kw) for _ in range(3)]
+    for b, e in enumerate(envs):
+        e.reset(seed=20 + b)
+    sampler, ended, windows = LegalSampler(2), 0, 0
+    for _ in range(400):
+        for b, e in enumerate(envs):
+            o = e.observe(e.agent_selection)
+            assert e.agent_selection == f"player_{info['seat'][b]}"
+            assert np.array_equal(o["observation"], obs[b]) and np.array_equal(o["action_mask"], info["action_mask"][b])
+            windows += int(e.game.current != info["seat"][b])
+        actions = venv.sample_actions(sampler)
+        obs, rewards, term, _, info = venv.step(actions)
+        for b, e in enumerate(envs):
+            e.step(int(actions[b]))
+            assert np.array_equal(rewards[b], [e.rewards[a] for a in e.possible_agents])
+            assert term[b] == all(e.terminations.values())
+            if term[b]:
+                ended += 1
+                assert np.array_equal(info["final_returns"][b], e.variant.returns(e.game))
+                e.reset()
+    assert ended and windows
+    assert venv.claims is not None
+    for b, e in enumerate(envs):  # every game's claims, in order, with the same truth labels
+        mine = [dict(r, slot=0) for r in venv.claims.records(slot=b)]
+        assert mine and mine == e._claims.records()  # type: ignore[union-attr]
+        assert e.claims_log() == [r for r in mine if r["game"] == int(venv.claims.games[b])]
+
+
+def test_claims_compact_observations_expand_to_the_float_ones() -> None:
+    cfg = GameConfig(num_players=5, claims=True)
+    fl, co = VectorEnv(4, config=cfg), VectorEnv(4, config=cfg, obs_format="compact", mask_format="bits")
+    of, _ = fl.reset(seed=1)
+    oc, ic = co.reset(seed=1)
+    sampler_f, sampler_c = LegalSampler(5), LegalSampler(5)
+    for _ in range(60):
+        assert np.array_equal(expand_compact(oc, cfg), of)
+        assert co.single_observation_space.contains(oc[0]) and fl.single_observation_space.contains(of[0])
+        af, ac = fl.sample_actions(sampler_f), co.sample_actions(sampler_c)
+        assert np.array_equal(af, ac)
+        of, *_ = fl.step(af)
+        oc, *_, ic = co.step(ac)
+    assert ic["action_mask"].shape == (4, (fl.num_actions + 7) // 8)
+
+
+def test_claims_illegal_claims_change_nothing() -> None:
+    from saboteur_env.claims import GOAL, layout
+
+    venv = VectorEnv(2, num_players=4, claims=True)
+    _, info = venv.reset(seed=3)
+    lay = layout(venv.config)
+    claim = lay.encode(GOAL, 0, 1)
+    legal = [int(np.flatnonzero(m)[0]) for m in info["action_mask"]]
+    venv.step(np.array([claim, legal[1]]))  # slot 0 claims (K = 1), slot 1 plays
+    fp = venv.batch.field("sc").copy()
+    log = venv.claims_log()
+    for bad, words in ((claim, "not legal"), (lay.done_id, "not legal"), (lay.num_actions, "out of range")):
+        with pytest.raises(IllegalActionError, match=words):
+            venv.step(np.array([bad, legal[1]]))
+    assert np.array_equal(venv.batch.field("sc"), fp) and venv.claims_log() == log and len(log) == 1

@@ -7,6 +7,7 @@ validates against those declarations and caches the variant on itself (``config.
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -25,13 +26,18 @@ REWARDS = ("gold", "win")
 READINGS = ("seeds", "official")
 # Game-specific fields and their defaults: a field applies only to the variants that list it in ``options``.
 GAME_OPTIONS: dict[str, Any] = {"broken_tool_penalty": False, "duel_layout": "seed_5x9", "rules": "seeds"}
+# The claims rule (cheap talk, saboteur_env.claims) and its defaults: a layer over every game, so configs without
+# claims leave these out of hashes and pickles (byte-identical to configs from before the option existed).
+CLAIM_OPTIONS: dict[str, Any] = {"claims": False, "claims_per_turn": 1}
+MAX_CLAIMS_PER_TURN = 8
 
 T = TypeVar("T")
 
-__all__ = ["GAME_OPTIONS", "MAX_HISTORY", "MAX_MARGIN", "READINGS", "REWARDS", "ConfigError", "GameConfig"]
+__all__ = ["CLAIM_OPTIONS", "GAME_OPTIONS", "MAX_CLAIMS_PER_TURN", "MAX_HISTORY", "MAX_MARGIN", "READINGS", "REWARDS",
+           "ConfigError", "GameConfig"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class GameConfig:
     """Rules and encoding options of one game.
 
@@ -49,6 +55,11 @@ class GameConfig:
         rules: which reading of the rules where the customer's seed documents and the publisher differ:
             ``"seeds"`` (default) or ``"official"``; Saboteur 2 only (winners when the gold is reached, where
             ladders may go; docs/rules.md §2.5, §2.8), the other games have one reading.
+        claims: the optional claims rule (docs/rules.md "Claims (optional rule)", ``saboteur_env.claims``): free
+            public statements ("goal g is gold / stone", "seat s is a saboteur" ...) in the action space, the
+            observation and the log; they never change the game. Default False: everything as without the option.
+        claims_per_turn: at most this many claims before each own decision and in each report window after a map
+            (or a Saboteur 2 inspection), 1-8; only with ``claims=True``.
     """
 
     num_players: int = None  # type: ignore[assignment]  # None: the variant's default, resolved in __post_init__
@@ -60,6 +71,8 @@ class GameConfig:
     game: str = "base"
     duel_layout: str = "seed_5x9"
     rules: str = "seeds"
+    claims: bool = False
+    claims_per_turn: int = 1
     # The registered variant that plays this config, set once in __post_init__ as a plain instance attribute (read
     # on every decision; not a dataclass field, so it stays out of comparisons, asdict and pickles).
     variant: ClassVar[Variant]
@@ -69,6 +82,12 @@ class GameConfig:
             raise ConfigError(f"game={self.game!r} must be a str; valid: {', '.join(map(repr, registry.names()))}")
         variant = registry.lookup(self.game)
         object.__setattr__(self, "variant", variant)
+        if not self.claims and self.claims_per_turn == CLAIM_OPTIONS["claims_per_turn"]:
+            # ``dataclasses.fields``/``asdict``/``replace`` read the instance's ``__dataclass_fields__`` first: a
+            # config without claims shows only the fields from before the option, so whatever serialises configs
+            # (golden files, model files, logs) writes exactly what it wrote before. A claims config keeps them all
+            # (``replace`` and ``asdict`` carry the claims).
+            object.__setattr__(self, "__dataclass_fields__", _FIELDS_WITHOUT_CLAIMS)
         if self.num_players is None:
             object.__setattr__(self, "num_players", variant.default_players)
         self.validate()
@@ -83,12 +102,20 @@ class GameConfig:
         return value
 
     def __getstate__(self) -> dict:
+        # fields(self): without claims the claim fields stay out (see __post_init__), so it pickles as before.
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def __setstate__(self, state: dict) -> None:
-        for name, value in state.items():
+        for name, value in {**CLAIM_OPTIONS, **state}.items():  # pickles without claim fields: the defaults
             object.__setattr__(self, name, value)
         self.__post_init__()
+
+    def __repr__(self) -> str:
+        # State fingerprints hash repr(config): claim fields at their defaults stay out, so a config without claims
+        # has the repr (and fingerprints) it had before the option existed.
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                          if not (f.name in CLAIM_OPTIONS and getattr(self, f.name) == CLAIM_OPTIONS[f.name]))
+        return f"GameConfig({shown})"
 
     def __hash__(self) -> int:
         # Cached: configs key the layout caches on every decision, and the generated hash rebuilds a tuple.
@@ -97,7 +124,8 @@ class GameConfig:
             # Strings by CRC: str hashes differ between processes.
             h = hash((self.num_players, self.margin, self.rounds, self.broken_tool_penalty,
                       REWARDS.index(self.reward), self.history_length, zlib.crc32(self.game.encode()),
-                      zlib.crc32(self.duel_layout.encode()), READINGS.index(self.rules)))
+                      zlib.crc32(self.duel_layout.encode()), READINGS.index(self.rules))
+                     + ((True, self.claims_per_turn) if self.claims else ()))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -133,6 +161,21 @@ class GameConfig:
         _check_range("margin", self.margin, 0, MAX_MARGIN)
         _check_range("rounds", self.rounds, 1, 3)
         _check_range("history_length", self.history_length, 0, MAX_HISTORY)
+        if not isinstance(self.claims, bool):
+            raise ConfigError(f"claims={self.claims!r} must be a bool (True or False)")
+        if isinstance(self.claims_per_turn, bool) or not isinstance(self.claims_per_turn, int):
+            raise ConfigError(f"claims_per_turn={self.claims_per_turn!r} must be an int")
+        if not self.claims and self.claims_per_turn != CLAIM_OPTIONS["claims_per_turn"]:
+            raise ConfigError(f"claims_per_turn={self.claims_per_turn!r} only applies with claims=True")
+        _check_range("claims_per_turn", self.claims_per_turn, 1, MAX_CLAIMS_PER_TURN)
+
+    @property
+    def game_config(self) -> GameConfig:
+        """This config without the claims rule: what the game itself (engine, core, variant) plays. Claims are a
+        layer over it (``saboteur_env.claims``), so a game with claims is the very game without them."""
+        if not self.claims:
+            return self
+        return self.cached("_game_config", lambda c: dataclasses.replace(c, claims=False, claims_per_turn=1))
 
     @property
     def rules_version(self) -> str:
@@ -190,12 +233,19 @@ class GameConfig:
 
     @property
     def max_decisions_per_round(self) -> int:
-        """A true upper bound on the decisions of one round (the variant's proof is in its docstring)."""
+        """A true upper bound on the decisions of one round (the variant's proof is in its docstring). With claims,
+        each game decision is preceded by at most K claims and followed by at most a report window of K claims and
+        one "done" (K = ``claims_per_turn``): the game's bound times 2K + 2."""
+        if self.claims:
+            return self.game_config.max_decisions_per_round * (2 * self.claims_per_turn + 2)
         return self.variant.max_decisions_per_round(self)
 
     @property
     def max_game_length(self) -> int:
         return self.rounds * self.max_decisions_per_round
+
+
+_FIELDS_WITHOUT_CLAIMS = {k: f for k, f in GameConfig.__dataclass_fields__.items() if k not in CLAIM_OPTIONS}
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:

@@ -40,6 +40,20 @@ def describe(config: GameConfig, observation: object, mask: object = None, *, se
     ``seat`` (the absolute seat, if the caller knows it) is shown but not needed: seats are offsets from the
     viewer, as in the observation and the action layout.
     """
+    if config.claims:  # the game's description, then the claims block (saboteur_env.text.claims)
+        from saboteur_env.text.claims import describe_claims
+
+        full = np.asarray(observation, dtype=np.float32)
+        size = claims_size(config)
+        if full.ndim != 1 or full.shape[0] <= size:
+            raise DescriptionError(f"observation has shape {full.shape}; expected "
+                                   f"({api.observation_layout(config.game_config).size + size},) for {config.game} "
+                                   "with claims")  # fmt: skip
+        d = describe(config.game_config, full[:-size], None, seat=seat)
+        d["claims"] = describe_claims(config, full[-size:])
+        if mask is not None:
+            d["legal_moves"] = legal_moves(config, mask)
+        return d
     fmt = game_format(config)
     obs = _obs(config, observation)
     layout = api.observation_layout(config)
@@ -61,6 +75,13 @@ def describe(config: GameConfig, observation: object, mask: object = None, *, se
 
 def observation_from_description(config: GameConfig, description: dict) -> NDArray[np.float32]:
     """The observation vector a description was made from (bit-exact); ``DescriptionError`` for a bad one."""
+    if config.claims:
+        from saboteur_env.text.claims import claims_block
+
+        if not isinstance(description, dict) or "claims" not in description:
+            raise DescriptionError("description: key 'claims' is missing (the config has claims=True)")
+        game = observation_from_description(config.game_config, description)
+        return np.concatenate([game, claims_block(config, description["claims"])])
     fmt = game_format(config)
     if not isinstance(description, dict):
         raise DescriptionError(f"a description must be a JSON object, got {type(description).__name__}")
@@ -75,6 +96,15 @@ def observation_from_description(config: GameConfig, description: dict) -> NDArr
             raise DescriptionError(f"description: key {key!r} is missing")
         spec.decode(description[key], out[layout.slices[name]], key)
     return out
+
+
+def claims_size(config: GameConfig) -> int:
+    """Length of the claims block at the end of a claims config's observations (0 without claims)."""
+    if not config.claims:
+        return 0
+    from saboteur_env.claims import layout
+
+    return layout(config).size
 
 
 def describe_state(state: Any, seat: int) -> dict:
@@ -258,6 +288,10 @@ def render(d: dict) -> str:
     count = f" of {d['event_count']} so far" if "event_count" in d else ""
     lines.append(f"Recent public events (oldest first, {len(events)}{count}):")
     lines.extend(_event(e, game) for e in events)
+    if "claims" in d:
+        from saboteur_env.text.claims import render_claims
+
+        lines.extend(render_claims(d["claims"]))
     if "legal_moves" in d:
         moves = d["legal_moves"]
         lines.append(f"Legal moves ({len(moves)}):")

@@ -88,8 +88,18 @@ def normalize(text: str) -> str:
 
 
 def move_names(config: GameConfig) -> tuple[str, ...]:
-    """The name of every action id of ``config`` (index = action id)."""
+    """The name of every action id of ``config`` (index = action id); with claims, the claim ids' names follow the
+    game's (``saboteur_env.text.claims.claim_names``)."""
+    if config.claims:
+        from saboteur_env.text.claims import claim_names
+
+        return config.cached("_text_claim_move_names",
+                             lambda c: game_format(c.game_config).names + claim_names(c))  # fmt: skip
     return game_format(config).names
+
+
+def _num_actions(config: GameConfig) -> int:
+    return len(move_names(config)) if config.claims else api.num_actions(config)
 
 
 def _keys(config: GameConfig) -> dict[str, int]:
@@ -111,6 +121,10 @@ def _key_list(config: GameConfig) -> list[str]:
 
 def move_name(config: GameConfig, action: int) -> str:
     """The name of one action id (``ActionError`` out of range)."""
+    if config.claims:
+        from saboteur_env.common.errors import check_action_id
+
+        return move_names(config)[check_action_id(action, _num_actions(config))]
     return move_names(config)[api.action_layout(config).check(action)]
 
 
@@ -125,7 +139,7 @@ def move_id(config: GameConfig, name: str) -> int:
 def check_mask(config: GameConfig, mask: object) -> NDArray[np.bool_]:
     """A mask as a bool array, checked against the action space (``ValueError`` naming both shapes)."""
     m = np.asarray(mask)
-    n = api.num_actions(config)
+    n = _num_actions(config)
     if m.shape != (n,):
         raise ValueError(f"action mask has shape {m.shape}; expected ({n},) for {config.game}")
     return m.astype(bool)

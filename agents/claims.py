@@ -1,0 +1,480 @@
+"""Agents for the claims rule (``GameConfig(claims=True)``; docs/claims.md): claim policies around existing agents,
+and a claims-aware observer with a parameterised honesty model.
+
+* :class:`HonestyModel` - how often a digger / a saboteur tells the truth in a goal claim, and how accusations,
+  clearings and suspicions depend on the speaker's and the target's roles (likelihood tables).
+* :class:`ClaimsObserver` - beliefs from claims: ``posterior(...)`` gives P(gold at each goal) and P(saboteur) per
+  seat from the latest claims of the round, what the viewer knows (its own role, goals it saw or that are face up),
+  and optional prior suspicions (e.g. another belief model's ``p_saboteur``). With one gold goal (base game,
+  Saboteur 2) the gold slot is enumerated exactly and the roles are independent given it (a mean-field prior: the
+  role deck's expected share of saboteurs); seat claims are a second, mean-field pass. In the Duel every goal is
+  gold or not independently and the opponent's honesty is one parameter.
+* :class:`ClaimsBayesModel` - :class:`agents.beliefs.BayesModel` (the exact base-game posterior over saboteur
+  sets and the gold slot) that also takes claims (``observe_claim``) with the same honesty model.
+* :class:`ClaimsAgent` - wraps an agent of the game without claims (``make_claims_agent(name, config)``): it
+  claims first (honest diggers claim the truth about a goal they saw; covert saboteurs lie when it pays: about a
+  goal nobody else has claimed, "gold" is "stone" and "stone" is "gold"; in Saboteur 2 an inspector accuses or
+  clears the seat it saw, a saboteur inverting it), then plays the wrapped agent's move on the game part of its
+  observation, reacting to claims: a goal the observer is sure about is shown to the wrapped agent as if it had
+  seen it with a map, and a digger repairs nobody it thinks a saboteur and breaks a sure suspect's tools.
+
+Agents read only their observation (the claims block holds public claims only, never truth labels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.base import Agent
+from agents.beliefs import BayesModel
+from saboteur_env import GameConfig
+from saboteur_env.claims import ACCUSE, CLEAR, GOAL, SUSPECT, ClaimLayout, layout
+
+ROLE_CLAIMS = (ACCUSE, CLEAR, SUSPECT)
+
+
+@dataclass(frozen=True)
+class HonestyModel:
+    """The honesty model of an observer.
+
+    ``digger_truth`` / ``saboteur_truth``: P(a goal claim is true | the speaker's role); ``opponent_truth``: the
+    Duel's one speaker. ``seat_tables[kind]``: P(a claim of that kind about a target | speaker role, target role),
+    rows = speaker digger / saboteur, columns = target digger / saboteur (relative weights: only ratios matter).
+    """
+
+    digger_truth: float = 0.9
+    saboteur_truth: float = 0.3
+    opponent_truth: float = 0.6
+    seat_tables: dict[int, tuple[tuple[float, float], tuple[float, float]]] = field(default_factory=lambda: {
+        ACCUSE: ((0.3, 0.7), (0.6, 0.4)),
+        CLEAR: ((0.7, 0.3), (0.4, 0.6)),
+        SUSPECT: ((0.4, 0.6), (0.55, 0.45)),
+    })  # fmt: skip
+
+    def __post_init__(self) -> None:
+        for name in ("digger_truth", "saboteur_truth", "opponent_truth"):
+            v = getattr(self, name)
+            if not 0.0 < v < 1.0:
+                raise ValueError(f"{name}={v!r} must be in (0, 1) (exclusive: a claim never proves anything)")
+
+    def goal_likelihood(self, says_gold: bool, gold: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """``(2, ...)``: P(the claim | speaker digger / saboteur) for each truth value in ``gold``."""
+        true = np.asarray(gold) == says_gold
+        return np.stack([np.where(true, self.digger_truth, 1 - self.digger_truth),
+                         np.where(true, self.saboteur_truth, 1 - self.saboteur_truth)])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PublicClaims:
+    """The latest claims of a round, absolute seats: ``goals`` (speaker, goal, says_gold) and ``seats`` (speaker,
+    kind, target)."""
+
+    goals: tuple[tuple[int, int, bool], ...] = ()
+    seats: tuple[tuple[int, int, int], ...] = ()
+
+    @staticmethod
+    def from_block(lay: ClaimLayout, block: NDArray[np.float32], seat: int) -> PublicClaims:
+        """The latest claims of this round from an observation's claims block (seat-relative -> absolute)."""
+        parts = lay.split(block)
+        n = lay.num_players
+        goals = tuple(((seat + s) % n, g, bool(parts["goals"][s, g, 0] > 0.5))
+                      for s, g in zip(*np.nonzero(parts["goals"].sum(axis=2) > 0.5), strict=True))  # fmt: skip
+        seats: tuple[tuple[int, int, int], ...] = ()
+        if lay.roles:
+            seats = tuple(((seat + s) % n, ROLE_CLAIMS[k], (seat + t) % n)
+                          for s, t, k in zip(*np.nonzero(parts["seats"] > 0.5), strict=True))  # fmt: skip
+        return PublicClaims(goals, seats)
+
+    @staticmethod
+    def from_records(records: list[dict[str, Any]], round_: int) -> PublicClaims:
+        """The latest public claims of ``round_`` from log records (only the public fields are read)."""
+        goals: dict[tuple[int, int], bool] = {}
+        seats: dict[tuple[int, int], int] = {}
+        for r in records:
+            if r["round"] != round_:
+                continue
+            if r["kind"] == "goal":
+                goals[(r["speaker"], r["target"])] = bool(r["value"])
+            else:
+                seats[(r["speaker"], r["target"])] = ("accuse", "clear", "suspect").index(r["kind"]) + ACCUSE
+        return PublicClaims(tuple((s, g, v) for (s, g), v in goals.items()),
+                            tuple((s, k, t) for (s, t), k in seats.items()))  # fmt: skip
+
+
+class ClaimsObserver:
+    """Beliefs about the gold goal and the saboteurs from claims (module docstring)."""
+
+    def __init__(self, config: GameConfig, model: HonestyModel | None = None) -> None:
+        self.config = config
+        self.lay = layout(config) if config.claims else layout(_with_claims(config))
+        self.model = model or HonestyModel()
+        self.num_players, self.num_goals = config.num_players, self.lay.num_goals
+        self.prior_saboteur = _prior_saboteur(config)
+
+    def posterior(
+        self,
+        claims: PublicClaims,
+        *,
+        gold_known: NDArray[np.int8] | None = None,
+        seat: int | None = None,
+        saboteur: bool | None = None,
+        prior: NDArray[np.float64] | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(p_gold[G], p_saboteur[N])``. ``gold_known[g]``: 1 gold, 0 stone, -1 unknown (the viewer's maps and the
+        face-up goals); ``seat``/``saboteur``: the viewer and its own role; ``prior``: P(saboteur) per seat."""
+        n, g = self.num_players, self.num_goals
+        known = np.full(g, -1, dtype=np.int8) if gold_known is None else np.asarray(gold_known, dtype=np.int8)
+        pri = np.full(n, self.prior_saboteur) if prior is None else np.clip(np.asarray(prior, float), 1e-3, 1 - 1e-3)
+        if seat is not None and saboteur is not None:
+            pri = pri.copy()
+            pri[seat] = 1.0 if saboteur else 0.0
+        if not self.lay.roles:
+            return self._duel(claims, known, seat), np.zeros(n)
+        # Hypotheses: the gold is at slot h (one gold goal). Known goals restrict them.
+        hyp = np.ones(g, dtype=bool)
+        if (known == 1).any():
+            hyp[:] = False
+            hyp[int(np.flatnonzero(known == 1)[0])] = True
+        hyp &= known != 0
+        if not hyp.any():
+            hyp[:] = True
+        gold = np.eye(g, dtype=bool)  # gold[h, goal]: is `goal` gold under hypothesis h
+        like = np.ones((n, 2, g))  # per seat, role, hypothesis
+        for s, goal, says_gold in claims.goals:
+            like[s] *= self.model.goal_likelihood(says_gold, gold[:, goal])
+        m = (1 - pri)[:, None] * like[:, 0] + pri[:, None] * like[:, 1]  # (n, g)
+        log_post = np.where(hyp, np.log(np.maximum(m, 1e-300)).sum(axis=0), -np.inf)
+        w = np.exp(log_post - log_post.max())
+        p_hyp = w / w.sum()
+        p_sab = (p_hyp[None, :] * pri[:, None] * like[:, 1] / np.maximum(m, 1e-300)).sum(axis=1)
+        # Seat claims, mean field: the speaker's and the target's marginals.
+        odds_s = np.ones((n, 2))  # evidence on each seat as a speaker (digger, saboteur)
+        odds_t = np.ones((n, 2))  # and as a target
+        for s, kind, t in claims.seats:
+            table = np.asarray(self.model.seat_tables[kind])
+            pt = np.array([1 - p_sab[t], p_sab[t]])
+            ps = np.array([1 - p_sab[s], p_sab[s]])
+            odds_s[s] *= table @ pt
+            odds_t[t] *= ps @ table
+        ev = odds_s * odds_t
+        num = p_sab * ev[:, 1]
+        p_sab = num / (num + (1 - p_sab) * ev[:, 0])
+        if seat is not None and saboteur is not None:
+            p_sab[seat] = float(saboteur)
+        return p_hyp, p_sab
+
+    def _duel(self, claims: PublicClaims, known: NDArray[np.int8], seat: int | None) -> NDArray[np.float64]:
+        from saboteur_env.duel.cards import GOAL_NUGGETS
+
+        h = self.model.opponent_truth
+        logit = np.full(self.num_goals, np.log((GOAL_NUGGETS > 0).mean() / (GOAL_NUGGETS == 0).mean()))
+        for s, goal, says_gold in claims.goals:
+            if s != seat:
+                logit[goal] += np.log(h / (1 - h)) * (1 if says_gold else -1)
+        p = 1 / (1 + np.exp(-logit))
+        return np.where(known >= 0, known.astype(float), p)
+
+
+class ClaimsBayesModel(BayesModel):
+    """The exact base-game posterior (``BayesModel``) that also takes claims: a goal claim multiplies each
+    (saboteur set, gold slot) hypothesis by the honesty model's likelihood for the speaker's role in it; a seat
+    claim by the seat table for the speaker's and the target's roles."""
+
+    name = "claims_bayes"
+    model: HonestyModel
+
+    def __init__(self, num_players: int, goal_cells: tuple[int, ...], model: HonestyModel | None = None,
+                 **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(num_players, goal_cells, **kwargs)
+        object.__setattr__(self, "model", model or HonestyModel())
+
+    def observe_claim(self, speaker: int, kind: int, target: int, value: int = 1) -> None:
+        role = self.sets[:, speaker].astype(np.int64)  # (H,)
+        if kind == GOAL:
+            gold = np.eye(3, dtype=bool)[:, target]  # per gold slot: is the claimed goal gold
+            like = self.model.goal_likelihood(bool(value), gold)  # (2 roles, 3 slots)
+            self.loglik += np.log(like[role])
+        else:
+            table = np.asarray(self.model.seat_tables[kind])
+            self.loglik += np.log(table[role, self.sets[:, target].astype(np.int64)])[:, None]
+
+
+def _with_claims(config: GameConfig) -> GameConfig:
+    import dataclasses
+
+    return dataclasses.replace(config, claims=True)
+
+
+def _prior_saboteur(config: GameConfig) -> float:
+    n = config.num_players
+    if config.game == "duel":
+        return 0.0
+    if config.game == "sab2":
+        return 3 / 15  # 3 saboteur cards among the 15 role cards (docs/rules.md §2.7)
+    from saboteur_env.base.cards import SABOTEURS_BY_PLAYERS
+
+    return SABOTEURS_BY_PLAYERS.get(n, 1) / (n + 1)  # n + 1 role cards, one left over
+
+
+# ---- observation reading -------------------------------------------------------------------------------------------
+class _Reader:
+    """What a claims agent reads from the game part of its observation: its role, the goals it knows."""
+
+    def __init__(self, config: GameConfig) -> None:
+        g = config.game_config
+        self.config, self.game = config, g
+        self.lay = layout(config)
+        self.obs_layout = g.variant.observation_layout(g)
+        self.game_size = self.obs_layout.size
+        cells = [(r + g.margin, c + g.margin) for r, c in g.frame.goal_cells]
+        self.goal_cells = cells
+        if g.game == "duel":
+            self.planes: dict[str, int] = {}
+        else:
+            from saboteur_env.base.observation import PLANES
+            from saboteur_env.sab2.view import PLANE_NAMES
+
+            names = list(PLANES if self.lay.facts.saboteur == 1 else PLANE_NAMES)
+            self.planes = {k: names.index(k) for k in ("goal_gold", "goal_stone", "peeked_gold", "peeked_stone")}
+        # Game actions that repair / break a seat offset (-1: none), for the reaction to suspects.
+        la = g.variant.action_layout(g)
+        self.repair_of = np.full(la.num_actions, -1, dtype=np.int64)
+        self.break_of = np.full(la.num_actions, -1, dtype=np.int64)
+        if self.lay.roles:
+            for a in range(la.num_actions):
+                d = la.decode(a)
+                kind = str(getattr(d, "segment", getattr(getattr(d, "type", None), "name", ""))).lower()
+                if kind in ("repair", "double_repair"):
+                    self.repair_of[a] = d.target
+                elif kind == "break":
+                    self.break_of[a] = d.target
+
+    def saboteur(self, obs: NDArray[np.float32]) -> bool:
+        if not self.lay.roles:
+            return False
+        role = obs[self.obs_layout.slices["role"]]
+        return bool(role.size and int(np.argmax(role)) == self.lay.facts.saboteur and role.max() > 0.5)
+
+    def goals(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
+        """(what I know per goal: 1 gold / 0 stone / -1 unknown, of which face up: 1 gold / 0 stone / -1 down)."""
+        g = self.lay.num_goals
+        mine = np.full(g, -1, dtype=np.int8)
+        up = np.full(g, -1, dtype=np.int8)
+        if self.game.game == "duel":
+            from saboteur_env.duel.cards import GOAL_NUGGETS
+
+            peeks = obs[self.obs_layout.slices["my_peeks"]].reshape(g, -1)
+            for i in range(g):
+                if peeks[i].max() > 0.5:
+                    mine[i] = int(GOAL_NUGGETS[int(np.argmax(peeks[i]))] > 0)
+            return mine, up
+        board = obs[self.obs_layout.slices["board"]].reshape(self.obs_layout.shapes["board"])
+        p = self.planes
+        for i, (r, c) in enumerate(self.goal_cells):
+            if board[p["goal_gold"], r, c] > 0.5:
+                up[i] = 1
+            elif board[p["goal_stone"], r, c] > 0.5:
+                up[i] = 0
+            if board[p["peeked_gold"], r, c] > 0.5:
+                mine[i] = 1
+            elif board[p["peeked_stone"], r, c] > 0.5:
+                mine[i] = 0
+        mine = np.where(up >= 0, up, mine).astype(np.int8)
+        return mine, up
+
+    def inspected(self, obs: NDArray[np.float32]) -> dict[int, bool]:
+        """Saboteur 2: seat offset -> whether the role I saw there is a saboteur."""
+        if "inspected" not in self.obs_layout.slices:
+            return {}
+        ins = obs[self.obs_layout.slices["inspected"]].reshape(self.obs_layout.shapes["inspected"])
+        return {t: int(np.argmax(ins[t])) == self.lay.facts.saboteur for t in range(1, ins.shape[0])
+                if ins[t].max() > 0.5}  # fmt: skip
+
+    def with_virtual_peeks(self, obs: NDArray[np.float32], p_gold: NDArray[np.float64], mine: NDArray[np.int8],
+                           sure: float) -> NDArray[np.float32]:  # fmt: skip
+        """The game observation with goals the observer is sure about marked as if seen with a map."""
+        if self.game.game == "duel" or not (p_gold.max() >= sure or (p_gold <= 1 - sure).any()):
+            return obs
+        out = obs.copy()
+        board = out[self.obs_layout.slices["board"]].reshape(self.obs_layout.shapes["board"])
+        p = self.planes
+        for i, (r, c) in enumerate(self.goal_cells):
+            if mine[i] >= 0:
+                continue
+            if p_gold[i] >= sure:
+                board[p["peeked_gold"], r, c] = 1
+            elif p_gold[i] <= 1 - sure:
+                board[p["peeked_stone"], r, c] = 1
+        return out
+
+
+@dataclass(frozen=True)
+class ClaimPolicy:
+    """How a :class:`ClaimsAgent` talks and reacts. ``honest``: claims the truth (else lies when it pays);
+    ``talk``: claims at all; ``suspect_above`` / ``accuse_above``: a digger says "I suspect" / "is a saboteur" about
+    a seat above this P(saboteur) (once per target and round); ``sure``: P(gold) above which a goal is shown to the
+    wrapped agent as seen; ``distrust``: a digger repairs nobody above this P(saboteur)."""
+
+    honest: bool = True
+    talk: bool = True
+    suspect_above: float = 0.75
+    accuse_above: float = 0.9
+    sure: float = 0.85
+    distrust: float = 0.7
+
+
+class ClaimsAgent:
+    """A claim policy and a claims-aware observer around an agent of the game without claims (module docstring).
+
+    ``miner`` / ``saboteur``: the claim policies by role (default: honest diggers, covert saboteurs who lie when it
+    pays; the Duel uses ``miner``). ``model``: the observer's honesty model.
+    """
+
+    def __init__(self, inner: Agent, config: GameConfig, *, miner: ClaimPolicy | None = None,
+                 saboteur: ClaimPolicy | None = None, model: HonestyModel | None = None) -> None:  # fmt: skip
+        if not config.claims:
+            raise ValueError("ClaimsAgent needs a config with claims=True (it wraps an agent of config.game_config)")
+        self.inner = inner
+        self.config = config
+        self.name = f"claims:{inner.name}"
+        self.oracle = getattr(inner, "oracle", False)
+        self.reader = config.cached("_claims_agent_reader", _Reader)  # per config: it decodes every action once
+        self.lay = self.reader.lay
+        self.observer = ClaimsObserver(config, model)
+        self.miner_policy = miner or ClaimPolicy()
+        self.saboteur_policy = saboteur or ClaimPolicy(honest=False, suspect_above=2.0, accuse_above=2.0)
+        self.seat = 0
+        self.rng = np.random.default_rng()
+        self.last_beliefs: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.seat = seat
+        # The wrapped agent gets the seed itself, so that on paired deals it draws exactly what it draws without
+        # claims: differences come from the claims alone.
+        self.inner.reset(seat, num_players, seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        self.last_beliefs = None
+
+    # ---- beliefs ----
+    def beliefs(self, observation: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(P(gold) per goal, P(saboteur) per absolute seat) from this observation's claims and own knowledge."""
+        game_obs = observation[: self.reader.game_size]
+        claims = PublicClaims.from_block(self.lay, observation[self.reader.game_size:], self.seat)
+        mine, _ = self.reader.goals(game_obs)
+        prior = None
+        fn = getattr(self.inner, "role_beliefs", None)
+        rb = fn() if fn else None
+        if rb:
+            prior = np.array([rb.get(s, self.observer.prior_saboteur) for s in range(self.config.num_players)])
+        return self.observer.posterior(claims, gold_known=mine, seat=self.seat,
+                                       saboteur=self.reader.saboteur(game_obs), prior=prior)  # fmt: skip
+
+    def bind_state(self, state_fn: Any) -> None:
+        """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
+        from agents.base import bind_oracle
+
+        bind_oracle(self.inner, state_fn)
+
+    def role_beliefs(self) -> dict[int, float] | None:
+        if self.last_beliefs is None:
+            return None
+        return {s: float(p) for s, p in enumerate(self.last_beliefs[1])}
+
+    def gold_beliefs(self) -> list[float] | None:
+        return None if self.last_beliefs is None else [float(p) for p in self.last_beliefs[0]]
+
+    # ---- decisions ----
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        obs = np.asarray(observation, dtype=np.float32)
+        mask = np.asarray(action_mask)
+        a = self.lay.game_actions
+        game_obs, game_mask, claim_mask = obs[: self.reader.game_size], mask[:a], mask[a:]
+        p_gold, p_sab = self.beliefs(obs)
+        self.last_beliefs = (p_gold, p_sab)
+        is_sab = self.reader.saboteur(game_obs)
+        policy = self.saboteur_policy if is_sab else self.miner_policy
+        claim = self._claim(obs, claim_mask, policy, is_sab, p_sab) if policy.talk and claim_mask.any() else None
+        if claim is not None:
+            return claim
+        if not game_mask.any():  # a report window with nothing to say
+            return self.lay.done_id
+        mine, _ = self.reader.goals(game_obs)
+        shown = self.reader.with_virtual_peeks(game_obs, p_gold, mine, policy.sure)
+        gm = self._react(game_mask, p_sab, is_sab, policy)
+        act = int(self.inner.act(shown, gm))
+        return act
+
+    def _claim(self, obs: NDArray[np.float32], claim_mask: NDArray[np.int8], policy: ClaimPolicy, is_sab: bool,
+               p_sab: NDArray[np.float64]) -> int | None:  # fmt: skip
+        lay, n = self.lay, self.config.num_players
+        a = lay.game_actions
+        game_obs = obs[: self.reader.game_size]
+        parts = lay.split(obs[self.reader.game_size:])
+        mine, up = self.reader.goals(game_obs)
+        claimed = parts["goals"].sum(axis=2) > 0.5  # (speaker offset, goal) this round
+        for g in range(lay.num_goals):
+            if mine[g] < 0 or up[g] >= 0 or claimed[0, g]:
+                continue
+            truth = bool(mine[g])
+            says = truth
+            if not policy.honest and not claimed[1:, g].any():
+                says = not truth  # a lie pays while nobody else has spoken about that goal
+            act = lay.encode(GOAL, g, int(says))
+            if claim_mask[act - a]:
+                return act
+        if not lay.roles:
+            return None
+        said = parts["seats"].sum(axis=2) > 0.5 if parts["seats"].size else np.zeros((n, n), bool)
+        for t, sab in sorted(self.reader.inspected(game_obs).items()):
+            if said[0, t]:
+                continue
+            kind = ACCUSE if sab == policy.honest else CLEAR  # an honest inspector reports what it saw
+            act = lay.encode(kind, t)
+            if claim_mask[act - a]:
+                return act
+        if is_sab:
+            return None
+        for t in range(1, n):
+            if said[0, t]:
+                continue
+            p = p_sab[(self.seat + t) % n]
+            say = ACCUSE if p > policy.accuse_above else SUSPECT if p > policy.suspect_above else None
+            if say is not None and claim_mask[lay.encode(say, t) - a]:
+                return lay.encode(say, t)
+        return None
+
+    def _react(self, game_mask: NDArray[Any], p_sab: NDArray[np.float64], is_sab: bool, policy: ClaimPolicy
+               ) -> NDArray[np.int8]:
+        """The game mask a digger plays from: no repairs for suspects, only breaks on a sure suspect if it can."""
+        gm = np.asarray(game_mask, dtype=np.int8).copy()
+        if is_sab or not self.lay.roles:
+            return gm
+        n = self.config.num_players
+        p_off = p_sab[(self.seat + np.arange(n)) % n]
+        p_off[0] = 0.0
+        rep = self.reader.repair_of
+        no = (rep > 0) & (p_off[np.maximum(rep, 0)] > policy.distrust) & (gm > 0)
+        if no.any() and (gm > 0).sum() > no.sum():
+            gm[no] = 0
+        brk = self.reader.break_of
+        sure = (brk > 0) & (p_off[np.maximum(brk, 0)] > policy.accuse_above) & (gm > 0)
+        if sure.any():
+            gm = sure.astype(np.int8)
+        return gm
+
+
+def make_claims_agent(name: str, config: GameConfig, role: str | None = None, **kwargs: Any) -> ClaimsAgent:
+    """``make_agent(name, config.game_config)`` wrapped in a :class:`ClaimsAgent` for a claims config."""
+    from agents import make_agent
+
+    if not config.claims:
+        raise ValueError(f"make_claims_agent needs claims=True in the config (got {config!r})")
+    return ClaimsAgent(make_agent(name, config.game_config, role), config, **kwargs)
+
+
+__all__ = ["ClaimPolicy", "ClaimsAgent", "ClaimsBayesModel", "ClaimsObserver", "HonestyModel", "PublicClaims",
+           "make_claims_agent"]  # fmt: skip
