@@ -8,19 +8,26 @@ opponent who is closer to gold than the agent (a broken tool, else a rockfall on
 play the placement with the best gain (a gold card or goal reached now counts its nuggets; trolls are bribed with
 their placement when a counter is left); open a door closed to the agent next to its tunnel with a key; bribe a
 troll next to its tunnel; break a tool; peek at an unseen goal; otherwise pass, discarding the least useful card.
+
+``DuelBeliever`` (``believer``) is the same policy reading a :class:`~agents.beliefs_duel.DuelBelief`: a face-down
+goal is worth its expected nuggets under the goal-pool posterior (goals revealed this round or in earlier rounds are
+out), a break goes to the tool the opponent is least likely to be able to repair (its hand as a distribution over
+the unseen cards), and a map to the unknown goal nearest its tunnel.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from math import comb
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.beliefs_duel import DuelBelief
 from saboteur_env import GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
-from saboteur_env.duel.actions import PAIRS, SEGMENTS, duel_action_layout
+from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIRS, SEGMENTS, duel_action_layout
 from saboteur_env.duel.view import DuelView
 
 DECAY = 0.6
@@ -46,15 +53,12 @@ class DuelGreedyAgent:
     # ---- analysis ----
     def _targets(self, view: DuelView, s) -> list[tuple[float, NDArray[np.int64], int]]:
         """(value, distance map over cells, target cell) for every face-down goal and unsecured gold item."""
-        seen = {int(g) for g in view.my_peeks if g >= 0}
-        unseen = [g for g in range(dc.NUM_GOALS) if g not in seen]
-        mean = float(np.mean(dc.GOAL_NUGGETS[unseen])) if unseen else 0.0
+        values = self._slot_values(view)
         out = []
         for slot, cell in enumerate(self.geo.goal_cells):
             if s.goal_revealed[slot]:
                 continue
-            peek = int(view.my_peeks[slot])
-            value = float(dc.GOAL_NUGGETS[peek]) if peek >= 0 else mean
+            value = values[slot]
             if value > 0:
                 out.append((value, self._distance(s, [j for j in self.geo.nbr_list[cell] if j >= 0]), cell))
         for cell in board.gold_items(s).tolist():
@@ -161,7 +165,7 @@ class DuelGreedyAgent:
         their_best, my_best = min(theirs, default=INF), min(mine, default=INF)
         if their_best <= 2 and their_best < my_best:
             if "break" in by_segment:
-                return pick(by_segment["break"])
+                return self._pick_break(view, by_segment["break"])
             if "rockfall" in by_segment:
                 return self._best_rockfall(s, opp, by_segment["rockfall"], targets)
         # 3. Best placement.
@@ -182,16 +186,30 @@ class DuelGreedyAgent:
                 return pick(useful)
         # 6. Break; 7. peek at an unseen goal.
         if "break" in by_segment:
-            return pick(by_segment["break"])
+            return self._pick_break(view, by_segment["break"])
         maps = [a for a in by_segment.get("map", []) if view.my_peeks[layout.decode(a).slot] < 0]
         if maps:
-            return pick(maps)
+            return self._pick_map(view, s, maps)
         # 8. Pass with the least useful card (or anything legal left).
         if "pass" in by_segment:
             singles = [a for a in by_segment["pass"] if layout.decode(a).kind >= 0]
             if singles:
                 return self._cheapest_discard(view, s, singles, targets, mine)
         return pick(legal.tolist())
+
+    # ---- hooks (the believer overrides them; these keep the greedy agent's values and random draws) ----
+    def _slot_values(self, view: DuelView) -> list[float]:
+        """Nuggets a face-down goal slot is worth: a peeked goal's own, else the mean of the goals not peeked."""
+        seen = {int(g) for g in view.my_peeks if g >= 0}
+        unseen = [g for g in range(dc.NUM_GOALS) if g not in seen]
+        mean = float(np.mean(dc.GOAL_NUGGETS[unseen])) if unseen else 0.0
+        return [float(dc.GOAL_NUGGETS[int(g)]) if g >= 0 else mean for g in view.my_peeks]
+
+    def _pick_break(self, view: DuelView, actions: list[int]) -> int:
+        return int(actions[self.rng.integers(len(actions))])
+
+    def _pick_map(self, view: DuelView, s, actions: list[int]) -> int:
+        return int(actions[self.rng.integers(len(actions))])
 
     def _touches_me(self, s, me: int, cell: int) -> bool:
         """True when ``cell`` is next to an arm ``me`` reaches (or holds arms ``me`` reaches)."""
@@ -240,3 +258,52 @@ class DuelGreedyAgent:
             if c < cost:
                 best, cost = a, c
         return int(best)
+
+
+class DuelBeliever(DuelGreedyAgent):
+    """The greedy policy reading its goal and hand beliefs (``believer``; see the module docstring)."""
+
+    name = "believer"
+
+    def __init__(self, config: GameConfig) -> None:
+        super().__init__(config)
+        self.belief = DuelBelief(config, 0)
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        super().reset(seat, num_players, seed)
+        self.belief = DuelBelief(self.config, seat)
+
+    def act_view(self, view: DuelView, action_mask: NDArray[np.int8]) -> int:
+        if view.seat != self.belief.seat:
+            self.belief = DuelBelief(self.config, view.seat)
+        self.belief.update(view)
+        action = super().act_view(view, action_mask)
+        self.belief.note_action(action)
+        return action
+
+    def _slot_values(self, view: DuelView) -> list[float]:
+        return self.belief.expected_nuggets().tolist()
+
+    def _pick_break(self, view: DuelView, actions: list[int]) -> int:
+        """The tool the opponent is least likely to hold a repair for (a single or a double repair)."""
+        unseen, h = self.belief.unseen, self.belief.opp_hand
+        total = int(unseen.sum())
+
+        def can_repair(tool: int) -> float:
+            kinds = [dc.KIND_REPAIR[tool]] + [k for k, pair in zip(dc.KIND_DOUBLE_REPAIR, DOUBLE_TOOLS, strict=True)
+                                              if tool in pair]  # fmt: skip
+            u = int(unseen[kinds].sum())
+            hand = min(h, total)
+            return 1.0 - comb(total - u, hand) / comb(total, hand) if total else 0.0
+
+        return min(actions, key=lambda a: (can_repair(self.layout.decode(a).tool), a))
+
+    def _pick_map(self, view: DuelView, s, actions: list[int]) -> int:
+        """The unknown goal nearest the seat's own tunnel."""
+
+        def tiles(a: int) -> int:
+            cell = self.geo.goal_cells[self.layout.decode(a).slot]
+            dist = self._distance(s, [j for j in self.geo.nbr_list[cell] if j >= 0])
+            return self._frontier_best(s, view.seat, [(1.0, dist, cell)])[0]
+
+        return min(actions, key=lambda a: (tiles(a), a))

@@ -11,6 +11,12 @@
 * all roles: repair / free themselves first (a repair card, Free at Last!, or option C with two spare cards), play
   Theft on themselves, and as thieves steal from the richest player; inspect when nothing better is left; pass by
   discarding their least useful card, then stop.
+
+``Sab2Believer`` (``believer``) is the same heuristic reading a :class:`~agents.beliefs_sab2.Sab2RoleBelief` kept
+from its views: gold-side diggers repair and free seats they believe are friends (P >= 0.6) before placing, and
+break or trap the seat most likely a saboteur (P >= 0.5) when no placement helps; saboteurs break and trap the
+seat most likely on the gold side (instead of a random one), maps go only to goals not settled yet, and
+inspections to the seat whose side is most uncertain (never one already inspected while it holds that role).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.beliefs_sab2 import NUM_ROLES, SIDE, Sab2BeliefTracker, Sab2RoleBelief
 from saboteur_env import GameConfig
 from saboteur_env.common.arms import OPP
 from saboteur_env.common.geometry import geometry
@@ -145,6 +152,9 @@ class Sab2Agent:
         # 2. Theft on yourself.
         if by.get("theft"):
             return by["theft"][0]
+        helped = self._before_placing(view, by, role)
+        if helped is not None:
+            return helped
         conn_bits = view.conn_bits.ravel()
         empty = (view.open_bits.ravel() == 0) & ~view.goal_facedown.ravel()
         maps = {g: self._distance(empty, g) for g in self._targets(view)}
@@ -169,6 +179,9 @@ class Sab2Agent:
                 best, best_value = a, value
         if best >= 0:
             return int(best)
+        hit = self._after_placing(view, by, role)
+        if hit is not None:
+            return hit
         # 4. Saboteurs: rockfall near a goal, then break / trap the others.
         if role == R.SABOTEUR and self.role_aware:
             rocks = by.get("rockfall", [])
@@ -178,14 +191,29 @@ class Sab2Agent:
             for seg in ("trapped", "break"):
                 targets = [a for a in by.get(seg, []) if self.layout.decode(a).target != 0]
                 if targets:
-                    return targets[int(self.rng.integers(len(targets)))]
+                    return self._hit(view, targets, role)
         # 5. Information and the rest.
         for seg in ("map", "inspection"):
             if by.get(seg):
-                return by[seg][int(self.rng.integers(len(by[seg])))]
+                info = self._information(view, seg, by[seg])
+                if info is not None:
+                    return info
         if by.get("discard"):
             return self._cheapest(by["discard"], hand, role)
         return int(legal[int(self.rng.integers(legal.size))])
+
+    # ---- hooks (the believer overrides them; these keep the heuristic's behaviour and random draws) ----
+    def _before_placing(self, view: Sab2View, by: dict[str, list[int]], role: int) -> int | None:
+        return None
+
+    def _after_placing(self, view: Sab2View, by: dict[str, list[int]], role: int) -> int | None:
+        return None
+
+    def _hit(self, view: Sab2View, actions: list[int], role: int) -> int:
+        return actions[int(self.rng.integers(len(actions)))]
+
+    def _information(self, view: Sab2View, seg: str, actions: list[int]) -> int | None:
+        return actions[int(self.rng.integers(len(actions)))]
 
     def _cheapest(self, discards: list[int], hand: NDArray[np.int64], role: int) -> int:
         """The least useful card to discard: dead ends and doors of the other team first, then spare action cards."""
@@ -256,4 +284,92 @@ class Sab2Oracle(Sab2Agent):
         self._seat = seat
 
 
-__all__ = ["Sab2Agent", "Sab2Oracle"]
+class Sab2Believer(Sab2Agent):
+    """The role-aware heuristic reading its role belief (``believer``; see the module docstring)."""
+
+    def __init__(self, config: GameConfig, friend: float = 0.6, enemy: float = 0.5) -> None:
+        super().__init__(config, role_aware=True)
+        for label, value in (("friend", friend), ("enemy", enemy)):
+            if not 0 <= value <= 1:
+                raise ValueError(f"{label}={value} must be a probability in [0, 1]")
+        self.name = "believer"
+        self.friend, self.enemy = friend, enemy
+        self.seat = 0
+        self.tracker = Sab2BeliefTracker(config.num_players, 0, config.history_length)
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        super().reset(seat, num_players, seed)
+        self.seat = seat
+        particle_seed = int(np.random.default_rng(seed).integers(2**31))  # from the agent's own seed only
+        self.tracker = Sab2BeliefTracker(num_players, seat, self.config.history_length, seed=particle_seed)
+
+    @property
+    def belief(self) -> Sab2RoleBelief:
+        return self.tracker.belief
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        self.tracker.update(Sab2View.from_observation(observation, self.config, self.seat))
+        return super().act(observation, action_mask)
+
+    # ---- who is who, for my role (seat offsets, as in actions) ----
+    def _side_of(self, role: int) -> NDArray[np.float64]:
+        """(N,) P(seat is my friend) for my role, by offset; geologists and the Profiteer have none."""
+        p = np.roll(self.belief.p_role(), -self.seat, axis=0)
+        if role == R.SABOTEUR:
+            return p[:, R.SABOTEUR]
+        if role in (R.BLUE_DIGGER, R.GREEN_DIGGER):
+            return p[:, role] + p[:, R.BOSS]
+        if role == R.BOSS:
+            return p[:, : R.PROFITEER].sum(1)
+        return np.zeros(len(p))
+
+    def _enemy_of(self, role: int) -> NDArray[np.float64]:
+        p = np.roll(self.belief.p_role(), -self.seat, axis=0)
+        if role == R.SABOTEUR:
+            return p[:, : R.PROFITEER].sum(1)
+        if role in (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS):
+            return p[:, R.SABOTEUR]
+        return np.zeros(len(p))
+
+    def _before_placing(self, view: Sab2View, by: dict[str, list[int]], role: int) -> int | None:
+        if role not in (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS):
+            return None  # a saboteur's turn is worth more on the tunnel than on a fellow saboteur's tools
+        friend = self._side_of(role)
+        options = [a for seg in ("repair", "double_repair", "free_at_last") for a in by.get(seg, [])
+                   if self.layout.decode(a).target != 0]  # fmt: skip
+        best = max(options, key=lambda a: (friend[self.layout.decode(a).target], -a), default=None)
+        if best is not None and friend[self.layout.decode(best).target] >= self.friend:
+            return best
+        return None
+
+    def _after_placing(self, view: Sab2View, by: dict[str, list[int]], role: int) -> int | None:
+        if role not in (R.BLUE_DIGGER, R.GREEN_DIGGER, R.BOSS):
+            return None
+        enemy = self._enemy_of(role)
+        options = [a for seg in ("trapped", "break") for a in by.get(seg, []) if self.layout.decode(a).target != 0]
+        best = max(options, key=lambda a: (enemy[self.layout.decode(a).target], -a), default=None)
+        if best is not None and enemy[self.layout.decode(best).target] >= self.enemy:
+            return best
+        return None
+
+    def _hit(self, view: Sab2View, actions: list[int], role: int) -> int:
+        enemy = self._enemy_of(role)
+        return max(actions, key=lambda a: (enemy[self.layout.decode(a).target], -a))
+
+    def _information(self, view: Sab2View, seg: str, actions: list[int]) -> int | None:
+        if seg == "map":
+            open_slots = [a for a in actions if view.goal_knowledge[self.layout.decode(a).slot] is None]
+            return min(open_slots, default=None)
+        p = np.roll(self.belief.p_role(), -self.seat, axis=0)
+        sides = np.stack([p[:, SIDE == k].sum(1) for k in range(3)], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.nansum(np.where(sides > 0, sides * np.log(sides), 0.0), axis=1)
+        fresh = [a for a in actions if not (view.inspected_by_me[self.layout.decode(a).target]
+                                            and not view.hats_swapped[self.layout.decode(a).target])]  # fmt: skip
+        best = max(fresh, key=lambda a: (entropy[self.layout.decode(a).target], -a), default=None)
+        return best if best is not None and entropy[self.layout.decode(best).target] > 0.05 else None
+
+
+assert NUM_ROLES == len(R)
+
+__all__ = ["Sab2Agent", "Sab2Believer", "Sab2Oracle"]

@@ -6,6 +6,13 @@ comparison with colours swapped. Records are one per round: ``header`` (game, se
 round, rounds in the game, starter, rules and package versions), ``events`` (public; the private part of a map
 peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.logs`` writes and
 reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
+
+**Reference observer.** Each seat of every duel also gets a :class:`~agents.beliefs_duel.DuelBelief` fed its own
+views at its decisions (and its own discards), scored at each decision against the hidden truth: the log loss of
+the true goal card of every face-down slot the seat has not seen, and the Brier score of P(the opponent holds a
+card of kind k) over the 39 kinds; each next to a naive baseline (goals: uniform over the 18 minus the seat's own
+peeks; hand: the same hypergeometric over the 52 cards minus the seat's own hand, ignoring everything public).
+Round records carry the sums under ``observer``; :func:`summary_table` prints the means.
 """
 
 from __future__ import annotations
@@ -17,11 +24,13 @@ from collections.abc import Iterable
 import numpy as np
 
 from agents import make_agent
+from agents.beliefs_duel import DuelBelief, hand_distribution
 from experiments.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
 from experiments.stats import BOOT, bootstrap_mean, bootstrap_ratio
 from saboteur_env import __version__, raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
+from saboteur_env.duel.view import duel_view
 
 EVENT_NAMES = {int(t): t.name.lower() for t in DuelEvent}
 
@@ -48,6 +57,69 @@ def _header(cfg, game, seed: int, blue: str, green: str) -> dict:
     }  # fmt: skip
 
 
+OBSERVER_FIELDS = ("decisions", "goal_slots", "goal_log_loss", "goal_log_loss_naive", "hand_brier",
+                   "hand_brier_naive")  # fmt: skip
+
+
+def make_duel_agent(name: str, config):
+    """``make_agent``, plus ``believer`` (agents.duel.DuelBeliever) while agents/__init__.py does not list it."""
+    if name == "believer":
+        from agents.duel import DuelBeliever
+
+        return DuelBeliever(config)
+    return make_agent(name, config)
+
+
+class DuelObserver:
+    """Per seat a DuelBelief fed that seat's views at its decisions, scored against the hidden state."""
+
+    def __init__(self, game) -> None:
+        self.game = game
+        self.beliefs = [DuelBelief(game.config, 0), DuelBelief(game.config, 1)]
+        self.sums: dict[int, np.ndarray] = defaultdict(lambda: np.zeros(len(OBSERVER_FIELDS)))
+
+    def before(self, seat: int) -> None:
+        g = self.game
+        b = self.beliefs[seat].update(duel_view(g, seat))
+        row = np.zeros(len(OBSERVER_FIELDS))
+        row[0] = 1
+        probs = b.goal_probabilities()
+        naive = np.log(dc.NUM_GOALS - int(g.peeked[seat].sum()))  # the 18 goals minus my peeks
+        for slot in range(dc.GOALS_PER_ROUND):
+            if not g.goal_revealed[slot] and not g.peeked[seat, slot]:
+                row[1] += 1
+                row[2] -= np.log(max(float(probs[slot, int(g.goal_card[slot])]), 1e-12))
+                row[3] += naive
+        truth = g.hands[1 - seat] > 0
+        _, holds = b.opponent_hand()
+        h = int(g.hands[1 - seat].sum())
+        naive_unseen = dc.DECK_COUNTS.astype(np.int64) - np.asarray(g.hands[seat], dtype=np.int64)
+        _, naive_holds = hand_distribution(naive_unseen, min(h, int(naive_unseen.sum())))
+        row[4] = float(((holds - truth) ** 2).mean())
+        row[5] = float(((naive_holds - truth) ** 2).mean())
+        self.sums[g.round] += row
+
+    def after(self, seat: int, action: int) -> None:
+        self.beliefs[seat].note_action(action)
+
+
+class _Observed:
+    """An agent whose decisions the observer sees (its view before, its action after)."""
+
+    def __init__(self, agent, observer: DuelObserver, seat: int) -> None:
+        self.agent, self.observer, self.seat = agent, observer, seat
+        self.name = getattr(agent, "name", type(agent).__name__)
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.agent.reset(seat, num_players, seed)
+
+    def act(self, observation, action_mask) -> int:
+        self.observer.before(self.seat)
+        action = self.agent.act(observation, action_mask)
+        self.observer.after(self.seat, action)
+        return action
+
+
 def _end(result: dict) -> dict:
     return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
 
@@ -65,14 +137,21 @@ def play_duel(
     if env is None or env.config.duel_layout != layout:
         env = raw_env(game="duel", duel_layout=layout)
     cfg = env.config
-    agents = [make_agent(blue, cfg), make_agent(green, cfg)]
+    agents = [make_duel_agent(blue, cfg), make_duel_agent(green, cfg)]
     env.reset(seed=seed)
     game = env.unwrapped.game
     secret = draw_secret() if agent_secret is None else agent_secret
     seat_agents(agents, secret, seed, env.state)
-    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row),
+    observer = DuelObserver(game)
+    observed = [_Observed(a, observer, i) for i, a in enumerate(agents)]
+    records = play_rounds(env, observed, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row),
                           _end)  # fmt: skip
-    return [dict(r, **seeds_record(secret)) for r in records]
+    out = []
+    for r in records:
+        sums = observer.sums[r["header"]["round"]]
+        out.append(dict(r, observer=dict(zip(OBSERVER_FIELDS, np.round(sums, 6).tolist(), strict=True)),
+                        **seeds_record(secret)))  # fmt: skip
+    return out
 
 
 def replay_duel(records: list[dict]) -> None:
@@ -97,12 +176,15 @@ class DuelTable:
 
     def __init__(self) -> None:
         self.finals: dict[tuple[str, str, str], dict[int, tuple[int, list[int]]]] = defaultdict(dict)
+        self.observer = np.zeros(len(OBSERVER_FIELDS))  # sums over every round seen
 
     def add(self, r: dict) -> None:
         h = r["header"]
         if h.get("game") != "duel":
             return
         key = (h["agents"][0], h["agents"][1], h["duel_layout"])
+        if isinstance(r.get("observer"), dict):
+            self.observer += [float(r["observer"].get(f, 0.0)) for f in OBSERVER_FIELDS]
         previous = self.finals[key].get(h["seed"])
         if previous is None or h["round"] >= previous[0]:
             self.finals[key][h["seed"]] = (h["round"], r["end"]["nuggets"])  # totals after the last round
@@ -169,7 +251,15 @@ def summary_table(rounds: Iterable[dict] | DuelTable) -> str:
         )
     lines.append("A score: wins + half the draws; A-B / seed: nugget difference summed over both colour games of a "
                  "seed (duplicate deals), mean over seeds.")  # fmt: skip
+    if isinstance(rounds, DuelTable) and rounds.observer[0] > 0:
+        o = dict(zip(OBSERVER_FIELDS, rounds.observer.tolist(), strict=True))
+        slots = max(o["goal_slots"], 1.0)
+        lines += ["", f"Reference observer ({int(o['decisions'])} decisions): goal log loss per unseen slot "
+                  f"{o['goal_log_loss'] / slots:.4f} (naive {o['goal_log_loss_naive'] / slots:.4f}); opponent-hand "
+                  f"Brier per kind {o['hand_brier'] / o['decisions']:.4f} "
+                  f"(naive {o['hand_brier_naive'] / o['decisions']:.4f})"]  # fmt: skip
     return "\n".join(lines)
 
 
-__all__ = ["DuelTable", "head_to_head", "play_duel", "replay_duel", "summary_table"]
+__all__ = ["DuelObserver", "DuelTable", "head_to_head", "make_duel_agent", "play_duel", "replay_duel",
+           "summary_table"]  # fmt: skip

@@ -7,6 +7,13 @@ private part of a face-down discard, a map peek, an inspection or a hat swap und
 ``end`` (gold reached, finder, door routes, winners, payouts, gold totals and gains after the thefts, roles at the
 end); ``experiments.logs`` writes and reads them, and :func:`replay_sab2` re-plays a logged game against its log.
 The tables (:class:`Sab2Tables`) are running aggregates, fed one record at a time.
+
+**Reference observer.** Every game also runs a public :class:`~agents.beliefs_sab2.Sab2RoleBelief` (no seat, fed the
+public events as they happen) and scores it after every event against the roles the seats hold at that moment:
+Brier score (summed over the 6 roles, averaged over seats) and log loss, next to the same scores of the public
+prior (each seat a random card of the 15). Each round record carries them under ``observer`` (sums per quarter of
+the round's events) and :func:`summary_table` prints them by round progress. ``python -m experiments.sab2`` also
+measures one inserted agent against a base population on paired seeds (see :func:`main`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from agents import make_agent
+from agents.beliefs_sab2 import COPIES, RoleEvent, Sab2RoleBelief
 from experiments.rounds import (
     ORACLE_NOTE,
     draw_secret,
@@ -28,7 +36,7 @@ from experiments.rounds import (
     seat_agents,
     seeds_record,
 )
-from experiments.stats import BOOT, bootstrap_ratio
+from experiments.stats import BOOT, bootstrap_ratio, paired_difference
 from saboteur_env import __version__, raw_env
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2Event
@@ -56,6 +64,59 @@ def _header(cfg, game, seed: int, agent: str) -> dict:
             "round": game.round, "starter": game.current, "roles": game.roles.tolist()}  # fmt: skip
 
 
+BINS = 4  # quarters of a round's events
+PRIOR = COPIES / COPIES.sum()
+
+
+def make_sab2_agent(name: str, config):
+    """``make_agent``, plus ``believer`` (agents.sab2.Sab2Believer) while agents/__init__.py does not list it."""
+    if name == "believer":
+        from agents.sab2 import Sab2Believer
+
+        return Sab2Believer(config)
+    return make_agent(name, config)
+
+
+class ReferenceObserver:
+    """A public role belief fed every event of the game, scored after each against the roles held then."""
+
+    def __init__(self, game) -> None:
+        self.game = game
+        self.belief = Sab2RoleBelief(game.config.num_players)
+        self.round = game.round
+        self.scores: list[tuple[float, float, float, float]] = []
+        self.rounds: list[dict] = []
+
+    def __call__(self, row) -> None:
+        etype = int(row[0])
+        if etype == Sab2Event.ROUND_END:
+            self._close()
+            return
+        if self.game.round != self.round:
+            return  # the theft phase or the next round's set-up: nothing to score
+        self.belief.observe(RoleEvent(*(int(x) for x in row)))
+        truth = np.asarray(self.game.roles, dtype=np.int64)
+        p = self.belief.p_role()
+        seats = np.arange(len(truth))
+        onehot = np.eye(len(PRIOR))[truth]
+        brier = float(((p - onehot) ** 2).sum(1).mean())
+        loss = float(-np.log(np.clip(p[seats, truth], 1e-12, 1)).mean())
+        prior_brier = float(((PRIOR[None, :] - onehot) ** 2).sum(1).mean())
+        prior_loss = float(-np.log(PRIOR[truth]).mean())
+        self.scores.append((brier, loss, prior_brier, prior_loss))
+
+    def _close(self) -> None:
+        bins = np.zeros((BINS, 5))
+        k = len(self.scores)
+        for i, sc_ in enumerate(self.scores):
+            b = min(BINS - 1, i * BINS // max(k, 1))
+            bins[b] += (1, *sc_)
+        self.rounds.append({"bins": np.round(bins, 6).tolist(), "exact": self.belief.exact})
+        self.scores = []
+        self.round += 1  # the next round (set up after the theft phase)
+        self.belief.reset_round(None, None, self.round)
+
+
 def play_sab2(
     num_players: int, agent: str, seed: int, env: raw_env | None = None, agent_secret: int | None = None
 ) -> list[dict]:
@@ -66,13 +127,20 @@ def play_sab2(
     if env is None or env.config.num_players != num_players:
         env = raw_env(game="sab2", num_players=num_players)
     cfg = env.config
-    agents = [make_agent(agent, cfg) for _ in range(num_players)]
+    agents = [make_sab2_agent(agent, cfg) for _ in range(num_players)]
     env.reset(seed=seed)
     game = env.unwrapped.game
     secret = draw_secret() if agent_secret is None else agent_secret
     seat_agents(agents, secret, seed, env.state)  # the state reaches declared oracles only
-    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, agent), lambda row: _event(game, row), dict)
-    return [dict(r, **seeds_record(secret)) for r in records]
+    observer = ReferenceObserver(game)
+
+    def event(row) -> dict:
+        observer(row)
+        return _event(game, row)
+
+    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, agent), event, dict)
+    scored = observer.rounds + [None] * (len(records) - len(observer.rounds))  # every round ends with ROUND_END
+    return [dict(r, observer=o, **seeds_record(secret)) for r, o in zip(records, scored, strict=False)]
 
 
 def replay_sab2(records: list[dict]) -> None:
@@ -100,12 +168,16 @@ class Sab2Tables:
         self.roles: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
         # (players, agent) -> seed -> [rounds, gold reached, blue won, green won, both, gold reached but no team won]
         self.teams: dict[tuple[int, str], dict[int, list[int]]] = defaultdict(dict)
+        # (players, agent) -> quarter of the round x [events, Brier, log loss, prior Brier, prior log loss] (sums)
+        self.calibration: dict[tuple[int, str], np.ndarray] = defaultdict(lambda: np.zeros((BINS, 5)))
 
     def add(self, r: dict) -> None:
         h, end = r["header"], r["end"]
         if h.get("game") != "sab2":
             return
         cell, seed = (h["players"], h["agent"]), h["seed"]
+        if isinstance(r.get("observer"), dict):
+            self.calibration[cell] += np.asarray(r["observer"]["bins"], dtype=float)
         reached = bool(end["gold_reached"])
         roles, winners = end["roles"], end["winners"]
         for role, won, gain in zip(roles, winners, end["gained"], strict=True):
@@ -153,6 +225,18 @@ class Sab2Tables:
             rows.append(row)
         return rows
 
+    def calibration_rows(self) -> list[dict]:
+        """Per (players, agent) and quarter of the round: the reference observer's mean Brier score and log loss
+        against the roles held at each event, and the public prior's."""
+        rows = []
+        for (n, agent), bins in sorted(self.calibration.items()):
+            for q, (k, brier, loss, pb, pl) in enumerate(bins.tolist()):
+                if k:
+                    rows.append({"players": n, "agent": agent, "progress": f"{25 * q}-{25 * (q + 1)}%",
+                                 "events": int(k), "brier": round(brier / k, 4), "log_loss": round(loss / k, 4),
+                                 "prior_brier": round(pb / k, 4), "prior_log_loss": round(pl / k, 4)})  # fmt: skip
+        return rows
+
 
 def _r(x: float, digits: int) -> float:
     return round(x, digits) if math.isfinite(x) else x
@@ -198,6 +282,96 @@ def summary_table(rounds: Iterable[dict] | Sab2Tables) -> str:
         ci = f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]"
         lines.append(f"{r['players']:>3} {r['agent']:<10} {r['role']:<18} {r['seat_rounds']:>11} {r['win_rate']:>9.1%} "
                      f"{ci:>16} {r['gold_per_round']:>10.2f} {r['gold_reached']:>12.1%}")  # fmt: skip
+    cal = tables.calibration_rows()
+    if cal:
+        header = (f"{'N':>3} {'agent':<10} {'round':>8} {'events':>7} {'Brier':>7} {'log loss':>9} {'prior Brier':>11} "
+                  f"{'prior log loss':>14}")  # fmt: skip
+        lines += ["", "Reference observer (public role belief vs the roles held; prior: a random role card)", header,
+                  "-" * len(header)]  # fmt: skip
+        for c in cal:
+            lines.append(f"{c['players']:>3} {c['agent']:<10} {c['progress']:>8} {c['events']:>7} {c['brier']:>7.4f} "
+                         f"{c['log_loss']:>9.4f} {c['prior_brier']:>11.4f} {c['prior_log_loss']:>14.4f}")  # fmt: skip
     if any(oracle_name(t["agent"], "sab2") for t in teams):
         lines += ["", ORACLE_NOTE]
     return "\n".join(lines)
+
+
+# ---- one inserted agent against a base population, on paired seeds ----
+def play_seats(num_players: int, names: list[str], seed: int, secret: int, env: raw_env | None = None) -> list[dict]:
+    """One seeded game with agent ``names[i]`` at seat ``i``; returns the engine's round results."""
+    if env is None or env.config.num_players != num_players:
+        env = raw_env(game="sab2", num_players=num_players)
+    agents = [make_sab2_agent(name, env.config) for name in names]
+    env.reset(seed=seed)
+    seat_agents(agents, secret, seed)
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        env.step(agents[seat].act(obs["observation"], obs["action_mask"]))
+    return list(env.unwrapped.game.round_results)
+
+
+def insertion(num_players: int, base: str, insert: str, games: int, seed: int = 0, secret: int = 0) -> dict:
+    """Game ``g`` (seed ``seed + g``) is played twice: every seat ``base``, and the same with seat
+    ``(seed + g) % N`` playing ``insert`` (same deal, same agent seeds). Per game: that seat's gold and wins per
+    round in both copies; returns the paired differences (insert - base) with bootstrap intervals over games, also
+    split by the seat's dealt side (saboteur or not)."""
+    if not 2 <= num_players <= 12:
+        raise ValueError(f"num_players={num_players} is out of range for sab2 (2..12)")
+    if games < 1:
+        raise ValueError(f"games={games} must be at least 1")
+    env = raw_env(game="sab2", num_players=num_players)
+    gold: dict[str, dict[int, float]] = {"base": {}, "insert": {}}
+    wins: dict[str, dict[int, float]] = {"base": {}, "insert": {}}
+    side: dict[str, dict[str, dict[int, list[float]]]] = {s: {"base": {}, "insert": {}} for s in ("saboteur", "other")}
+    for g in range(games):
+        s = seed + g
+        k = s % num_players
+        for label, name in (("base", base), ("insert", insert)):
+            names = [base] * num_players
+            names[k] = name
+            results = play_seats(num_players, names, s, secret, env)
+            gold[label][s] = float(np.mean([r["gained"][k] for r in results]))
+            wins[label][s] = float(np.mean([bool(r["winners"][k]) for r in results]))
+            dealt = env.unwrapped.game.round_roles[:, k]  # the seat's dealt role per round (public after the game)
+            for r, role in zip(results, dealt.tolist(), strict=False):
+                key = "saboteur" if role == sc.Sab2Role.SABOTEUR else "other"
+                side[key][label].setdefault(s, []).append(float(r["gained"][k]))
+    out: dict = {"players": num_players, "base": base, "insert": insert, "games": games, "seed": seed}
+    for metric, table in (("gold_per_round", gold), ("win_rate", wins)):
+        mean, lo, hi, n = paired_difference(table["insert"], table["base"])
+        out[metric] = {"base": round(float(np.mean(list(table["base"].values()))), 4),
+                       "insert": round(float(np.mean(list(table["insert"].values()))), 4),
+                       "difference": round(mean, 4), "ci": [round(lo, 4), round(hi, 4)], "pairs": n}  # fmt: skip
+    for key, tables in side.items():
+        a = {s: float(np.mean(v)) for s, v in tables["insert"].items()}
+        b = {s: float(np.mean(v)) for s, v in tables["base"].items()}
+        mean, lo, hi, n = paired_difference(a, b)
+        out[f"gold_per_round_dealt_{key}"] = {"difference": round(mean, 4), "ci": [round(lo, 4), round(hi, 4)],
+                                              "pairs": n}  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m experiments.sab2 --base heuristic --insert believer --players 5 --games 200``: the insertion
+    comparison of :func:`insertion` as JSON (the agents' seeds come from ``--secret``, default 0)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m experiments.sab2", description=main.__doc__)
+    parser.add_argument("--base", default="heuristic")
+    parser.add_argument("--insert", default="believer")
+    parser.add_argument("--players", type=int, nargs="+", default=[5])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--secret", type=int, default=0)
+    args = parser.parse_args(argv)
+    for n in args.players:
+        print(json.dumps(insertion(n, args.base, args.insert, args.games, args.seed, args.secret)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
