@@ -3,12 +3,14 @@
 ``make_agent(name, config, role=None)`` builds one by name. With ``role`` (``"miner"`` or ``"saboteur"``) it builds
 the policy of that name for that role (``bayes`` and ``role_oracle`` differ by role); without it, names that play
 both roles come back as a role-dispatching composite. ``heuristic`` is ``suspicious`` as a miner and ``covert``
-as a saboteur.
+as a saboteur. ``planner`` / ``blocker`` (``agents.expert``) plan routes in placements still needed
+(``agents.planner``); ``expert`` is ``planner`` as a miner and ``blocker`` as a saboteur.
 """
 
 from __future__ import annotations
 
 from agents.base import Agent, RandomAgent, RoleDispatch
+from agents.expert import BlockerSaboteur, PlannerMiner
 from agents.ladder import (
     BayesMiner,
     BayesSaboteur,
@@ -37,7 +39,10 @@ LADDER: dict[str, tuple[type, type]] = {
     "bayes": (BayesMiner, BayesSaboteur),
     "role_oracle": (RoleOracle, RoleOracleSaboteur),
     "gold_oracle": (GoldOracle, GoldOracle),
-}
+    "planner": (PlannerMiner, PlannerMiner),
+    "blocker": (BlockerSaboteur, BlockerSaboteur),
+    "expert": (PlannerMiner, BlockerSaboteur),
+}  # planner / blocker / expert read base-game views only: not in SAB2_AGENTS
 AGENTS = LADDER  # names accepted by make_agent and the tournament
 DUEL_AGENTS = ("random", "greedy")  # names for game="duel" (greedy = agents.duel.DuelGreedyAgent)
 # Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
