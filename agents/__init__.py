@@ -44,11 +44,12 @@ LADDER: dict[str, tuple[type, type]] = {
     "expert": (PlannerMiner, BlockerSaboteur),
 }  # planner / blocker / expert read base-game views only: not in SAB2_AGENTS
 AGENTS = LADDER  # names accepted by make_agent and the tournament
-DUEL_AGENTS = ("random", "greedy")  # names for game="duel" (greedy = agents.duel.DuelGreedyAgent)
+# names for game="duel" (greedy = agents.duel.DuelGreedyAgent; believer = agents.duel.DuelBeliever)
+DUEL_AGENTS = ("random", "greedy", "believer")
 # Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
 # role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants.
 SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted",
-               "role_oracle", "gold_oracle")  # fmt: skip
+               "believer", "role_oracle", "gold_oracle")  # fmt: skip
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
@@ -87,6 +88,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             from agents.duel import DuelGreedyAgent
 
             return DuelGreedyAgent(config)
+        if name == "believer":
+            from agents.duel import DuelBeliever
+
+            return DuelBeliever(config)
         raise ValueError(f"unknown duel agent {name!r}; valid for game='duel': {', '.join(DUEL_AGENTS)}")
     if config.game == "sab2":
         if name == "random":
@@ -95,6 +100,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             from agents.sab2 import Sab2Oracle
 
             return Sab2Oracle(config, knows=name.split("_")[0].replace("role", "roles"))
+        if name == "believer":
+            from agents.sab2 import Sab2Believer
+
+            return Sab2Believer(config)
         if name in SAB2_AGENTS:
             from agents.sab2 import Sab2Agent
 
