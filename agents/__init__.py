@@ -50,6 +50,7 @@ DUEL_AGENTS = ("random", "greedy", "believer")
 # role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants.
 SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted",
                "believer", "role_oracle", "gold_oracle")  # fmt: skip
+EVERY_GAME = ("ismcts",)  # names (and ``ismcts:SIMS``) that play all three games
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
 
@@ -58,7 +59,8 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
 
     ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra). ``llm`` plays through
     a chat endpoint named by ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME`` is agent NAME
-    reading only the text interface (``agents.text``). ``learned:PATH.npz`` plays a self-play policy exported by
+    reading only the text interface (``agents.text``). ``ismcts`` / ``ismcts:SIMS`` is belief-sampled IS-MCTS with
+    100 / SIMS simulations per decision (``agents.ismcts``). ``learned:PATH.npz`` plays a self-play policy exported by
     ``experiments.selfplay`` in numpy (``agents.learned``; no torch needed).
     """
     if name == "llm":
@@ -81,6 +83,14 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
         from agents.ppo import PPOAgent
 
         return PPOAgent(name[4:], config)
+    if name == "ismcts" or name.startswith("ismcts:"):  # every game (agents.ismcts; docs/ismcts.md)
+        from agents.ismcts import ISMCTSAgent
+
+        budget = name.partition(":")[2]
+        if name != "ismcts" and not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= 1_000_000):
+            raise ValueError(f"agent {name!r}: ismcts:SIMS needs a whole number of simulations 1..1000000, "
+                             f"got {budget!r}")  # fmt: skip
+        return ISMCTSAgent(config, simulations=int(budget) if budget else 100)
     if config.game == "duel":  # two players, no roles
         if name == "random":
             return RandomAgent(config)
@@ -127,6 +137,7 @@ __all__ = [
     "AGENTS",
     "CHEATING",
     "DUEL_AGENTS",
+    "EVERY_GAME",
     "LADDER",
     "SAB2_AGENTS",
     "Agent",

@@ -336,3 +336,16 @@ def test_experiment__paired_and_resumable(tmp_path):
     assert "| all | 2 |" in table and "ms (wall clock) per ismcts decision" in table and "ms CPU time" in table
     with pytest.raises(SystemExit):
         exp.main(["--games", "0", "--out", str(out)])
+
+
+def test_make_agent_builds_ismcts_by_name_in_every_game() -> None:
+    from agents import EVERY_GAME, make_agent
+
+    assert "ismcts" in EVERY_GAME
+    for game in ("base", "sab2", "duel"):
+        agent = make_agent("ismcts:7", GameConfig(game=game))
+        assert isinstance(agent, ISMCTSAgent) and agent.simulations == 7
+    assert make_agent("ismcts", GameConfig()).simulations == 100
+    for bad in ("ismcts:x", "ismcts:0", "ismcts:", "ismcts:٣"):
+        with pytest.raises(ValueError, match="ismcts:SIMS needs a whole number"):
+            make_agent(bad, GameConfig())
