@@ -36,7 +36,7 @@ import csv
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -607,6 +607,37 @@ def observer_trajectory(records: list[dict], tables=None, epsilon: float = 0.1) 
     return out
 
 
+def policy_trajectory(records: list[dict], samples: int = 4, epsilon: float = 0.05) -> list[tuple[np.ndarray, list]]:
+    """Like :func:`observer_trajectory` for the policy-aware observer (:class:`agents.policy_observer.PolicyObserver`)
+    that knows the cell's policies (miners, saboteurs): it scores each decision from the actor's public observation
+    before the move, re-played from the seed. Raises ``PolicyModelError`` for policies it cannot model."""
+    from agents.policy_observer import PolicyObserver, public_action, public_observation
+    from agents.tracker import LogTracker
+    from saboteur_env import EventType
+
+    h = records[0]["header"]
+    env = replay_env(h["seed"], "a base game", num_players=h["players"])
+    cfg, game = env.config, env.unwrapped.game
+    model = PolicyObserver(cfg, (h["miners"], h["saboteurs"]), samples=samples, epsilon=epsilon, seed=h["seed"])
+    tracker = LogTracker(cfg)
+    out = []
+    for rec in records:
+        model.reset_round(None, None)
+        traj = []
+        for action in rec["actions"]:
+            agent = env.agent_selection
+            obs = env.observe(agent)["observation"]
+            model.observe_decision(env.possible_agents.index(agent), public_observation(obs, cfg),
+                                   public_action(cfg, action))  # fmt: skip
+            env.step(action)
+            for ev in tracker.update(game):
+                if ev.type != EventType.ROUND_END:
+                    model.observe(ev)
+            traj.append(model.p_saboteur())
+        out.append((np.array(traj).reshape(-1, h["players"]), rec["header"]["roles"]))
+    return out
+
+
 def _bin_sums(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     """(3, CAL_BINS): count, sum of predictions, sum of outcomes per equal-width bin of the prediction."""
     b = np.minimum((p * CAL_BINS).astype(int), CAL_BINS - 1)
@@ -620,12 +651,15 @@ def _ece(sums: np.ndarray) -> float:
     return float(np.abs(y - p).sum() / count.sum()) if count.sum() else NAN
 
 
-def table_calibration(logs: list[Path], boot: int = BOOT) -> tuple[list[dict], list[dict]]:
+def table_calibration(logs: list[Path], boot: int = BOOT, policy_samples: int = 0) -> tuple[list[dict], list[dict]]:
     """T7: per cell (population), the reference Bayesian observer with the fixed behaviour tables (baseline) and
     with tables fitted on that cell's training games (even seeds), both scored on its held-out games (odd seeds):
     ECE over 10 equal-width bins and Brier, every seat after every decision, with 95% bootstrap intervals over
-    held-out games. Also the reliability diagram's points (per bin: mean prediction, observed frequency, count)."""
+    held-out games. Also the reliability diagram's points (per bin: mean prediction, observed frequency, count).
+    ``policy_samples`` > 0 adds the policy-aware observer (model ``policy``, that many hands per decision) in the
+    cells without an inserted seat whose policies it can model (about 2-3 s per held-out 5-player game)."""
     from agents.beliefs import BehaviourCounts
+    from agents.policy_observer import PolicyModelError
 
     counts: dict[tuple, BehaviourCounts] = defaultdict(BehaviourCounts)
     for records in LogReader(logs, quiet=True).games():
@@ -640,6 +674,7 @@ def table_calibration(logs: list[Path], boot: int = BOOT) -> tuple[list[dict], l
                 for ev in events:
                     c.event(ev, header["roles"], header["gold_goal"])
     fitted = {key: c.fit(f"fitted:{'/'.join(map(str, key))}") for key, c in counts.items()}
+    no_policy: set[tuple] = set()
     per_game: dict[tuple, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     brier_sums: dict[tuple, dict[str, list[tuple[float, int]]]] = defaultdict(lambda: defaultdict(list))
     for records in LogReader(logs, quiet=True).games():
@@ -647,9 +682,21 @@ def table_calibration(logs: list[Path], boot: int = BOOT) -> tuple[list[dict], l
         key = cell_key(records[0])
         if h.get("game", "base") != "base" or train_game(h["seed"]) or key not in fitted:
             continue
-        for name, tables, eps in (("fixed", None, 0.1), ("fitted", fitted[key], 0.0)):
+        tables = fitted[key]
+        models: list[tuple[str, Callable[[list[dict]], list]]] = [
+            ("fixed", lambda r: observer_trajectory(r, None, 0.1)),
+            ("fitted", lambda r, t=tables: observer_trajectory(r, t, 0.0)),
+        ]
+        if policy_samples and not h.get("insert") and key not in no_policy:
+            models.append(("policy", lambda r: policy_trajectory(r, policy_samples)))
+        for name, trajectory in models:
             ps, ys = [], []
-            for traj, roles in observer_trajectory(records, tables, eps):
+            try:
+                trajectories = trajectory(records)
+            except PolicyModelError:  # e.g. a population with memory the observer cannot shadow
+                no_policy.add(key)
+                continue
+            for traj, roles in trajectories:
                 ps.append(traj.ravel())
                 ys.append(np.tile(np.array(roles, dtype=float), traj.shape[0]))
             p, y = np.concatenate(ps), np.concatenate(ys)
@@ -657,7 +704,9 @@ def table_calibration(logs: list[Path], boot: int = BOOT) -> tuple[list[dict], l
             brier_sums[key][name].append((float(((p - y) ** 2).sum()), p.size))
     rows, points = [], []
     for key in sorted(per_game):
-        for name in ("fixed", "fitted"):
+        for name in ("fixed", "fitted", "policy"):
+            if name not in per_game[key] or (name == "policy" and key in no_policy):
+                continue
             games = np.array(per_game[key][name])  # (G, 3, bins)
             point = _ece(games.sum(axis=0))
             lo = hi = NAN
@@ -879,7 +928,7 @@ def check_rules_versions(seen: dict[tuple, list]) -> None:
 
 def build_report(
     log: Path | list[Path], out: Path | None = None, with_plots: bool = True, boot: int = BOOT,
-    rating_boot: int = RATING_BOOT, calibration: bool = False,
+    rating_boot: int = RATING_BOOT, calibration: bool = False, policy_samples: int = 0,
 ) -> dict[str, list[dict]]:
     """Compute every table (and the plots) from the log(s) at ``log``; returns the tables.
 
@@ -889,7 +938,8 @@ def build_report(
     update per-game aggregates: the head-to-head table D1 and the tables S1/S2. P0 lists which code wrote the
     games; one game's games under two rules versions are refused (:class:`MixedRulesError`). ``boot``: resamples
     behind each interval (the seed is fixed: the same logs give the same report). ``calibration`` adds T7 (it
-    re-plays every base game once more to fit and score the observers: :func:`table_calibration`).
+    re-plays every base game once more to fit and score the observers: :func:`table_calibration`);
+    ``policy_samples`` > 0 adds the policy-aware observer to it.
     """
     logs = [Path(log)] if isinstance(log, str | Path) else [Path(p) for p in log]
     reader = LogReader(logs)
@@ -933,7 +983,7 @@ def build_report(
         })  # fmt: skip
     reliability: list[dict] = []
     if calibration and rounds:
-        tables["T7_calibration"], reliability = table_calibration(logs, boot)
+        tables["T7_calibration"], reliability = table_calibration(logs, boot, policy_samples)
         tables["T7_reliability"] = reliability
     if counts["duel"]:
         tables["D1_head_to_head"] = duels.rows(boot)
@@ -1002,6 +1052,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibration", action="store_true",
                         help="add T7: fit the observer's behaviour tables per cell on even seeds, score fixed and "
                         "fitted tables on odd seeds (re-plays every base game; slower)")  # fmt: skip
+    parser.add_argument("--policy-observer", type=int, default=0, metavar="SAMPLES",
+                        help="with --calibration: add the policy-aware observer (agents.policy_observer) drawing "
+                        "SAMPLES hands per decision (4 is a good start; about 2-3 s per held-out game)")  # fmt: skip
     parser.add_argument("--boot", type=int, default=BOOT, help=f"bootstrap resamples per interval (default {BOOT})")
     parser.add_argument("--rating-boot", type=int, default=RATING_BOOT,
                         help=f"re-ratings behind the ratings' intervals (default {RATING_BOOT}; 0: none)")  # fmt: skip
@@ -1018,7 +1071,7 @@ def main(argv: list[str] | None = None) -> int:
     with cli_warnings():
         try:
             build_report(args.log if len(args.log) > 1 else args.log[0], args.out, not args.no_plots, args.boot,
-                         args.rating_boot, args.calibration)  # fmt: skip
+                         args.rating_boot, args.calibration, args.policy_observer)  # fmt: skip
         except LogError as err:
             parser.exit(2, f"error: {err}\n")
     first = args.log[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 from experiments import logs, report
@@ -102,3 +103,15 @@ def test_report__calibration_table_on_request(small_log, tmp_path, capsys):
     got = [(r["model"], r["train_games"], r["test_games"]) for r in rows]
     assert got == [("fixed", "1", "1"), ("fitted", "1", "1")]
     assert "T7_calibration" not in report.build_report(small_log, tmp_path / "plain", with_plots=False)
+
+
+def test_report__calibration_adds_the_policy_aware_observer_on_request(small_log, tmp_path, capsys):
+    assert report.main([str(small_log), "--no-plots", "--calibration", "--policy-observer", "2", "--boot", "50",
+                        "--out", str(tmp_path)]) == 0  # fmt: skip
+    rows = list(csv.DictReader((tmp_path / "T7_calibration.csv").open()))
+    got = [(r["model"], r["train_games"], r["test_games"]) for r in rows]
+    assert got == [("fixed", "1", "1"), ("fitted", "1", "1"), ("policy", "1", "1")]
+    # random play says nothing about roles: the policy-aware observer stays exactly at the prior all game long
+    held_out = [g for g in LogReader(small_log, quiet=True).games() if not report.train_game(g[0]["header"]["seed"])]
+    for traj, _ in report.policy_trajectory(held_out[0], samples=2):
+        assert np.allclose(traj, traj[0, 0]) and 0 < traj[0, 0] < 1
