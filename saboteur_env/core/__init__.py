@@ -14,9 +14,10 @@ module's contract, which ``Batch`` and ``VectorEnv`` rely on (and nothing else):
   ``num_actions(config)``, ``obs_size(config)`` (the reference's float layout), ``compact_size(config)``,
   ``expand_compact(compact, config) -> float observations`` (lossless), and the scalar indices ``SC_CURRENT``,
   ``SC_OVER``, ``SC_GAMES`` (games started in the slot);
-* kernels, all ``@numba.njit(cache=True, nogil=True)``, over the slots ``b0 <= b < b1`` of the arenas
-  ``(i8, i16, i32, u64, f32)`` (or of what the module's optional ``kernel_args(batch)`` returns instead, e.g.
-  ``core.base``'s one StructRef of the field views) and the config table ``cfg``:
+* kernels, all ``@core.jit.kernel`` (a cached ``numba.njit``; what they call is ``@core.jit.helper``), over the
+  slots ``b0 <= b < b1`` of the arenas ``(i8, i16, i32, u64, f32)`` (or of what the module's optional
+  ``kernel_args(batch)`` returns instead, e.g. ``core.base``'s one StructRef of the field views) and the config
+  table ``cfg``:
   ``setup(..., cfg, b0, b1, draw)``, ``masks(..., cfg, b0, b1, out_int8, num_legal)``,
   ``observe(..., cfg, ftable, b0, b1, seats, out_f32)``, ``observe_compact(..., cfg, b0, b1, seats, out_i16)``,
   ``apply(..., cfg, b0, b1, actions)`` and the fused lock-step ``step(..., cfg, ftable, b0, b1, actions, mask,

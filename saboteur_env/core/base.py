@@ -47,7 +47,6 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
 from numba.core import types as nbtypes
 from numba.experimental import structref
@@ -77,6 +76,7 @@ from saboteur_env.base.cards import (
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
+from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -176,10 +176,16 @@ class ViewsRef(structref.StructRefProxy):
 structref.define_proxy(ViewsRef, _ViewsType, list(FIELD_NAMES))
 
 
+@kernel
+def new_views(*views):
+    """``ViewsRef(*views)`` as a cached kernel: the proxy's own constructor is compiled afresh in every process."""
+    return ViewsRef(*views)
+
+
 def kernel_args(batch: Batch) -> tuple[ViewsRef]:
     """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views (made once per
     batch; every entry point, B = 1 or batched, then shares one compiled specialisation)."""
-    return (ViewsRef(*batch.views),)
+    return (new_views(*batch.views),)
 
 
 def fields(config: GameConfig) -> tuple[Field, ...]:
@@ -265,7 +271,7 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _recompute_reach(shape, reach, nbr, start, stack):
     """Arms connected to the start (the reference's ``connected_arms`` fixpoint), by a flood fill."""
     reach[:] = 0
@@ -291,7 +297,7 @@ def _recompute_reach(shape, reach, nbr, start, stack):
                     sp += 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reaching(shape, reach, nbr, cell):
     for d in range(4):
         j = nbr[cell, d]
@@ -300,7 +306,7 @@ def _reaching(shape, reach, nbr, cell):
     return False
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _goal_rotation(shape, reach, nbr, cell, kind_slot, placed_cell):
     """common.reveal.goal_rotation over common.reveal.facing_of (no game preference)."""
     best = 0
@@ -325,14 +331,14 @@ def _goal_rotation(shape, reach, nbr, cell, kind_slot, placed_cell):
             elif mine != theirs:
                 mism += 1
         k0, k1, k2 = -towards_placed, -towards, mism
-        if rot == 0 or (k0, k1, k2) < (bk0, bk1, bk2):
+        if rot == 0 or k0 < bk0 or (k0 == bk0 and (k1 < bk1 or (k1 == bk1 and k2 < bk2))):  # tuple < costs compile time
             bk0, bk1, bk2 = k0, k1, k2
             best = rot
     return best
 
 
 # ---- set-up and rounds -----------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _start_round(S, cfg, b, r, starter, stack):
     P, HW, H = cfg[H_P], cfg[H_HW], cfg[H_HAND]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
@@ -363,7 +369,7 @@ def _start_round(S, cfg, b, r, starter, stack):
     sc[SC_LAST] = starter
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _setup(S, cfg, b, stack, draw):
     """A new game in slot ``b``: draw the set-up from the slot's generator words (unless ``draw`` is False: the
     set-up arrays were written by the caller) and start round 1 with seat 0 (reference ``rules.new_game``)."""
@@ -403,7 +409,7 @@ def _setup(S, cfg, b, stack, draw):
 
 
 # ---- mask --------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _mask_range(S, cfg, b0, b1, masks, num_legal):
     """Write the legal-action row of slot ``b`` into ``out`` (int8, zeroed here); returns the number of legal
     actions (reference ``rules.legal_action_mask``)."""
@@ -510,7 +516,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _log(events, sc, cap, etype, actor, kind, target, cell, arg):
     """Append one public event row (arguments are the slot's own arrays: a call passes few arrays)."""
     e = sc[SC_NUM_EVENTS]
@@ -527,7 +533,7 @@ def _log(events, sc, cap, etype, actor, kind, target, cell, arg):
     sc[SC_NUM_EVENTS] = e + 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _take_value(S, b, v):
     for i in range(28):
         if S.gold_left[b, i] and S.gold_deck[b, i] == v:
@@ -535,7 +541,7 @@ def _take_value(S, b, v):
             return
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _end_round(S, cfg, b, diggers_win, finder, stack):
     """Gold, rewards, round result and the next round (reference ``rules._end_round``, B1-B6)."""
     P = cfg[H_P]
@@ -564,7 +570,13 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
                     drawn[nd] = S.gold_deck[b, i]
                     S.gold_left[b, i] = 0
                     nd += 1
-            drawn = -np.sort(-drawn[:nd])
+            for i in range(1, nd):  # highest first; an insertion sort of at most 9 values (np.sort costs compile time)
+                v = drawn[i]
+                j = i
+                while j > 0 and drawn[j - 1] < v:
+                    drawn[j] = drawn[j - 1]
+                    j -= 1
+                drawn[j] = v
             for i in range(nd):
                 seat = elig[i % ne]
                 nug[seat] += drawn[i]
@@ -596,7 +608,9 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
                     a = min(c1, value - 3 * c - 2 * bb_)
                     total = a + 2 * bb_ + 3 * c
                     k0, k1, k2, k3 = -total, a + bb_ + c, -c, -bb_
-                    if first or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+                    low = k2 < bk2 or (k2 == bk2 and k3 < bk3)
+                    better = k0 < bk0 or (k0 == bk0 and (k1 < bk1 or (k1 == bk1 and low)))
+                    if first or better:  # the tuple comparison (k0, ..) < (bk0, ..), without its compile cost
                         bk0, bk1, bk2, bk3 = k0, k1, k2, k3
                         ba, bb, bc = a, bb_, c
                         first = False
@@ -640,7 +654,7 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
         sc[SC_OVER] = 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _apply_range(S, cfg, b0, b1, actions, stack):
     """Apply the legal action ``a`` for the seat to act in slot ``b`` (reference ``rules.apply_action``)."""
     for b in range(b0, b1):
@@ -772,7 +786,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
     # ---- observations ----------------------------------------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
     act), written into ``obs[b]``: each region is zero-filled just before its few non-zero entries are set, so the
@@ -870,7 +884,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
                     out[row + 42 + 2 * P + arg] = 1.0
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_compact_range(S, cfg, b0, b1, seats, obs):
     """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``out`` (int16)."""
     for b in range(b0, b1):
@@ -995,12 +1009,7 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
 # ``S`` is a ``ViewsRef`` made once per state: no views are built or unboxed per call.
-@nb.njit(cache=True, nogil=True)
-def mask1(S, cfg, out, num_legal):
-    _mask_range(S, cfg, 0, 1, out, num_legal)
-
-
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply_step1(S, cfg, rowcol, action, out, num_legal, seats, obs):
     """Apply ``action[0]`` (legal, unchecked), then write the next mask and the observation of the seat to act
     (``seats[0]`` is set to it): one call per AEC decision."""
@@ -1011,15 +1020,10 @@ def apply_step1(S, cfg, rowcol, action, out, num_legal, seats, obs):
     _obs_float_range(S, cfg, rowcol, 0, 1, seats, obs)
 
 
-@nb.njit(cache=True, nogil=True)
-def observe1(S, cfg, rowcol, seats, out):
-    _obs_float_range(S, cfg, rowcol, 0, 1, seats, out)
-
-
 # ---- entry points (one call per batch or shard; ``S`` is the batch's ``ViewsRef``, see ``kernel_args``) ------
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def setup(S, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
@@ -1027,30 +1031,30 @@ def setup(S, cfg, b0, b1, draw):
         _setup(S, cfg, b, stack, draw)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     _mask_range(S, cfg, b0, b1, out, num_legal)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
     _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe_compact(S, cfg, b0, b1, seats, out):
     _obs_compact_range(S, cfg, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
     _apply_range(S, cfg, b0, b1, actions, stack)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1``.

@@ -202,7 +202,7 @@ def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
     mask = state._mask
     if mask is None:
         batch = state.batch
-        kb.mask1(state._S, batch.cfg, state._mask_buf, state._num_legal)
+        kb.masks(state._S, batch.cfg, 0, 1, state._mask_buf, state._num_legal)
         mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -238,7 +238,7 @@ def encode_observation(state: CoreGameState, seat: int) -> NDArray[np.float32]:
     if seat != state._obs_seat:
         batch = state.batch
         state._seat[0] = seat
-        kb.observe1(state._S, batch.cfg, batch.rowcol, state._seat, state._obs_buf)
+        kb.observe(state._S, batch.cfg, batch.rowcol, 0, 1, state._seat, state._obs_buf)
         state._obs_seat = seat
     return state._obs_buf[0].copy()
 

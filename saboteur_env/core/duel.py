@@ -44,7 +44,6 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
 from numba.core import types as nbtypes
 from numba.experimental import structref
@@ -53,6 +52,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
+from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -172,9 +172,15 @@ class ViewsRef(structref.StructRefProxy):
 structref.define_proxy(ViewsRef, _ViewsType, list(FIELD_NAMES))
 
 
+@kernel
+def new_views(*views):
+    """``ViewsRef(*views)`` as a cached kernel: the proxy's own constructor is compiled afresh in every process."""
+    return ViewsRef(*views)
+
+
 def kernel_args(batch: Batch) -> tuple[ViewsRef]:
     """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views."""
-    return (ViewsRef(*batch.views),)
+    return (new_views(*batch.views),)
 
 
 def event_capacity(config: GameConfig) -> int:
@@ -266,7 +272,7 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
 
 
 # ---- views -----------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@kernel
 def views(i8, i16, i32, u64, f32, cfg):
     B, R, HW, E = cfg[H_B], cfg[H_R], cfg[H_HW], cfg[H_E]
     o = cfg[H_OFF : H_OFF + NUM_FIELDS]
@@ -296,7 +302,7 @@ def views(i8, i16, i32, u64, f32, cfg):
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _enter(shape, usable, reach, stack, sp, cell, arm_bits):
     """common.arms.reach_from's ``enter``: the arms of the groups of ``arm_bits``, usable and new, are reached."""
     s = shape[cell]
@@ -312,7 +318,7 @@ def _enter(shape, usable, reach, stack, sp, cell, arm_bits):
     return sp
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reach_one(shape, counter, key, nbr, s0, s1, p, reach, wk):
     """duel.board.compute_reach: arms reachable for ``p`` from its start card, ladders joined to their colour's
     start (``common.arms.reach_from`` with links). The result is a closure, so the visiting order is free."""
@@ -366,7 +372,7 @@ def _reach_one(shape, counter, key, nbr, s0, s1, p, reach, wk):
                     sp = _enter(shape, usable, reach, stack, sp, j, 1 << od)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _refresh_reach(S, cfg, b, wk):
     HW = cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
@@ -376,7 +382,7 @@ def _refresh_reach(S, cfg, b, wk):
 
 
 # ---- set-up and rounds -----------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _draw(hand, deck, sc, n):
     """rules._draw: up to ``n`` cards from the pile into ``hand``; returns the number drawn."""
     n = min(n, sc[SC_DECK_LEN] - sc[SC_DECK_POS])
@@ -386,7 +392,7 @@ def _draw(hand, deck, sc, n):
     return n
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _start_round(S, cfg, b, r, starter, wk):
     """rules.start_round: the pile is the cards still in the game by this round's rank, the goals the six
     lowest-ranked goals left in the pool (ranks are permutations, so the stable argsort is the inverse)."""
@@ -435,7 +441,7 @@ def _start_round(S, cfg, b, r, starter, wk):
     _refresh_reach(S, cfg, b, wk)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _setup(S, cfg, b, wk, draw):
     """A new game in slot ``b`` (rules.new_game): a rank permutation of the 52 cards per round, then one of the
     18 goals per round, from the slot's generator words (unless ``draw`` is False: the caller wrote them); green
@@ -465,7 +471,7 @@ def _setup(S, cfg, b, wk, draw):
 
 
 # ---- mask --------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _mask_range(S, cfg, b0, b1, masks, num_legal):
     """The legal-action rows of slots ``b0..b1`` (int8, zeroed here) and their counts (rules.legal_action_mask)."""
     HW = cfg[H_HW]
@@ -629,7 +635,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _log(events, sc, cap, etype, actor, kind, cell, arg):
     """Append one public event row (rules._log)."""
     e = sc[SC_NUM_EVENTS]
@@ -645,14 +651,14 @@ def _log(events, sc, cap, etype, actor, kind, cell, arg):
     sc[SC_NUM_EVENTS] = e + 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _bribe(S, cfg, b, p, cell, with_placement):
     S.cell_counter[b, cell] = p
     S.sc[b, SC_COUNTERS] -= 1
     _log(S.events[b], S.sc[b], cfg[H_E], EV_BRIBE, p, -1, cell, with_placement)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reveal(S, cfg, b, p, slot, placed, wk, trial):
     """rules._reveal: goal ``slot`` face up with common.reveal.goal_rotation's tie-breaks over the stale reach of
     either player (facing_of), and the Duel's preference: a rotation whose gold ``p`` then reaches."""
@@ -692,7 +698,8 @@ def _reveal(S, cfg, b, p, slot, placed, wk, trial):
             shape[cell] = old
             pref = 1 if (trial[cell] & gold) != 0 else 0
         k0, k1, k2, k3 = -towards_placed, -towards, mism, -pref
-        if rot == 0 or (k0, k1, k2, k3) < (bk0, bk1, bk2, bk3):
+        better = k0 < bk0 or (k0 == bk0 and (k1 < bk1 or (k1 == bk1 and (k2 < bk2 or (k2 == bk2 and k3 < bk3)))))
+        if rot == 0 or better:  # the tuple comparison (k0, ..) < (bk0, ..), without its compile cost
             bk0, bk1, bk2, bk3 = k0, k1, k2, k3
             best = rot
     shape[cell] = 2 * kind + best
@@ -700,7 +707,7 @@ def _reveal(S, cfg, b, p, slot, placed, wk, trial):
     _log(S.events[b], S.sc[b], cfg[H_E], EV_REVEAL, p, kind, cell, best)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
     """rules._reveal_and_secure: reveal pass by pass (reach refreshed after each pass), then securing: the acting
     player first, each seat's reachable unsecured gold by nuggets (high first), then by cell."""
@@ -744,7 +751,7 @@ def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
                 _log(S.events[b], sc, cfg[H_E], EV_SECURE, seat, s // 2, c, v)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _pile_sum(S, b, seat):
     t = 0
     for i in range(S.sc[b, SC_SCORE_LEN + seat]):
@@ -752,7 +759,7 @@ def _pile_sum(S, b, seat):
     return t
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _end_round(S, cfg, b, reason, wk):
     """rules._end_round: score piles (counters by cell), troll payments (each bribed troll's briber pays the first
     smallest card: ``list.remove(min)``), revealed goals leave; next round (fewer nuggets starts, blue on a tie)."""
@@ -827,7 +834,7 @@ def _end_round(S, cfg, b, reason, wk):
     _start_round(S, cfg, b, r + 1, 0 if after0 <= after1 else 1, wk)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _apply_range(S, cfg, b0, b1, actions, wk, trial):
     """Apply the legal action of the player to act in slots ``b0..b1`` (rules.apply_action and rules._resolve)."""
     HW = cfg[H_HW]
@@ -979,7 +986,7 @@ def _apply_range(S, cfg, b0, b1, actions, wk, trial):
 
 
 # ---- observations ----------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
     act), written into ``obs[b]``: zero-filled, then only the non-zero entries set."""
@@ -1081,7 +1088,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
             out[row + EVENT_SIZE - 1] = max(np.int64(ev[4]), 0) / 3.0
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_compact_range(S, cfg, b0, b1, seats, obs):
     """The compact observation (:data:`COMPACT_DOC`) of ``seats[b]`` in slots ``b0..b1`` (int16)."""
     HW, L = cfg[H_HW], cfg[H_L]
@@ -1242,12 +1249,7 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
 # ``S`` is the batch's ``ViewsRef`` (``kernel_args``): one pointer per call.
-@nb.njit(cache=True, nogil=True)
-def mask1(S, cfg, out, num_legal):
-    _mask_range(S, cfg, 0, 1, out, num_legal)
-
-
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply_mask1(S, cfg, action, out, num_legal):
     """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
     wk, trial = _work(cfg)
@@ -1255,20 +1257,15 @@ def apply_mask1(S, cfg, action, out, num_legal):
     _mask_range(S, cfg, 0, 1, out, num_legal)
 
 
-@nb.njit(cache=True, nogil=True)
-def observe1(S, cfg, rowcol, seats, out):
-    _obs_float_range(S, cfg, rowcol, 0, 1, seats, out)
-
-
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _work(cfg):
     return np.empty(5 * cfg[H_HW] + 8, dtype=np.int64), np.empty(cfg[H_HW], dtype=np.int8)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def setup(S, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
     wk, _ = _work(cfg)
@@ -1276,30 +1273,30 @@ def setup(S, cfg, b0, b1, draw):
         _setup(S, cfg, b, wk, draw)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     _mask_range(S, cfg, b0, b1, out, num_legal)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
     _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe_compact(S, cfg, b0, b1, seats, out):
     _obs_compact_range(S, cfg, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     wk, trial = _work(cfg)
     _apply_range(S, cfg, b0, b1, actions, wk, trial)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action

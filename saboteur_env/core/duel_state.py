@@ -235,7 +235,7 @@ def legal_action_mask(state: CoreDuelState) -> NDArray[np.bool_]:
     mask = state._mask
     if mask is None:
         batch = state.batch
-        kd.mask1(batch._args[0], batch.cfg, state._mask_buf, state._num_legal)
+        kd.masks(batch._args[0], batch.cfg, 0, 1, state._mask_buf, state._num_legal)
         mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -270,7 +270,7 @@ def encode_observation(state: CoreDuelState, seat: int) -> NDArray[np.float32]:
     batch = state.batch
     out = np.empty((1, batch.obs_size), dtype=np.float32)
     state._seat[0] = seat
-    kd.observe1(batch._args[0], batch.cfg, batch.rowcol, state._seat, out)
+    kd.observe(batch._args[0], batch.cfg, batch.rowcol, 0, 1, state._seat, out)
     return out[0]
 
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
-import numba as nb
 import numpy as np
 from numba.core import types as nbtypes
 from numba.experimental import structref
@@ -62,6 +61,7 @@ from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
+from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -185,9 +185,15 @@ class ViewsRef(structref.StructRefProxy):
 structref.define_proxy(ViewsRef, _ViewsType, list(FIELD_NAMES))
 
 
+@kernel
+def new_views(*views):
+    """``ViewsRef(*views)`` as a cached kernel: the proxy's own constructor is compiled afresh in every process."""
+    return ViewsRef(*views)
+
+
 def kernel_args(batch: Batch) -> tuple[ViewsRef]:
     """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views."""
-    return (ViewsRef(*batch.views),)
+    return (new_views(*batch.views),)
 
 
 def event_capacity(config: GameConfig) -> int:
@@ -288,7 +294,7 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
 
 
 # ---- views -----------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@kernel
 def views(i8, i16, i32, u64, f32, cfg):
     B, P, R, HW, E = cfg[H_B], cfg[H_P], cfg[H_R], cfg[H_HW], cfg[H_E]
     o = cfg[H_OFF : H_OFF + NUM_FIELDS]
@@ -326,7 +332,7 @@ def views(i8, i16, i32, u64, f32, cfg):
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reach(shape, reach, nbr, start, block, stack_c, stack_b):
     """Arms connected to the start card, the start and every ladder card joined as one link group, arms of
     ``block`` (0: none, 1: green doors, 2: blue doors) left out (``sab2.board.reach`` over
@@ -402,7 +408,7 @@ def _reach(shape, reach, nbr, start, block, stack_c, stack_b):
                         sp += 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _goal_rotation(shape, reach, nbr, cell, kind, placed_cell):
     """common.reveal.goal_rotation over common.reveal.facing_of (no game preference); -1 when no neighbour
     reaches the goal (the reference's "not reached")."""
@@ -437,14 +443,14 @@ def _goal_rotation(shape, reach, nbr, cell, kind, placed_cell):
             elif mine != theirs:
                 mism += 1
         k0, k1, k2 = -towards_placed, -towards, mism
-        if rot == 0 or (k0, k1, k2) < (bk0, bk1, bk2):
+        if rot == 0 or k0 < bk0 or (k0 == bk0 and (k1 < bk1 or (k1 == bk1 and k2 < bk2))):  # tuple < costs compile time
             bk0, bk1, bk2 = k0, k1, k2
             best = rot
     return best
 
 
 # ---- set-up and rounds -----------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _hand_total(hands, seat):
     t = 0
     for k in range(NUM_DK):
@@ -452,7 +458,7 @@ def _hand_total(hands, seat):
     return t
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _has_cards(hands, seat):
     """``hands[seat].sum() > 0``, stopping at the first kind held."""
     for k in range(NUM_DK):
@@ -461,7 +467,7 @@ def _has_cards(hands, seat):
     return False
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _draw(S, b, seat, n):
     """rules._draw: ``n`` cards (at most the pile) from the round's deck."""
     pos = S.sc[b, SC_DECK_POS]
@@ -475,7 +481,7 @@ def _draw(S, b, seat, n):
     S.sc[b, SC_DECK_POS] = pos
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _skip_empty(S, cfg, b):
     """rules._skip_empty: seats with an empty hand pass."""
     P = cfg[H_P]
@@ -485,7 +491,7 @@ def _skip_empty(S, cfg, b):
         S.sc[b, SC_CURRENT] = (S.sc[b, SC_CURRENT] + 1) % P
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _start_round(S, cfg, b, r, starter, stack_c, stack_b):
     """rules.start_round (with rules._round_arrays)."""
     P, HW = cfg[H_P], cfg[H_HW]
@@ -529,7 +535,7 @@ def _start_round(S, cfg, b, r, starter, stack_c, stack_b):
     _skip_empty(S, cfg, b)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _setup(S, cfg, b, stack_c, stack_b, draw):
     """A new game in slot ``b``: draw the set-up from the slot's generator words (unless ``draw`` is False: the
     set-up arrays were written by the caller) and start round 1 with seat 0 (reference ``rules.new_game``)."""
@@ -564,7 +570,7 @@ def _setup(S, cfg, b, stack_c, stack_b, draw):
 
 
 # ---- mask --------------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _mask_range(S, cfg, b0, b1, masks, num_legal):
     """The legal-action row of each slot (int8, zeroed here) and its number of legal actions (reference
     ``rules.legal_action_mask`` with ``placement_table``)."""
@@ -757,7 +763,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _log(events, sc_, cap, etype, actor, kind, target, cell, arg):
     """Append one public event row (arguments are the slot's own arrays: a call passes few arrays)."""
     e = sc_[SC_NUM_EVENTS]
@@ -774,7 +780,7 @@ def _log(events, sc_, cap, etype, actor, kind, target, cell, arg):
     sc_[SC_NUM_EVENTS] = e + 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _finish_round(S, cfg, b, stack_c, stack_b):
     """rules._finish_round: the round result with the gold after the thefts, rewards, the next round."""
     P = cfg[H_P]
@@ -799,7 +805,7 @@ def _finish_round(S, cfg, b, stack_c, stack_b):
         sc_[SC_OVER] = 1
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _next_thief(S, cfg, b, stack_c, stack_b):
     """rules._next_thief: the next thief who has someone to steal from acts; none left: finish the round."""
     P = cfg[H_P]
@@ -814,7 +820,7 @@ def _next_thief(S, cfg, b, stack_c, stack_b):
     _finish_round(S, cfg, b, stack_c, stack_b)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _end_round(S, cfg, b, gold_reached, stack_c, stack_b):
     """rules._end_round: winners and payouts (scoring.winners / payouts, both readings), then the thieves."""
     P, HW = cfg[H_P], cfg[H_HW]
@@ -915,7 +921,7 @@ def _end_round(S, cfg, b, gold_reached, stack_c, stack_b):
     _next_thief(S, cfg, b, stack_c, stack_b)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _next_turn(S, cfg, b, stack_c, stack_b):
     """rules._next_turn: all hands empty ends the round; else the next seat holding cards."""
     P = cfg[H_P]
@@ -931,7 +937,7 @@ def _next_turn(S, cfg, b, stack_c, stack_b):
     _skip_empty(S, cfg, b)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _discard_step(S, cfg, b, me, kind, stack_c, stack_b):
     """rules._discard_step: one decision of a pass (discard or stop, ``kind`` -1) or of option C (discard)."""
     sc_ = S.sc[b]
@@ -971,7 +977,7 @@ def _discard_step(S, cfg, b, me, kind, stack_c, stack_b):
     _next_turn(S, cfg, b, stack_c, stack_b)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _reveal(S, cfg, b, nbr, placed, stack_c, stack_b):
     """rules._reveal: pass by pass, every face-down goal reached is turned up with the board as it stands (goals
     turned earlier in the pass included) but the reach from before the pass; the reach is refreshed after each
@@ -1002,7 +1008,7 @@ def _reveal(S, cfg, b, nbr, placed, stack_c, stack_b):
     return gold
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b):
     """Apply the legal action ``actions[b]`` for the seat to act in each slot (reference ``rules.apply_action``)."""
     P, HW = cfg[H_P], cfg[H_HW]
@@ -1166,7 +1172,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b):
 
 
 # ---- observations ----------------------------------------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
     act), written into ``obs[b]`` (zero-filled, then the non-zero entries set)."""
@@ -1275,7 +1281,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
             out[row + F - 1] = max(arg, 0) / 10.0
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def _obs_compact_range(S, cfg, b0, b1, seats, obs):
     """The compact observation (``COMPACT_DOC``) of ``seats[b]`` in slot ``b``, written into ``obs[b]``."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
@@ -1435,13 +1441,13 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
-@nb.njit(cache=True, nogil=True)
+@helper
 def _stacks(cfg):
     n = 8 * cfg[H_HW] + 8  # every entry adds at least one new arm: at most 4 per cell, twice for safety
     return np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def setup(S, cfg, b0, b1, draw):
     """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
     stack_c, stack_b = _stacks(cfg)
@@ -1449,30 +1455,30 @@ def setup(S, cfg, b0, b1, draw):
         _setup(S, cfg, b, stack_c, stack_b, draw)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     _mask_range(S, cfg, b0, b1, out, num_legal)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
     _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def observe_compact(S, cfg, b0, b1, seats, out):
     _obs_compact_range(S, cfg, b0, b1, seats, out)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     stack_c, stack_b = _stacks(cfg)
     _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b)
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1`` (as ``core.base.step``): check every action against
@@ -1511,19 +1517,9 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
 # ``S`` is the batch's ``ViewsRef`` (``kernel_args``): one pointer per call.
-@nb.njit(cache=True, nogil=True)
-def mask1(S, cfg, out, num_legal):
-    _mask_range(S, cfg, 0, 1, out, num_legal)
-
-
-@nb.njit(cache=True, nogil=True)
+@kernel
 def apply_mask1(S, cfg, action, out, num_legal):
     """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
     stack_c, stack_b = _stacks(cfg)
     _apply_range(S, cfg, 0, 1, action, stack_c, stack_b)
     _mask_range(S, cfg, 0, 1, out, num_legal)
-
-
-@nb.njit(cache=True, nogil=True)
-def observe1(S, cfg, rowcol, seats, out):
-    _obs_float_range(S, cfg, rowcol, 0, 1, seats, out)

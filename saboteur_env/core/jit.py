@@ -1,0 +1,94 @@
+"""The two numba decorators of the compiled core: ``kernel`` for entry points, ``helper`` for everything else.
+
+First-use compile time is the core's main cost after speed (issue 13: <= 30 s for all three games, cold). Two
+things in numba's defaults cost time without buying anything for functions that only other kernels call:
+
+* **A specialisation per literal value and integer width.** Numba types a call ``f(S, cfg, 0, 1, ...)`` with
+  ``Literal[int](0)``, ``f(..., sc[SC_LAST])`` with ``int32``, ``f(..., True)`` with ``Literal[bool](True)``, and
+  compiles (types, lowers and optimises) ``f`` once per distinct combination: the base game's event logger
+  compiled 8 times, Saboteur 2's 19. A ``helper`` is compiled for its arguments' *kinds*: literals lose their
+  value, signed integers narrower than 64 bits become ``int64`` (what the rules code computes in anyway), so every
+  call site shares one specialisation and numba converts the arguments at the call.
+* **Python and C wrappers.** Every ``njit`` function gets a CPython wrapper (argument unboxing, return boxing) and a
+  C wrapper, lowered and optimised by LLVM, although a helper is never called from Python.
+* **Re-optimising linked code in every entry point.** Numba links each callee's (already optimised) module into
+  its caller's and runs LLVM's whole module pipeline over the result again. An entry point (``setup``, ``masks``,
+  ``step``, ...) is a thin loop over big helpers, so its module pass re-optimised the rules code it calls once per
+  entry point: a third of the cold compile. A ``kernel`` is optimised function by function only (its own code;
+  the helpers it links keep the optimisation of their own libraries, inlining of small helpers included). The
+  price is a plain call from the entry point into each helper, a few per batch.
+
+* **Caching helpers.** Saving a function to numba's cache emits machine code for it and everything it links: each
+  helper layer emitted the rules code below it again. Helpers are not cached: a process whose entry points load
+  from the cache never compiles a helper, and a cold process compiles each helper once, in memory.
+
+All of this is local to the core's own functions: nothing here changes numba's global configuration or another
+library's functions. If a numba version lacks the hook used for the first point (``get_call_template``), helpers
+still compile correctly, only with more specialisations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numba as nb
+from numba.core import types
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler
+from numba.core.registry import CPUDispatcher
+
+_HELPER_OPTIONS = {"nopython": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True,
+                   "boundscheck": None, "error_model": "numpy"}  # fmt: skip
+
+
+_NARROW_SIGNED = (types.int8, types.int16, types.int32)
+
+
+def _kind(t: Any) -> Any:
+    """The type a helper is compiled for, given a call site's argument type."""
+    t = types.unliteral(t)
+    if t in _NARROW_SIGNED:
+        return types.int64
+    return t
+
+
+class _HelperDispatcher(CPUDispatcher):
+    """A dispatcher that compiles one specialisation per argument kind (see the module docstring)."""
+
+    def get_call_template(self, args: Any, kws: Any) -> Any:
+        return super().get_call_template(tuple(_kind(a) for a in args), {k: _kind(v) for k, v in kws.items()})
+
+
+class _LinkedLibrary(JITCodeLibrary):
+    """An entry point's code library: its own functions get the function passes, the linked modules stay as their
+    libraries optimised them (no second module pipeline over all of them)."""
+
+    def _optimize_final_module(self) -> None:
+        pass
+
+
+class _KernelCompiler(Compiler):
+    """numba's standard pipeline, compiling into a :class:`_LinkedLibrary`."""
+
+    def compile_extra(self, func: Any) -> Any:
+        if self.state.library is None:
+            self.state.library = _LinkedLibrary(self.state.targetctx.codegen(), func.__qualname__)
+            self.state.library.enable_object_caching()  # as numba's lowering does for its own libraries (caching)
+        return super().compile_extra(func)
+
+
+def kernel(fn: Callable[..., Any]) -> Any:
+    """An entry point called from Python: ``numba.njit(cache=True, nogil=True)``, optimised without re-optimising
+    the helpers it links (see the module docstring)."""
+    return nb.njit(cache=True, nogil=True, error_model="numpy", pipeline_class=_KernelCompiler)(fn)
+
+
+def helper(fn: Callable[..., Any]) -> Any:
+    """A function only kernels call: no Python or C wrapper, one specialisation per argument kind, not cached."""
+    if getattr(nb.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT=1 (debugging): plain Python, as njit does
+        return fn
+    if not hasattr(CPUDispatcher, "get_call_template"):  # a numba without the hook: plain wrapper-less njit
+        njit: Any = nb.njit  # numba's stubs do not list the wrapper options
+        return njit(**{k: v for k, v in _HELPER_OPTIONS.items() if k != "nopython"})(fn)
+    return _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(_HELPER_OPTIONS))
