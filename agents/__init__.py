@@ -75,6 +75,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             raise ValueError(f"text:{inner} is not allowed: text:NAME wraps a scripted agent that reads only its "
                              f"view (not {inner!r})")  # fmt: skip
         return TextAgent(make_agent(inner, config, role), config)
+    if name.startswith("claims:"):  # a claims=True game's talking agent (agents.claims; docs/claims.md)
+        from agents.claims import make_claims_agent
+
+        return make_claims_agent(name[len("claims:") :], config, role)  # ValueError unless config.claims
     if name.startswith("learned:"):
         from agents.learned import LearnedAgent
 

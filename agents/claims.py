@@ -15,14 +15,20 @@ and a claims-aware observer with a parameterised honesty model.
   claims first (honest diggers claim the truth about a goal they saw; covert saboteurs lie when it pays: about a
   goal nobody else has claimed, "gold" is "stone" and "stone" is "gold"; in Saboteur 2 an inspector accuses or
   clears the seat it saw, a saboteur inverting it), then plays the wrapped agent's move on the game part of its
-  observation, reacting to claims: a goal the observer is sure about is shown to the wrapped agent as if it had
-  seen it with a map, and a digger repairs nobody it thinks a saboteur and breaks a sure suspect's tools.
+  observation, reacting to claims. A wrapped base-game digger with a belief model (``heuristic``, ``suspicious``,
+  ``bayes``, ...) gets the claims in that model (``BayesModel`` becomes a :class:`ClaimsBayesModel`, any other is
+  wrapped in :class:`ClaimsBeliefs`), so whom it repairs or breaks, where it digs and whether it maps follow the
+  claims through its own logic. Other agents (no belief model; Saboteur 2, the Duel): a goal the observer is sure
+  about is shown to the wrapped agent as if seen with a map, and a digger repairs nobody it thinks a saboteur and
+  breaks a sure suspect's tools. ``ClaimPolicy(react=False)``: it talks but plays as without claims.
 
 Agents read only their observation (the claims block holds public claims only, never truth labels).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,9 +129,11 @@ class ClaimsObserver:
         seat: int | None = None,
         saboteur: bool | None = None,
         prior: NDArray[np.float64] | None = None,
+        gold_prior: NDArray[np.float64] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(p_gold[G], p_saboteur[N])``. ``gold_known[g]``: 1 gold, 0 stone, -1 unknown (the viewer's maps and the
-        face-up goals); ``seat``/``saboteur``: the viewer and its own role; ``prior``: P(saboteur) per seat."""
+        face-up goals); ``seat``/``saboteur``: the viewer and its own role; ``prior``: P(saboteur) per seat;
+        ``gold_prior``: P(gold) per goal before the claims (one gold goal; default uniform over the possible)."""
         n, g = self.num_players, self.num_goals
         known = np.full(g, -1, dtype=np.int8) if gold_known is None else np.asarray(gold_known, dtype=np.int8)
         pri = np.full(n, self.prior_saboteur) if prior is None else np.clip(np.asarray(prior, float), 1e-3, 1 - 1e-3)
@@ -142,12 +150,18 @@ class ClaimsObserver:
         hyp &= known != 0
         if not hyp.any():
             hyp[:] = True
+        log_prior = np.zeros(g)
+        if gold_prior is not None:
+            gp = np.asarray(gold_prior, float)
+            if (hyp & (gp > 0)).any():
+                hyp &= gp > 0
+            log_prior = np.log(np.maximum(gp, 1e-300))
         gold = np.eye(g, dtype=bool)  # gold[h, goal]: is `goal` gold under hypothesis h
         like = np.ones((n, 2, g))  # per seat, role, hypothesis
         for s, goal, says_gold in claims.goals:
             like[s] *= self.model.goal_likelihood(says_gold, gold[:, goal])
         m = (1 - pri)[:, None] * like[:, 0] + pri[:, None] * like[:, 1]  # (n, g)
-        log_post = np.where(hyp, np.log(np.maximum(m, 1e-300)).sum(axis=0), -np.inf)
+        log_post = np.where(hyp, np.log(np.maximum(m, 1e-300)).sum(axis=0) + log_prior, -np.inf)
         w = np.exp(log_post - log_post.max())
         p_hyp = w / w.sum()
         p_sab = (p_hyp[None, :] * pri[:, None] * like[:, 1] / np.maximum(m, 1e-300)).sum(axis=1)
@@ -182,7 +196,12 @@ class ClaimsObserver:
 class ClaimsBayesModel(BayesModel):
     """The exact base-game posterior (``BayesModel``) that also takes claims: a goal claim multiplies each
     (saboteur set, gold slot) hypothesis by the honesty model's likelihood for the speaker's role in it; a seat
-    claim by the seat table for the speaker's and the target's roles."""
+    claim by the seat table for the speaker's and the target's roles.
+
+    Two ways in: ``observe_claim`` (accumulates, like an event) and ``set_claims`` (the round's latest claims, as
+    an observation's claims block holds them: replaced at each call, kept across ``reset_round`` because the block
+    is already per round; what a :class:`ClaimsAgent` feeds its wrapped agent). Without claims it is exactly
+    ``BayesModel``."""
 
     name = "claims_bayes"
     model: HonestyModel
@@ -191,6 +210,31 @@ class ClaimsBayesModel(BayesModel):
                  **kwargs: Any) -> None:  # fmt: skip
         super().__init__(num_players, goal_cells, **kwargs)
         object.__setattr__(self, "model", model or HonestyModel())
+        self.claims = PublicClaims()
+
+    def set_claims(self, claims: PublicClaims) -> None:
+        """The round's latest public claims (absolute seats); replaces the previous set."""
+        self.claims = claims
+
+    def _claims_loglik(self) -> NDArray[np.float64]:
+        ll = np.zeros((len(self.sets), 3))
+        for speaker, goal, says_gold in self.claims.goals:
+            role = self.sets[:, speaker].astype(np.int64)
+            ll += np.log(self.model.goal_likelihood(says_gold, np.eye(3, dtype=bool)[:, goal])[role])
+        for speaker, kind, target in self.claims.seats:
+            table = np.asarray(self.model.seat_tables[kind])
+            ll += np.log(table[self.sets[:, speaker].astype(np.int64), self.sets[:, target].astype(np.int64)])[:, None]
+        return ll
+
+    def posterior(self) -> NDArray[np.float64]:
+        if not (self.claims.goals or self.claims.seats):
+            return super().posterior()
+        ll = self.loglik + self._claims_loglik()
+        top = ll.max()
+        if not np.isfinite(top):
+            return np.full(ll.shape, 1.0 / ll.size)
+        w = np.exp(ll - top)
+        return w / w.sum()
 
     def observe_claim(self, speaker: int, kind: int, target: int, value: int = 1) -> None:
         role = self.sets[:, speaker].astype(np.int64)  # (H,)
@@ -201,6 +245,42 @@ class ClaimsBayesModel(BayesModel):
         else:
             table = np.asarray(self.model.seat_tables[kind])
             self.loglik += np.log(table[role, self.sets[:, target].astype(np.int64)])[:, None]
+
+
+class ClaimsBeliefs:
+    """Another belief model (``p_saboteur`` / ``p_gold``, e.g. ``SuspicionModel``) with the round's claims folded
+    in by a :class:`ClaimsObserver`: its marginals are the observer's priors (roles and the gold slot), so without
+    claims it returns exactly the wrapped model's values. Everything else (``observe``, ``reset_round``, ...) goes
+    to the wrapped model."""
+
+    def __init__(self, inner: Any, observer: ClaimsObserver) -> None:
+        self.inner, self.observer = inner, observer
+        self.claims = PublicClaims()
+        self.seat: int | None = None
+        self.saboteur: bool | None = None
+
+    def set_claims(self, claims: PublicClaims, seat: int | None = None, saboteur: bool | None = None) -> None:
+        self.claims, self.seat, self.saboteur = claims, seat, saboteur
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "observer", "claims", "seat", "saboteur"):  # not set yet (copy / unpickle)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def _posterior(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self.observer.posterior(self.claims, seat=self.seat, saboteur=self.saboteur,
+                                       prior=np.asarray(self.inner.p_saboteur(), float),
+                                       gold_prior=np.asarray(self.inner.p_gold(), float))  # fmt: skip
+
+    def p_saboteur(self) -> NDArray[np.float64]:
+        if not (self.claims.goals or self.claims.seats):
+            return np.asarray(self.inner.p_saboteur())
+        return self._posterior()[1]
+
+    def p_gold(self) -> NDArray[np.float64]:
+        if not self.claims.goals:  # seat claims alone leave the gold slot's marginal as it is (mean field)
+            return np.asarray(self.inner.p_gold())
+        return self._posterior()[0]
 
 
 def _with_claims(config: GameConfig) -> GameConfig:
@@ -317,10 +397,12 @@ class ClaimPolicy:
     """How a :class:`ClaimsAgent` talks and reacts. ``honest``: claims the truth (else lies when it pays);
     ``talk``: claims at all; ``suspect_above`` / ``accuse_above``: a digger says "I suspect" / "is a saboteur" about
     a seat above this P(saboteur) (once per target and round); ``sure``: P(gold) above which a goal is shown to the
-    wrapped agent as seen; ``distrust``: a digger repairs nobody above this P(saboteur)."""
+    wrapped agent as seen; ``distrust``: a digger repairs nobody above this P(saboteur); ``react``: a digger's
+    decisions use the claims (off: it talks but plays as without claims)."""
 
     honest: bool = True
     talk: bool = True
+    react: bool = True
     suspect_above: float = 0.75
     accuse_above: float = 0.9
     sure: float = 0.85
@@ -350,6 +432,7 @@ class ClaimsAgent:
         self.seat = 0
         self.rng = np.random.default_rng()
         self.last_beliefs: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+        self.hooked: ClaimsBayesModel | ClaimsBeliefs | None = None
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.seat = seat
@@ -358,20 +441,60 @@ class ClaimsAgent:
         self.inner.reset(seat, num_players, seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         self.last_beliefs = None
+        self.hooked = self._hook() if self.miner_policy.react else None
+
+    def _hook(self) -> ClaimsBayesModel | ClaimsBeliefs | None:
+        """Put the claims into the digger policy's own belief model (base-game ladder agents: ``beliefs`` with
+        ``p_saboteur`` / ``p_gold``), so that whom it repairs or breaks, where it digs and whether it maps follow
+        the claims through its own logic: an exact ``BayesModel`` becomes a :class:`ClaimsBayesModel` (same
+        parameters; identical without claims), any other model is wrapped in :class:`ClaimsBeliefs`. ``None``: the
+        wrapped agent has no such model (it reacts through virtual peeks and the mask instead)."""
+        digger = getattr(self.inner, "miner", self.inner)  # a role-dispatching composite: its digger policy
+        model = getattr(digger, "beliefs", None)
+        if model is None or not (hasattr(model, "p_saboteur") and hasattr(model, "p_gold")):
+            return None
+        new: ClaimsBayesModel | ClaimsBeliefs
+        if type(model) is BayesModel and len(model.goal_cells) == 3:
+            new = ClaimsBayesModel(model.num_players, model.goal_cells, self.observer.model, epsilon=model.epsilon,
+                                   tables=model.tables)  # fmt: skip
+        else:
+            new = ClaimsBeliefs(model, self.observer)
+        digger.beliefs = new
+        return new
 
     # ---- beliefs ----
     def beliefs(self, observation: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(P(gold) per goal, P(saboteur) per absolute seat) from this observation's claims and own knowledge."""
         game_obs = observation[: self.reader.game_size]
         claims = PublicClaims.from_block(self.lay, observation[self.reader.game_size:], self.seat)
+        is_sab = self.reader.saboteur(game_obs)
+        if self.hooked is not None:
+            if isinstance(self.hooked, ClaimsBayesModel):
+                self.hooked.set_claims(claims)
+            else:
+                self.hooked.set_claims(claims, self.seat, is_sab)
+            if not is_sab:  # the digger's own model holds its events and knowledge, and now the claims
+                return np.asarray(self.hooked.p_gold(), float), np.asarray(self.hooked.p_saboteur(), float)
         mine, _ = self.reader.goals(game_obs)
         prior = None
         fn = getattr(self.inner, "role_beliefs", None)
-        rb = fn() if fn else None
+        with self._claims_off():  # the prior as without the hook: a saboteur seat plays the same with or without it
+            rb = fn() if fn else None
         if rb:
             prior = np.array([rb.get(s, self.observer.prior_saboteur) for s in range(self.config.num_players)])
         return self.observer.posterior(claims, gold_known=mine, seat=self.seat,
                                        saboteur=self.reader.saboteur(game_obs), prior=prior)  # fmt: skip
+
+    @contextlib.contextmanager
+    def _claims_off(self) -> Iterator[None]:
+        held = self.hooked.claims if self.hooked is not None else None
+        if self.hooked is not None:
+            self.hooked.claims = PublicClaims()
+        try:
+            yield
+        finally:
+            if self.hooked is not None and held is not None:
+                self.hooked.claims = held
 
     def bind_state(self, state_fn: Any) -> None:
         """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
@@ -402,11 +525,16 @@ class ClaimsAgent:
             return claim
         if not game_mask.any():  # a report window with nothing to say
             return self.lay.done_id
+        if not policy.react or (self.hooked is not None and not is_sab):  # not at all, or through its own beliefs
+            act = int(self.inner.act(game_obs, game_mask))
+            if self.hooked is not None and not is_sab:  # the model has followed this observation's events now
+                self.last_beliefs = (np.asarray(self.hooked.p_gold(), float),
+                                     np.asarray(self.hooked.p_saboteur(), float))  # fmt: skip
+            return act
         mine, _ = self.reader.goals(game_obs)
         shown = self.reader.with_virtual_peeks(game_obs, p_gold, mine, policy.sure)
         gm = self._react(game_mask, p_sab, is_sab, policy)
-        act = int(self.inner.act(shown, gm))
-        return act
+        return int(self.inner.act(shown, gm))
 
     def _claim(self, obs: NDArray[np.float32], claim_mask: NDArray[np.int8], policy: ClaimPolicy, is_sab: bool,
                p_sab: NDArray[np.float64]) -> int | None:  # fmt: skip

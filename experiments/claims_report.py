@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents import make_agent
-from agents.claims import ClaimsObserver, PublicClaims, make_claims_agent
+from agents.claims import ClaimPolicy, ClaimsObserver, PublicClaims, make_claims_agent
 from experiments.stats import bootstrap_mean, bootstrap_ratio, resample_weights
 from saboteur_env import GameConfig, raw_env
 from saboteur_env.claims import layout, state_fields
@@ -39,13 +39,15 @@ def _public_goals(env: Any) -> NDArray[np.int8]:
     return np.where(up, gold.astype(np.int8), -1).astype(np.int8)
 
 
-def play_deal(config: GameConfig, agent: str, seed: int, claims: bool) -> dict[str, Any]:
+def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bool = True) -> dict[str, Any]:
     """One game of deal ``seed``: round results, and with claims every claim (with the speaker's role when made)
-    and the public observer's last P(saboteur) per seat in each round."""
+    and the public observer's last P(saboteur) per seat in each round. ``react=False``: the diggers talk but play
+    as without claims (``ClaimPolicy(react=False)``)."""
     cfg = dataclasses.replace(config, claims=claims, claims_per_turn=config.claims_per_turn if claims else 1)
     env = raw_env(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
     n = cfg.num_players
-    agents = [make_claims_agent(agent, cfg) if claims else make_agent(agent, cfg) for _ in range(n)]
+    agents = [make_claims_agent(agent, cfg, miner=ClaimPolicy(react=react)) if claims else make_agent(agent, cfg)
+              for _ in range(n)]  # fmt: skip
     for s, a in enumerate(agents):
         a.reset(s, n, seed * 1000 + s)
     env.reset(seed=seed)
@@ -118,9 +120,12 @@ def auc_interval(pos: list[tuple[int, float]], neg: list[tuple[int, float]], dea
     return point, float(lo), float(hi)
 
 
-def report(config: GameConfig, agent: str, deals: int, seed: int = 0) -> dict[str, Any]:
+def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: bool = True) -> dict[str, Any]:
+    """The numbers of docs/claims.md. ``reaction``: also play the deals with claims but non-reacting diggers, to
+    split the effect of claims into the talk and the diggers' reaction to it."""
     on = [play_deal(config, agent, seed + g, True) for g in range(deals)]
     off = [play_deal(config, agent, seed + g, False) for g in range(deals)]
+    deaf = [play_deal(config, agent, seed + g, True, react=False) for g in range(deals)] if reaction else None
     out: dict[str, Any] = {"game": config.game, "players": config.num_players, "agent": agent, "deals": deals,
                            "seed": seed, "rounds": config.rounds,
                            "claims_per_turn": config.claims_per_turn}  # fmt: skip
@@ -172,6 +177,12 @@ def report(config: GameConfig, agent: str, deals: int, seed: int = 0) -> dict[st
     out["win_rate"] = {"claims": bootstrap_mean(rate_on, BOOT), "no_claims": bootstrap_mean(rate_off, BOOT),
                        "difference": bootstrap_mean(np.subtract(rate_on, rate_off), BOOT),
                        "identical_deals": int(sum(a == b for a, b in zip(rate_on, rate_off, strict=True)))}  # fmt: skip
+    if deaf is not None:
+        rate_deaf = [np.mean([_team_win(config, r) for r in d["rounds"]]) for d in deaf]
+        out["reaction"] = {"claims_not_reacting": bootstrap_mean(rate_deaf, BOOT),
+                           "not_reacting_minus_none": bootstrap_mean(np.subtract(rate_deaf, rate_off), BOOT),
+                           "reacting_minus_not_reacting": bootstrap_mean(np.subtract(rate_on, rate_deaf), BOOT),
+                           "identical_deals": int(sum(a == b for a, b in zip(rate_on, rate_deaf, strict=True)))}
     return out
 
 
@@ -198,6 +209,11 @@ def render(r: dict[str, Any]) -> str:
     lines += ["", f"rate that {what[r['game']]}: claims {_ci(w['claims'])}, no claims {_ci(w['no_claims'])}, "
               f"paired difference {_ci(w['difference'])} ({w['identical_deals']} of {r['deals']} deals with equal "
               "rates)"]
+    if "reaction" in r:
+        v = r["reaction"]
+        lines += ["", f"claims with diggers that do not react: {_ci(v['claims_not_reacting'])}; paired difference "
+                  f"to no claims {_ci(v['not_reacting_minus_none'])}; reacting minus not reacting "
+                  f"{_ci(v['reacting_minus_not_reacting'])} ({v['identical_deals']} of {r['deals']} deals equal)"]
     return "\n".join(lines)
 
 
@@ -210,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--claims-per-turn", type=int, default=1)
+    ap.add_argument("--no-reaction-arm", action="store_true",
+                    help="skip the third arm (claims, diggers that do not react)")
     ap.add_argument("--json", default=None, help="also write the numbers to this file")
     args = ap.parse_args(argv)
     if args.deals < 2:
@@ -217,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = GameConfig(game=args.game, num_players=args.players, rounds=args.rounds, claims=True,
                             claims_per_turn=args.claims_per_turn)  # fmt: skip
-        r = report(config, args.agent, args.deals, args.seed)
+        r = report(config, args.agent, args.deals, args.seed, reaction=not args.no_reaction_arm)
     except ValueError as e:
         ap.error(str(e))
     print(render(r))

@@ -40,6 +40,7 @@ import contextlib
 import importlib.util
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import threading
@@ -157,8 +158,8 @@ def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) ->
         "leftover_role": game.leftover_role,
         "gold_goal": int(np.flatnonzero(game.goal_kind == KIND_GOAL_GOLD)[0]),
         "first_event": game.num_events,
-        # Claims cells (agents claims:NAME) play the claims rule with its default bound.
-        **({"claims_per_turn": 1} if _claims_cell(miners, saboteurs, insert) else {}),
+        # Claims cells (agents claims:NAME / claims@K:NAME) play the claims rule with K claims per turn.
+        **({"claims_per_turn": k} if (k := _claims_cell(miners, saboteurs, insert)) else {}),
     }
 
 
@@ -193,9 +194,11 @@ def play_game(
     the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
     declared oracles (``oracle = True``) get the privileged state.
     """
-    claims = _claims_cell(miners, saboteurs, insert)
-    if env is None or env.config.num_players != num_players or env.config.claims != claims:
-        env = raw_env(num_players=num_players, claims=claims)
+    k = _claims_cell(miners, saboteurs, insert)
+    claims = k > 0
+    if env is None or env.config.num_players != num_players or env.config.claims != claims or (
+            claims and env.config.claims_per_turn != k):
+        env = raw_env(num_players=num_players, **({"claims": True, "claims_per_turn": k} if claims else {}))
     cfg = env.config.game_config
 
     def seat_agent(miner: str, saboteur: str) -> Any:
@@ -275,20 +278,171 @@ def play_game(
 
 
 CLAIMS_PREFIX = "claims:"
+_CLAIMS_K = re.compile(r"claims(?:@(\d+))?:(.+)")  # claims:NAME (K = 1) or claims@K:NAME
+
+
+def _claims_k(name: str) -> int:
+    """Claims per turn of an agent name: ``claims:NAME`` 1, ``claims@K:NAME`` K, anything else 0 (no claims)."""
+    m = _CLAIMS_K.fullmatch(name)
+    if m is None:
+        return 0
+    k = int(m.group(1) or 1)
+    if not 1 <= k <= 8:
+        raise ValueError(f"agent {name!r}: claims per turn {k} is out of range; valid: 1..8")
+    return k
 
 
 def _bare(name: str) -> str:
-    return name[len(CLAIMS_PREFIX):] if name.startswith(CLAIMS_PREFIX) else name
+    m = _CLAIMS_K.fullmatch(name)
+    return m.group(2) if m else name
 
 
-def _claims_cell(miners: str, saboteurs: str, insert: str | None) -> bool:
-    """Whether a base cell plays the claims rule: its agents are named ``claims:NAME`` (ClaimsAgent around NAME;
-    all of them or none)."""
-    names = [miners, saboteurs] + ([insert] if insert is not None else [])
-    flags = {n.startswith(CLAIMS_PREFIX) for n in names}
-    if len(flags) > 1:
-        raise ValueError(f"agents {names}: either every agent of a cell is claims:NAME (the claims rule) or none is")
-    return flags.pop()
+def with_claims_per_turn(name: str, k: int) -> str:
+    """``claims:NAME`` with K claims per turn (``claims@K:NAME``; K = 1 keeps ``claims:NAME``): the cell's name
+    carries K, so logs of different K never share a key."""
+    if not _claims_k(name):
+        raise ValueError(f"--claims-per-turn applies to claims agents (claims:NAME), not {name!r}")
+    return f"claims:{_bare(name)}" if k == 1 else f"claims@{k}:{_bare(name)}"
+
+
+def _claims_cell(*names: str | None) -> int:
+    """Claims per turn of a cell (0: no claims rule): its agents are named ``claims:NAME`` / ``claims@K:NAME``
+    (ClaimsAgent around NAME), all of them with the same K, or none is."""
+    given = [n for n in names if n is not None]
+    ks = {_claims_k(n) for n in given}
+    if len(ks) > 1:
+        raise ValueError(f"agents {given}: either every agent of a cell is claims:NAME (the claims rule, one K) or "
+                         "none is")  # fmt: skip
+    return ks.pop()
+
+
+def _play_claims_rounds(env: raw_env, agents: list[Any], header: Callable[[], dict], event: Callable[[Any], dict],
+                        end: Callable[[dict], dict]) -> list[dict]:  # fmt: skip
+    """:func:`experiments.rounds.play_rounds` for a claims environment: claims go to the round's ``claims`` (with
+    ``t`` = the game decisions before them), ``actions`` and ``events`` stay the game's, so the log replays from its
+    actions on the game without claims."""
+    from experiments.logs import claim_record
+
+    game = env.unwrapped.game
+    num_game_actions = env.unwrapped._claim_layout.game_actions
+    records: list[dict] = []
+
+    def new_record() -> dict:
+        return {"header": header(), "events": [], "actions": [], "claims": []}
+
+    current = new_record()
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        action = agents[env.possible_agents.index(name)].act(obs["observation"], obs["action_mask"])
+        if action >= num_game_actions:
+            made = len(env.claims_log())
+            env.step(action)
+            current["claims"].extend(claim_record(c, len(current["actions"])) for c in env.claims_log()[made:])
+            continue
+        first = game.num_events
+        env.step(action)
+        current["actions"].append(action)
+        current["events"].extend(event(game.events[i]) for i in range(first, game.num_events))
+        if game.round_just_ended:
+            current["end"] = dict(end(game.round_results[-1]), decisions=len(current["actions"]))
+            records.append(current)
+            if not game.game_over:
+                current = new_record()
+    return records
+
+
+def play_sab2_claims(num_players: int, agent: str, seed: int, env: raw_env | None = None,
+                     agent_secret: int | None = None) -> list[dict]:  # fmt: skip
+    """:func:`experiments.sab2.play_sab2` with the claims rule: ``agent`` is ``claims:NAME`` / ``claims@K:NAME``,
+    every seat a ``ClaimsAgent`` around NAME; the records also hold ``claims`` and ``header.claims_per_turn``."""
+    from agents.claims import ClaimsAgent
+    from experiments.sab2 import ReferenceObserver, make_sab2_agent
+    from experiments.sab2 import _event as sab2_event
+    from experiments.sab2 import _header as sab2_header
+
+    k = _claims_cell(agent)
+    if env is None or env.config.num_players != num_players or env.config.claims_per_turn != k:
+        env = raw_env(game="sab2", num_players=num_players, claims=True, claims_per_turn=k)
+    cfg = env.config.game_config
+    agents = [ClaimsAgent(make_sab2_agent(_bare(agent), cfg), env.config) for _ in range(num_players)]
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    secret = draw_secret() if agent_secret is None else agent_secret
+    seat_agents(agents, secret, seed, env.state)
+    observer = ReferenceObserver(game)
+
+    def event(row: Any) -> dict:
+        observer(row)
+        return sab2_event(game, row)
+
+    records = _play_claims_rounds(env, agents, lambda: dict(sab2_header(cfg, game, seed, agent), claims_per_turn=k),
+                                  event, dict)  # fmt: skip
+    scored = observer.rounds + [None] * (len(records) - len(observer.rounds))
+    return [dict(r, observer=o, **seeds_record(secret)) for r, o in zip(records, scored, strict=False)]
+
+
+def play_duel_claims(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None,
+                     agent_secret: int | None = None) -> list[dict]:  # fmt: skip
+    """:func:`experiments.duel.play_duel` with the claims rule (both agents ``claims:NAME`` / ``claims@K:NAME``)."""
+    from agents.claims import ClaimsAgent
+    from experiments.duel import OBSERVER_FIELDS, DuelObserver, _Observed, make_duel_agent
+    from experiments.duel import _end as duel_end
+    from experiments.duel import _event as duel_event
+    from experiments.duel import _header as duel_header
+
+    k = _claims_cell(blue, green)
+    if env is None or env.config.duel_layout != layout or env.config.claims_per_turn != k:
+        env = raw_env(game="duel", duel_layout=layout, claims=True, claims_per_turn=k)
+    cfg = env.config.game_config
+    env.reset(seed=seed)
+    game = env.unwrapped.game
+    observer = DuelObserver(game)
+    # The observer sees the game decisions only: it sits inside the ClaimsAgent, around the plain agent.
+    agents = [ClaimsAgent(_Observed(make_duel_agent(_bare(name), cfg), observer, i), env.config)
+              for i, name in enumerate((blue, green))]  # fmt: skip
+    secret = draw_secret() if agent_secret is None else agent_secret
+    seat_agents(agents, secret, seed, env.state)
+    records = _play_claims_rounds(env, agents, lambda: dict(duel_header(cfg, game, seed, blue, green),
+                                                            claims_per_turn=k),
+                                  lambda row: duel_event(game, row), duel_end)  # fmt: skip
+    out = []
+    for r in records:
+        sums = observer.sums[r["header"]["round"]]
+        out.append(dict(r, observer=dict(zip(OBSERVER_FIELDS, np.round(sums, 6).tolist(), strict=True)),
+                        **seeds_record(secret)))  # fmt: skip
+    return out
+
+
+def _replay_claims(records: list[dict]) -> None:
+    """Re-play a logged Saboteur 2 game or duel of the claims rule from its seed and game actions (the claims never
+    change the game), comparing headers (with ``claims_per_turn``), events and round ends with the log."""
+    h = records[0]["header"]
+    k = _claims_cell(*h["agents"])  # from the cell's names, as the game was played: a tampered header shows
+    if h["game"] == "sab2":
+        from experiments.sab2 import _event as sab2_event
+        from experiments.sab2 import _header as sab2_header
+
+        env = replay_env(h["seed"], "a Saboteur 2 game", game="sab2", num_players=h["players"])
+        game = env.unwrapped.game
+        replay_rounds(env, records, lambda _: dict(sab2_header(env.config, game, h["seed"], h["agent"]),
+                                                   claims_per_turn=k),
+                      lambda first, last, _: [sab2_event(game, game.events[i]) for i in range(first, last)],
+                      lambda decisions: dict(game.round_results[-1], decisions=decisions))  # fmt: skip
+        return
+    from experiments.duel import _end as duel_end
+    from experiments.duel import _event as duel_event
+    from experiments.duel import _header as duel_header
+
+    env = replay_env(h["seed"], "a duel", game="duel", duel_layout=h["duel_layout"])
+    game = env.unwrapped.game
+    blue, green = h["agents"]
+    replay_rounds(env, records, lambda _: dict(duel_header(env.config, game, h["seed"], blue, green),
+                                               claims_per_turn=k),
+                  lambda first, last, _: [duel_event(game, game.events[i]) for i in range(first, last)],
+                  lambda decisions: dict(duel_end(game.round_results[-1]), decisions=decisions))  # fmt: skip
 
 
 def replay_game(records: list[dict]) -> None:
@@ -324,7 +478,10 @@ def replay_records(records: list[dict], full: bool = False) -> None:
     (:class:`~experiments.rounds.ReplayError` at the first difference). ``full`` also plays the game again with its
     agents and compares the whole records (belief snapshots included; agents are deterministic per seed)."""
     game = records[0]["header"].get("game", "base")
-    {"duel": replay_duel, "sab2": replay_sab2}.get(game, replay_game)(records)
+    if game in ("duel", "sab2") and "claims_per_turn" in records[0]["header"]:
+        _replay_claims(records)
+    else:
+        {"duel": replay_duel, "sab2": replay_sab2}.get(game, replay_game)(records)
     if full:
         fresh = plain(_task(task_of(records)))
         for rec, new in zip(records, fresh, strict=False):
@@ -377,15 +534,27 @@ class TournamentWorker:
         for task in tasks:
             if task[0] == "sab2":
                 _, n, agent, seed = task[:4]
+                if k := _claims_cell(agent):
+                    env = self._env(("sab2", n, k), lambda n=n, k=k: raw_env(game="sab2", num_players=n, claims=True,
+                                                                             claims_per_turn=k))  # fmt: skip
+                    out.append(play_sab2_claims(n, agent, seed, env=env, agent_secret=_secret_of(task, 4)))
+                    continue
                 env = self._env(("sab2", n), lambda n=n: raw_env(game="sab2", num_players=n))
                 out.append(play_sab2(n, agent, seed, env=env, agent_secret=_secret_of(task, 4)))
             elif task[0] == "duel":
                 _, blue, green, seed, layout = task[:5]
+                if k := _claims_cell(blue, green):
+                    env = self._env(("duel", layout, k), lambda layout=layout, k=k: raw_env(
+                        game="duel", duel_layout=layout, claims=True, claims_per_turn=k))  # fmt: skip
+                    out.append(play_duel_claims(blue, green, seed, layout, env=env, agent_secret=_secret_of(task, 5)))
+                    continue
                 env = self._env(("duel", layout), lambda layout=layout: raw_env(game="duel", duel_layout=layout))
                 out.append(play_duel(blue, green, seed, layout, env=env, agent_secret=_secret_of(task, 5)))
             else:
                 n, m, s, seed, beliefs, insert = task[:6]
-                env = self._env(("base", n), lambda n=n: raw_env(num_players=n))
+                k = _claims_cell(m, s, insert)
+                env = self._env(("base", n, k) if k else ("base", n), lambda n=n, k=k: raw_env(
+                    num_players=n, **({"claims": True, "claims_per_turn": k} if k else {})))  # fmt: skip
                 out.append(play_game(n, m, s, seed, beliefs, insert, env=env, agent_secret=_secret_of(task, 6)))
         return out
 
@@ -917,6 +1086,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="log directory (DIR/rounds.jsonl.gz; crash-safe; re-run the same command to resume)")
     parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
+    parser.add_argument("--claims-per-turn", type=int, default=None, metavar="K",
+                        help="claims per turn (1-8) of the claims cells (agents claims:NAME; the cells are then "
+                        "named claims@K:NAME)")  # fmt: skip
     parser.add_argument("--secret", default=None, metavar="HEX",
                         help="tournament secret the agents' seeds come from (128-bit hex; default: drawn from "
                         "os.urandom and printed at the end). Each game's own secret is in its log records")  # fmt: skip
@@ -937,11 +1109,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {args.out} is a file; give a log directory")
     common = {"workers": args.workers, "out": args.out, "backend": args.backend, "address": args.address,
               "chunk": args.chunk, "secret": secret}  # fmt: skip
+    if args.claims_per_turn is not None:
+        if not 1 <= args.claims_per_turn <= 8:
+            parser.error(f"--claims-per-turn {args.claims_per_turn} is out of range; valid: 1..8")
+        try:
+            for option in ("agents", "miners", "saboteurs", "insert"):
+                names = getattr(args, option)
+                if names is not None and (args.game != "base") == (option == "agents"):
+                    setattr(args, option, [with_claims_per_turn(n, args.claims_per_turn) for n in names])
+        except ValueError as err:
+            parser.error(str(err))
     if args.game == "duel":
         if args.players not in (None, [2]):
             parser.error("--players: the duel is a two-player game")
         _unique(parser, "--agents", args.agents)
+        try:
+            _claims_cell(*args.agents)
+        except ValueError as err:
+            parser.error(str(err))
         for name in args.agents:
+            if _claims_k(name) and _bare(name) in DUEL_AGENTS:
+                continue
             if name not in DUEL_AGENTS and not name.startswith(MODEL_PREFIXES):
                 parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ppo:PATH or "
                              "learned:PATH.npz")  # fmt: skip
@@ -957,7 +1145,14 @@ def main(argv: list[str] | None = None) -> int:
             if not 2 <= n <= 12:
                 parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
         _unique(parser, "--agents", args.agents)
+        try:
+            for name in args.agents:
+                _claims_k(name)
+        except ValueError as err:
+            parser.error(str(err))
         for name in args.agents:
+            if _claims_k(name) and _bare(name) in SAB2_AGENTS:
+                continue
             if name not in SAB2_AGENTS and not name.startswith("learned:"):
                 parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)} or "
                              "learned:PATH.npz")  # fmt: skip
@@ -972,8 +1167,11 @@ def main(argv: list[str] | None = None) -> int:
     for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
         _unique(parser, option, names)
         for name in names:
-            if name.startswith(CLAIMS_PREFIX) and _bare(name) in LADDER:
-                continue
+            try:
+                if _claims_k(name) and _bare(name) in LADDER:
+                    continue
+            except ValueError as err:
+                parser.error(str(err))
             if name not in LADDER and not name.startswith(MODEL_PREFIXES):
                 parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ppo:PATH or "
                              "learned:PATH.npz")  # fmt: skip

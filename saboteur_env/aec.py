@@ -139,7 +139,8 @@ slices unchanged). At most ``claims_per_turn`` claims before each own decision; 
 inspection) ``agent_selection`` stays with the actor for a report window (claims or ``done``). A claim never
 changes the game (``env.game`` is the game without claims), gives reward 0 and puts the public claim in every
 agent's ``infos["claim"]``; ``claims_log()`` holds each claim with its truth labels (``truth``, ``known``,
-``lie``), like ``state()`` not for agents. ``SingleSeatEnv`` does not support claims yet.
+``lie``), like ``state()`` not for agents. ``SingleSeatEnv(claims=True)``: the learner's actions include claims
+and the opponents (agents of the claims config, e.g. ``agents.claims.make_claims_agent``) make their own.
 
 State
 -----
@@ -185,6 +186,9 @@ Version History
 * v0, saboteur-env 0.3.0 (unreleased): new option ``claims=True`` (``claims_per_turn``; docs/claims.md): claims as
   cheap talk, a layer over the unchanged game. Without it everything is unchanged (spaces, observations, masks,
   fingerprints, config hashes, golden replays).
+* v0, saboteur-env 0.3.0 (unreleased): ``SingleSeatEnv(claims=True)`` works (it refused before): the learner's
+  actions include claims, the opponents make their own; ``VectorEnv(claims=True, num_threads=K)`` steps the games in
+  K threads (identical results; before, claims ignored ``num_threads``).
 """
 
 from __future__ import annotations
@@ -489,6 +493,10 @@ class SingleSeatEnv(gymnasium.Env):
 
     Multi-seat self-play with one shared policy is a multi-agent setting: use the PettingZoo environment for it.
 
+    With ``claims=True`` the learner's observation has the claims block and its action space the claim ids, as in
+    ``raw_env``; the learner acts at every decision of its seat (its report windows included), and the opponents
+    decide their own claims: they must be agents of the claims config (``agents.claims.make_claims_agent``).
+
     Observation: the seat's observation vector (``Box``); action: ``Discrete(num_actions)``; ``info`` holds the
     seat and the mask.
     """
@@ -511,8 +519,6 @@ class SingleSeatEnv(gymnasium.Env):
         self.shaping = shaping
         self._env = raw_env(render_mode=render_mode, **config)
         self.config = self._env.config
-        if self.config.claims:
-            raise ConfigError("SingleSeatEnv does not support claims=True yet; use raw_env/env() or VectorEnv")
         n = self.config.num_players
         seats = tuple(range(n)) if learner_seats is None else tuple(learner_seats)
         if not seats or any(not isinstance(s, int) or not 0 <= s < n for s in seats):
@@ -553,9 +559,10 @@ class SingleSeatEnv(gymnasium.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self.game.game_over or self._illegal:
             raise GameOverError("the episode is over; call reset()")
-        if self.game.current != self.seat:
+        if self._env._to_act(self.game) != self.seat:
             raise RuntimeError("internal error: the learner is not to act")
-        if self.illegal_reward is not None and not self.action_masks()[self._env._layout.check(action)]:
+        check = self._env._claim_layout.check if self.config.claims else self._env._layout.check
+        if self.illegal_reward is not None and not self.action_masks()[check(action)]:
             self._illegal = True
             return self._observation(), float(self.illegal_reward), True, False, dict(self._info(), illegal=True)
         shaped = 0.0
@@ -579,6 +586,8 @@ class SingleSeatEnv(gymnasium.Env):
         """Bool mask of the learner's legal actions (all False once the game is over)."""
         if self.game.game_over:
             return np.zeros(self._num_actions, dtype=bool)
+        if self.config.claims:  # the game's actions and the claims (or only claims / done in a report window)
+            return self._env.observe(self._env.possible_agents[self.seat])["action_mask"].astype(bool)
         return self._env.variant.legal_action_mask(self.game).copy()
 
     def render(self) -> Any:
@@ -594,13 +603,14 @@ class SingleSeatEnv(gymnasium.Env):
     def _advance(self) -> None:
         """Let the opponents play until the learner is to act or the game is over."""
         env, game = self._env, self.game
-        while not game.game_over and game.current != self.seat:
-            agent = env.possible_agents[game.current]
-            obs = env.observe(agent)
-            env.step(self._opponents[game.current].act(obs["observation"], obs["action_mask"]))
+        while not game.game_over and (seat := env._to_act(game)) != self.seat:  # a report window's seat with claims
+            obs = env.observe(env.possible_agents[seat])
+            env.step(self._opponents[seat].act(obs["observation"], obs["action_mask"]))
             self._collect()
 
     def _observation(self) -> np.ndarray:
+        if self.config.claims:  # the game's observation, then the claims block
+            return self._env.observe(self._env.possible_agents[self.seat])["observation"]
         return self._env.variant.encode_observation(self.game, self.seat)
 
     def _info(self) -> dict:

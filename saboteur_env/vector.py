@@ -32,8 +32,9 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
   observation (float and compact; ``expand_compact`` keeps it), ``info["seat"][b]`` is the seat with an open report
   window where there is one, a claim leaves its game unchanged (rewards 0, not done), and ``claims_log()`` /
   ``claims.records()`` hold every claim with its truth labels (not for agents). The kernels step the slots that
-  play a game action (contiguous runs of them; ``num_threads`` is not used), then the observations of the seats to
-  act are written. Without claims nothing of this runs.
+  play a game action (contiguous runs of them, cut at the shard bounds and run in the shard's thread with
+  ``num_threads > 1``: identical results), then the claims are bookkept and the observations of the seats to act
+  written in the calling thread. Without claims nothing of this runs.
 """
 
 from __future__ import annotations
@@ -268,10 +269,18 @@ class VectorEnv:
             cl.apply_claims(csl, acts[csl], current, batch.scalar(k.SC_ROUND).astype(np.int64), batch.field)
         before = cl.knowledge(batch.field)
         if gsl.size:
+            # Runs of consecutive game-action slots, cut at the shard bounds: each shard's runs go to its thread
+            # (the slots are independent, so the result does not depend on the number of threads).
             cuts = np.flatnonzero(np.diff(gsl) != 1) + 1
-            for run in np.split(gsl, cuts):
-                if batch.step(int(run[0]), int(run[-1]) + 1, acts, buf, _OBS_MODE["none"]) >= 0:
-                    raise IllegalActionError("the core refused a game action")  # unreachable after _check
+            runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(gsl, cuts)]
+            per_shard = [[(max(x, lo), min(y, hi)) for x, y in runs if x < hi and y > lo] for lo, hi in self._shards]
+
+            def play(shard_runs: list[tuple[int, int]]) -> int:
+                return max((batch.step(x, y, acts, buf, _OBS_MODE["none"]) for x, y in shard_runs), default=-1)
+
+            results = map(play, per_shard) if self._pool is None else self._pool.map(play, per_shard)
+            if max(results) >= 0:
+                raise IllegalActionError("the core refused a game action")  # unreachable after _check
         buf["rewards"][csl] = 0.0
         buf["done"][csl] = 0
         done = buf["done"].astype(bool)

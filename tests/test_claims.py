@@ -347,16 +347,13 @@ def test_claims__report_runs_on_paired_deals():
 
     r = report(GameConfig(num_players=4, rounds=1, claims=True), "heuristic", deals=2)
     assert set(r) >= {"lie_rate", "detection", "win_rate", "claims_per_game"}
-    assert "paired difference" in render(r)
+    assert "paired difference" in render(r) and "reacting minus not reacting" in render(r)
+    assert set(r["reaction"]) >= {"claims_not_reacting", "reacting_minus_not_reacting"}
     with pytest.raises(SystemExit):
         main(["--deals", "1"])
 
 
-def test_claims__single_seat_env_refuses_claims_and_wrapped_env_punishes_an_illegal_claim():
-    from saboteur_env import SingleSeatEnv
-
-    with pytest.raises(ConfigError, match="SingleSeatEnv does not support claims=True"):
-        SingleSeatEnv(lambda s: None, num_players=4, claims=True)
+def test_claims__wrapped_env_punishes_an_illegal_claim():
     e = env(num_players=4, claims=True)
     e.reset(seed=1)
     lay = layout(e.unwrapped.config)
@@ -364,3 +361,128 @@ def test_claims__single_seat_env_refuses_claims_and_wrapped_env_punishes_an_ille
     offender = e.agent_selection
     e.step(lay.encode(GOAL, 1, 1))  # over the bound: the wrapper ends the game with -1 for the offender
     assert all(e.terminations.values()) and e.rewards[offender] == -1
+
+
+# ---- agents react to claims through their own belief model -----------------------------------------------------
+_TUNNEL = """. . . . . . . . ?
+. . . . . . . . .
+S T05 T05 T05 T05 T05 T05 . ?
+. . . . . . . . .
+. . . . . . . . ?"""
+
+
+def _after_a_claim(claim: int | None, name: str = "bayes", **policy):
+    """Seat 0 makes ``claim`` (or none) and discards; then seat 1 (a digger, a ClaimsAgent around ``name``) acts."""
+    from agents.claims import ClaimPolicy, make_claims_agent
+    from saboteur_env import ActionType, action_layout
+
+    e = raw_env(num_players=4, claims=True)
+    e.reset(options={"game": make_state(e.config.game_config, _TUNNEL, hands={0: {"T05": 3}, 1: {"T02": 1, "T05": 1}},
+                                        goals=("stone_a", "stone_b", "gold"), roles=(0, 0, 0, 1))})  # fmt: skip
+    lay, al = layout(e.config), action_layout(e.config.game_config)
+    if claim is not None:
+        e.step(claim)
+    legal = np.flatnonzero(e.observe("player_0")["action_mask"][: lay.game_actions])
+    e.step(int(next(a for a in legal if al.type_arr[a] == ActionType.DISCARD)))
+    agent = make_claims_agent(name, e.config, miner=ClaimPolicy(**policy))
+    agent.reset(1, 4, 3)
+    o = e.observe("player_1")
+    return agent.act(o["observation"], o["action_mask"]), agent
+
+
+@pytest.mark.parametrize("name", ["bayes", "heuristic"])
+def test_claims__a_trusted_gold_claim_changes_the_diggers_target(name):
+    lay = layout(GameConfig(num_players=4, claims=True))
+    plain, _ = _after_a_claim(None, name)
+    told, agent = _after_a_claim(lay.encode(GOAL, 2, 1), name)  # seat 0: "goal 2 (bottom) is gold"
+    deaf, _ = _after_a_claim(lay.encode(GOAL, 2, 1), name, react=False)
+    assert plain == deaf == 1270  # uniform over the goals: the straight tile or the curve gain too little: discard
+    assert told == 652  # the curve T02 at (2, 7) turned down, towards the claimed goal
+    # Uniform over (saboteur set, gold slot) with seat 1 a digger: sets {0}, {2}, {3}, {} x 3 slots; the claim weighs
+    # slot 2 by 0.9 (speaker digger) or 0.3 (saboteur), the other slots by 0.1 / 0.7: 3.0 : 1.0 : 1.0.
+    assert np.allclose(agent.gold_beliefs(), [0.2, 0.2, 0.6])
+    assert agent.role_beliefs()[0] == pytest.approx((0.3 + 0.7 + 0.7) / 5)  # the speaker
+    assert agent.role_beliefs()[1] == 0
+
+
+def test_claims__an_accusation_moves_the_bayes_posterior_exactly_as_the_honesty_model_says():
+    lay = layout(GameConfig(num_players=4, claims=True))
+    _, agent = _after_a_claim(lay.encode(ACCUSE, 2))  # seat 0: "seat 2 is a saboteur"
+    # Sets {0}, {2}, {3}, {} (seat 1 is a digger), weighted by the accuse table [speaker role][target role]:
+    # {0}: 0.6 (saboteur accuses a digger), {2}: 0.7 (digger accuses a saboteur), {3}, {}: 0.3 each; sum 1.9.
+    p = agent.role_beliefs()
+    assert [p[s] for s in range(4)] == pytest.approx([0.6 / 1.9, 0, 0.7 / 1.9, 0.3 / 1.9])
+    assert np.allclose(agent.gold_beliefs(), 1 / 3)  # seat claims say nothing about the gold
+    _, deaf = _after_a_claim(lay.encode(ACCUSE, 2), react=False)
+    assert deaf.hooked is None and deaf.inner.miner.beliefs.p_saboteur() == pytest.approx([0.25, 0, 0.25, 0.25])
+
+
+def test_claims__hooked_models_equal_the_plain_ones_without_claims():
+    from agents.beliefs import BayesModel, SuspicionModel
+    from agents.claims import ClaimsBayesModel, ClaimsBeliefs, ClaimsObserver, PublicClaims
+
+    cells = (8, 26, 44)
+    plain, hooked = SuspicionModel(4, cells), ClaimsBeliefs(SuspicionModel(4, cells), ClaimsObserver(GameConfig()))
+    for m in (plain, hooked):
+        m.reset_round(1, 0)
+        m.observe_peek(0, False)
+    assert np.array_equal(plain.p_saboteur(), hooked.p_saboteur()) and np.array_equal(plain.p_gold(), hooked.p_gold())
+    hooked.set_claims(PublicClaims(goals=((0, 2, True),)), 1, False)
+    assert hooked.p_gold()[0] == 0 and hooked.p_gold()[2] > plain.p_gold()[2]  # the peek still holds
+    b, cb = BayesModel(4, cells), ClaimsBayesModel(4, cells)
+    assert np.array_equal(b.posterior(), cb.posterior())
+    cb.set_claims(PublicClaims(goals=((0, 2, True),)))
+    cb.reset_round(1, 0)  # the claims are the block's (per round): kept
+    assert cb.p_gold() == pytest.approx([0.2, 0.2, 0.6])
+
+
+@pytest.mark.parametrize("game", ["base", "sab2"])
+def test_claims__vector_env_threads_give_identical_results(game):
+    from saboteur_env.vector import LegalSampler, VectorEnv
+
+    cfg = GameConfig(game=game, num_players=5, claims=True, claims_per_turn=2)
+    runs = []
+    for threads in (1, 3):
+        v = VectorEnv(7, config=cfg, num_threads=threads)
+        assert v.num_threads == threads
+        obs, info = v.reset(seed=11)
+        rng, trace = LegalSampler(4), [obs, info["action_mask"]]
+        for _ in range(120):
+            obs, rew, done, _, info = v.step(v.sample_actions(rng))
+            trace += [obs, rew, done, info["action_mask"], info["seat"]]
+        runs.append((trace, v.claims_log()))
+        v.close()
+    (t1, log1), (t3, log3) = runs
+    assert len(log1) > 20 and log1 == log3  # claims were made, with the same labels
+    assert all(np.array_equal(x, y) for x, y in zip(t1, t3, strict=True))
+
+
+def test_claims__single_seat_env_plays_claims_with_claims_agents_as_opponents():
+    from agents.claims import make_claims_agent
+    from saboteur_env import SingleSeatEnv
+
+    cfg = GameConfig(num_players=4, claims=True)
+    lay = layout(cfg)
+    e = SingleSeatEnv(lambda s: make_claims_agent("heuristic", cfg), learner_seats=[0], illegal_reward=-1.0,
+                      num_players=4, claims=True)  # fmt: skip
+    assert e.action_space.n == lay.num_actions and e.observation_space.shape == (
+        raw_env(num_players=4).observation_space("player_0")["observation"].shape[0] + lay.size,)
+    obs, info = e.reset(seed=3)
+    assert obs.shape == e.observation_space.shape and info["action_mask"].shape == (lay.num_actions,)
+    assert info["action_mask"][lay.encode(GOAL, 0, 1)]  # the learner may claim
+    obs, reward, done, _, info = e.step(lay.encode(GOAL, 0, 1))  # a claim: the learner acts again, reward 0
+    assert reward == 0 and not done and not info["action_mask"][lay.encode(GOAL, 1, 1)]  # K = 1 used up
+    assert e._env.claims_log()[-1]["speaker"] == 0
+    me = make_claims_agent("heuristic", cfg)
+    me.reset(0, 4, 5)
+    steps, total = 0, 0.0
+    while not done:
+        obs, reward, done, _, info = e.step(me.act(obs, info["action_mask"].astype(np.int8)))
+        total, steps = total + reward, steps + 1
+    assert steps > 10 and "illegal" not in info
+    log = e._env.claims_log()
+    assert {r["speaker"] for r in log} - {0}  # the opponents claimed too
+    obs, _ = e.reset(seed=3)
+    _, reward, done, _, info = e.step(lay.encode(GOAL, 0, 1))
+    _, reward, done, _, info = e.step(lay.encode(GOAL, 1, 1))  # over the bound: illegal
+    assert done and reward == -1.0 and info["illegal"]

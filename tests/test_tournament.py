@@ -176,3 +176,51 @@ def test_tournament__inserted_seat(tmp_path, capsys):
     assert len(resumed) == 4 and sum(len(g) for g in resumed) == 12  # one list per game, read back from the log
     tables = report.build_report(tmp_path, with_plots=False)
     assert {row["miners"] for row in tables["T1_balance"]} == {"greedy +random", "greedy +honest"}
+
+
+@pytest.mark.parametrize(("game", "agents", "k"), [("sab2", ["heuristic"], 2), ("duel", ["greedy"], 1)])
+def test_tournament__claims_cells_for_sab2_and_the_duel_log_and_replay(tmp_path, capsys, game, agents, k):
+    import copy
+
+    from experiments.logs import _schema_problem
+    from experiments.rounds import ReplayError
+    from experiments.tournament import replay_records
+
+    argv = ["--game", game, "--games", "1", "--seed", "3", "--agents", *[f"claims:{a}" for a in agents],
+            "--claims-per-turn", str(k), "--out", str(tmp_path), "--secret", "0" * 31 + "5"]
+    if game == "sab2":
+        argv += ["--players", "5"]
+    assert main(argv) == 0
+    name = f"claims@{k}:{agents[0]}" if k > 1 else f"claims:{agents[0]}"
+    assert name in capsys.readouterr().out  # a cell of its own in the table
+    records = list(read_rounds(tmp_path))
+    h = records[0]["header"]
+    assert h["game"] == game and h["claims_per_turn"] == k and name in h["agents"]
+    assert all(_schema_problem(r) is None for r in records) and sum(len(r["claims"]) for r in records) > 0
+    assert all(len(r["actions"]) == r["end"]["decisions"] for r in records)  # claims are not actions
+    replay_records(records, full=True)  # the game's actions replay it; the agents re-run to the same claims
+    bad = copy.deepcopy(records)
+    for r in bad:
+        r["header"]["claims_per_turn"] = k + 1
+    with pytest.raises(ReplayError, match="claims_per_turn"):
+        replay_records(bad)
+    bad = copy.deepcopy(records)
+    r = next(r for r in bad if r["claims"])
+    r["claims"][0]["speaker"] = (r["claims"][0]["speaker"] + 1) % h["players"]  # the game replays; the agents do not
+    with pytest.raises(ReplayError, match="agents re-run"):
+        replay_records(bad, full=True)
+
+
+def test_tournament__claims_per_turn_option_errors(capsys):
+    with pytest.raises(SystemExit):
+        main(["--game", "sab2", "--agents", "heuristic", "--claims-per-turn", "2", "--games", "1"])
+    assert "applies to claims agents" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--game", "duel", "--agents", "claims:greedy", "--claims-per-turn", "9", "--games", "1"])
+    assert "--claims-per-turn 9 is out of range; valid: 1..8" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--game", "duel", "--agents", "claims:greedy", "random", "--games", "1"])
+    assert "every agent of a cell" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--miners", "claims@9:honest", "--saboteurs", "claims@9:covert", "--games", "1"])
+    assert "claims per turn 9 is out of range; valid: 1..8" in capsys.readouterr().err
