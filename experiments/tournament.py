@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS, make_agent
+from agents import CHEATING, DUEL_AGENTS, EVERY_GAME, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
@@ -1056,6 +1056,14 @@ def _unique(parser: argparse.ArgumentParser, option: str, values: list) -> None:
 MODEL_PREFIXES = ("ppo:", "learned:")  # agents loaded from a file: ppo:PATH (MaskablePPO), learned:PATH.npz
 
 
+def _known(name: str, valid: tuple[str, ...] | dict) -> bool:
+    """Whether ``name`` plays a game whose scripted names are ``valid``: those, model files, ``ismcts[:N]`` (every
+    game) and ``text:NAME`` of a known scripted NAME (make_agent names the exact error of a bad N or NAME)."""
+    if name in valid or name.startswith(MODEL_PREFIXES) or name in EVERY_GAME or name.startswith("ismcts:"):
+        return True
+    return name.startswith("text:") and name[5:] in valid and name[5:] not in CHEATING
+
+
 def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
     for name in names:
         for prefix in MODEL_PREFIXES:
@@ -1130,9 +1138,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.agents:
             if _claims_k(name) and _bare(name) in DUEL_AGENTS:
                 continue
-            if name not in DUEL_AGENTS and not name.startswith(MODEL_PREFIXES):
-                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ppo:PATH or "
-                             "learned:PATH.npz")  # fmt: skip
+            if not _known(name, DUEL_AGENTS):
+                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ismcts[:N], text:NAME, "
+                             "ppo:PATH or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
         duels = DuelTable()
         games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
@@ -1153,9 +1161,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.agents:
             if _claims_k(name) and _bare(name) in SAB2_AGENTS:
                 continue
-            if name not in SAB2_AGENTS and not name.startswith("learned:"):
-                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)} or "
-                             "learned:PATH.npz")  # fmt: skip
+            if not _known(name, SAB2_AGENTS) or name.startswith("ppo:"):
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}, ismcts[:N], "
+                             "text:NAME or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
         tables = Sab2Tables()
         games = run_sab2(players, args.agents, args.games, args.seed, **common)
@@ -1172,9 +1180,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue
             except ValueError as err:
                 parser.error(str(err))
-            if name not in LADDER and not name.startswith(MODEL_PREFIXES):
-                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ppo:PATH or "
-                             "learned:PATH.npz")  # fmt: skip
+            if not _known(name, LADDER):
+                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ismcts[:N], text:NAME, "
+                             "ppo:PATH or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, names)
     try:
         for m in args.miners:

@@ -224,3 +224,20 @@ def test_tournament__claims_per_turn_option_errors(capsys):
     with pytest.raises(SystemExit):
         main(["--miners", "claims@9:honest", "--saboteurs", "claims@9:covert", "--games", "1"])
     assert "claims per turn 9 is out of range; valid: 1..8" in capsys.readouterr().err
+
+
+def test_tournament__cli_seats_ismcts_and_text_agents_in_every_game_and_refuses_cheats(tmp_path, capsys):
+    assert main(["--players", "3", "--miners", "random", "--saboteurs", "random", "--insert", "text:random",
+                 "ismcts:1", "--games", "1", "--no-beliefs", "--out", str(tmp_path / "b")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "ismcts:1 - text:random" in out
+    assert main(["--game", "duel", "--agents", "ismcts:1", "text:random", "--games", "1",
+                 "--out", str(tmp_path / "d")]) == 0  # fmt: skip
+    capsys.readouterr()
+    for argv, word in ((["--miners", "text:role_oracle", "--saboteurs", "random"], "text:role_oracle"),
+                       (["--game", "sab2", "--agents", "text:nobody"], "text:nobody"),
+                       (["--game", "duel", "--agents", "ismcts", "text:heuristic"], "text:heuristic")):  # fmt: skip
+        with pytest.raises(SystemExit):
+            main([*argv, "--games", "1"])
+        err = capsys.readouterr().err
+        assert "unknown" in err and repr(word) in err
