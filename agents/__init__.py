@@ -61,7 +61,8 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
     a chat endpoint named by ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME`` is agent NAME
     reading only the text interface (``agents.text``). ``ismcts`` / ``ismcts:SIMS`` is belief-sampled IS-MCTS with
     100 / SIMS simulations per decision (``agents.ismcts``). ``learned:PATH.npz`` plays a self-play policy exported by
-    ``experiments.selfplay`` in numpy (``agents.learned``; no torch needed).
+    ``experiments.selfplay`` in numpy (``agents.learned``; no torch needed); ``learned`` plays the policy shipped for
+    the config's game and player count (``agents/policies/``).
     """
     if name == "llm":
         from agents.llm import LLMAgent
@@ -79,6 +80,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
         from agents.claims import make_claims_agent
 
         return make_claims_agent(name[len("claims:") :], config, role)  # ValueError unless config.claims
+    if name == "learned":  # the policy shipped for this game and player count (agents/policies/; agents.learned)
+        from agents.learned import shipped_agent
+
+        return shipped_agent(config)
     if name.startswith("learned:"):
         from agents.learned import LearnedAgent
 

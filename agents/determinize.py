@@ -32,7 +32,6 @@ from agents.tracker import ViewTracker
 from saboteur_env import EventType, GameConfig, PlayerView
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs
-from saboteur_env.base import rules as brules
 from saboteur_env.base.cards import (
     GOLD_CARD_VALUES,
     KIND_BROKEN,
@@ -53,16 +52,14 @@ from saboteur_env.base.state import GameState
 from saboteur_env.duel import board as dboard
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.observation import duel_observation_layout
-from saboteur_env.duel.rules import new_game as duel_new_game
 from saboteur_env.duel.state import DuelEvent
 from saboteur_env.duel.view import DuelView
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import KIND_BROKEN as SAB2_BROKEN
+from saboteur_env.sab2.actions import X
 from saboteur_env.sab2.observation import _STATIC as SAB2_STATIC  # per-shape static planes of the observation
 from saboteur_env.sab2.observation import sab2_observation_layout
-from saboteur_env.sab2.rules import KIND_BROKEN as SAB2_BROKEN
-from saboteur_env.sab2.rules import X
-from saboteur_env.sab2.rules import new_game as sab2_new_game
 from saboteur_env.sab2.state import Phase, Sab2Event
 from saboteur_env.sab2.view import Sab2View
 
@@ -77,6 +74,12 @@ __all__ = [
 ]
 
 UNKNOWN = -2  # event type of a row the seat never saw (older than its history window when it looked)
+
+
+def _fresh_record(config: GameConfig, rng: np.random.Generator) -> Any:
+    """A new game's record (``GameState`` / ``Sab2State`` / ``DuelState``) drawn by the compiled core: the same
+    draws as the rules' set-up, as the record a determinization fills in."""
+    return config.variant.new_game(config, rng).to_reference()
 
 
 class EventLog:
@@ -240,7 +243,7 @@ class BaseDeterminizer:
         cfg, me = self.config, self.seat
         p = cfg.num_players
         ab = [(me + k) % p for k in range(p)]  # seat offset -> absolute seat
-        s = brules.new_game(cfg, rng)  # later rounds' set-up, gold deck: fresh draws
+        s = _fresh_record(cfg, rng)  # later rounds' set-up, gold deck: fresh draws
         rnd = view.round
         s.round = rnd
         rows, _complete = self.log.round_rows(rnd)  # incomplete rows: the pool is reconciled by count
@@ -500,7 +503,7 @@ class Sab2Determinizer:
         cfg, me = self.config, self.seat
         p = cfg.num_players
         ab = [(me + k) % p for k in range(p)]
-        s = sab2_new_game(cfg, rng)
+        s = _fresh_record(cfg, rng)
         rnd = view.round
         s.round = rnd
         ends = [i for i, r in enumerate(self.rows) if r[0] == Sab2Event.ROUND_END]
@@ -677,7 +680,7 @@ class DuelDeterminizer:
         cfg, me = self.config, self.seat
         opp = 1 - me
         s = view.public_state()
-        fresh = duel_new_game(cfg, rng)
+        fresh = _fresh_record(cfg, rng)
         s.card_rank, s.goal_rank = fresh.card_rank, fresh.goal_rank  # later rounds' shuffles: fresh
         geo = dboard.geometry(cfg)
         ends = [i for i, r in enumerate(self.rows) if r[0] == DuelEvent.ROUND_END]

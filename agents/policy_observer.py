@@ -56,10 +56,9 @@ from agents.base import is_oracle
 from agents.beliefs import BayesModel
 from agents.determinize import BaseDeterminizer, RoleSample
 from agents.ladder import LadderAgent
-from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
+from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, legal_action_mask
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs
-from saboteur_env.base import rules as brules
 from saboteur_env.base.cards import (
     KIND_GOAL_GOLD,
     KIND_GOAL_STONE_A,
@@ -359,7 +358,7 @@ class PolicyObserver(BayesModel):
             state.hands[seat] = hand
             bobs.refresh_seat_table(state)
             state._cache.clear()
-            mask = brules.legal_action_mask(state)
+            mask = legal_action_mask(self.config.variant.adopt(state))  # the core decides legality
             legal = np.flatnonzero(mask)
             u += w * self._mass({int(a): 1.0 / legal.size for a in legal}, observable)
             for r in ROLES:

@@ -28,13 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.beliefs_sab2 import NUM_ROLES, SIDE, Sab2BeliefTracker, Sab2RoleBelief
-from saboteur_env import GameConfig
+from saboteur_env import GameConfig, action_layout
 from saboteur_env.common.arms import OPP
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.actions import PLACEABLE, SEGMENTS, Sab2ActionLayout
 from saboteur_env.sab2.cards import Sab2Role as R
-from saboteur_env.sab2.rules import action_layout
 from saboteur_env.sab2.state import Phase
 from saboteur_env.sab2.view import Sab2View
 

@@ -18,4 +18,6 @@ python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --ou
     --miners honest suspicious --saboteurs overt
 python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" "${EXTRA[@]}" \
     --miners suspicious --saboteurs covert
+python -m experiments.tournament --players 5 7 --games "$GAMES" --workers 2 --out "$OUT" "${EXTRA[@]}" \
+    --miners planner --saboteurs covert blocker   # the stronger agents (issue 15): claims C6, C7
 python -m experiments.report "$OUT" --calibration   # T7 re-plays every base game once more

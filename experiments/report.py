@@ -259,6 +259,9 @@ CLAIMS = (
     ("C2", "honest/random - honest/overt >= 0.10", ("honest", "random"), ("honest", "overt"), 0.10),
     ("C3", "suspicious/overt - honest/overt > 0", ("suspicious", "overt"), ("honest", "overt"), 0.0),
     ("C4", "suspicious/overt - suspicious/covert > 0", ("suspicious", "overt"), ("suspicious", "covert"), 0.0),
+    # The stronger scripted agents (issue 15): route planning, and the saboteur's cut against planned routes.
+    ("C6", "planner/covert - suspicious/covert > 0", ("planner", "covert"), ("suspicious", "covert"), 0.0),
+    ("C7", "planner/covert - planner/blocker > 0", ("planner", "covert"), ("planner", "blocker"), 0.0),
 )
 C5_CELL = ("suspicious", "covert")  # the one cell the observer claims are made on (not pooled over the folder)
 

@@ -22,11 +22,17 @@ from saboteur_env.core.duel_state import CoreDuelVariant
 from saboteur_env.core.sab2_state import CoreSab2Variant
 from saboteur_env.variant import Variant
 
+# The games' variant classes, to subclass for a game on the same rules with other data (e.g. another deck: override
+# ``deck_counts``; tests/toy_variant.py). They play on the compiled core.
+BaseGame = CoreBaseVariant
+Sab2Game = CoreSab2Variant
+DuelGame = CoreDuelVariant
+
 BASE = CoreBaseVariant()  # the base game on the compiled core (the numpy engine stays the test oracle)
 DUEL = CoreDuelVariant()  # the Duel on the compiled core (likewise)
 SAB2 = CoreSab2Variant()  # Saboteur 2 on the compiled core (likewise)
 
-__all__ = ["get", "names", "register", "rules_versions", "variant_of"]
+__all__ = ["BaseGame", "DuelGame", "Sab2Game", "get", "names", "register", "rules_versions", "variant_of"]
 
 _REQUIRED = [name for name in dir(Variant) if not name.startswith("_")]
 

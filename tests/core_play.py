@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from saboteur_env.base import observation, rules
+from saboteur_env._reference import base as rules
+from saboteur_env.base import observation
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch, padded

@@ -67,8 +67,15 @@ ALLOWED = {
     "variants": {"common", "variant", "core", *GAMES},
     "variant": {"common"},
     "common": {"common", "variant"},
-    **{game: {game, "common", "variant"} for game in GAMES},
+    **{game: {game, "common", "variant", "_reference"} for game in GAMES},
+    # The numpy reference engines (the test oracle) read the games' facts and records.
+    "_reference": {"_reference", "common", "variant", *GAMES},
 }
+ALLOWED["core"] = ALLOWED["core"] | {"_reference"}
+# The only modules outside tests/ that may import the reference engine: record building for conversions and
+# hand-built positions (saboteur_env/_reference/__init__.py).
+REFERENCE_IMPORTERS = {"saboteur_env.core.convert", "saboteur_env.core.convert_duel",
+                       *(f"saboteur_env.{g}.positions" for g in GAMES)}  # fmt: skip
 
 
 def test_architecture__imports_run_one_way():
@@ -79,6 +86,22 @@ def test_architecture__imports_run_one_way():
             if _layer(target) not in ALLOWED[layer]:
                 bad.append(f"{module} imports {target}")
     assert not bad, "\n".join(sorted(bad))
+
+
+def test_architecture__the_reference_engine_is_internal():
+    """Nothing a user runs plays the numpy reference: only conversions and positions build records with it, and
+    agents / experiments never import it (issue 13: one implementation of the rules that users run)."""
+    bad = sorted(f"{m} imports {t}" for m, imported in _graph().items() for t in imported
+                 if t.startswith("saboteur_env._reference") and not m.startswith("saboteur_env._reference")
+                 and m not in REFERENCE_IMPORTERS)  # fmt: skip
+    repo = ROOT.parent
+    for folder in ("agents", "experiments"):
+        for path in sorted((repo / folder).rglob("*.py")):
+            rel = path.relative_to(repo)
+            bad += [f"{rel} imports {t}" for t in _imports(path) if t.startswith("saboteur_env._reference")]
+    assert not bad, "\n".join(bad)
+    for g in GAMES:  # the old rules modules are gone from the games' packages
+        assert not (ROOT / g / "rules.py").exists()
 
 
 def test_architecture__no_import_cycles():
@@ -115,9 +138,9 @@ def test_architecture__the_checker_can_fail(tmp_path):
     f = tmp_path / "m.py"
     f.write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from saboteur_env.sab2 import cards\n"
-        "def g():\n    from saboteur_env.duel import rules\n"
+        "def g():\n    from saboteur_env.duel import board\n"
     )
-    assert _imports(f) == {"saboteur_env.duel.rules"}
+    assert _imports(f) == {"saboteur_env.duel.board"}
 
 
 def _code_words(path: Path) -> set[str]:

@@ -47,7 +47,7 @@ from saboteur_env import (
     variants,
 )
 from saboteur_env.base.cards import DECK_COUNTS, KIND_MAP, KIND_ROCKFALL
-from saboteur_env.base.rules import card_conservation
+from saboteur_env.base.scoring import card_conservation
 from saboteur_env.common.config import GAME_OPTIONS
 from saboteur_env.variant import Variant
 

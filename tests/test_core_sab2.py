@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from saboteur_env._reference import sab2 as rules
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError
 from saboteur_env.core import sab2 as ks
 from saboteur_env.core.batch import Batch, padded
 from saboteur_env.core.convert_sab2 import from_reference, round_results, to_reference
-from saboteur_env.sab2 import observation, rules
+from saboteur_env.sab2 import observation
 from saboteur_env.sab2.cards import Sab2Role
 from saboteur_env.sab2.positions import make_sab2_state
 from saboteur_env.sab2.state import Phase, Sab2State

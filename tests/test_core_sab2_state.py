@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import saboteur_env as se
+from saboteur_env._reference import sab2 as rules
 from saboteur_env.core.sab2_state import CoreSab2State, CoreSab2Variant
-from saboteur_env.sab2 import observation, rules
+from saboteur_env.sab2 import observation
 from saboteur_env.sab2.cards import Sab2Role as R
 from saboteur_env.sab2.positions import make_sab2_state
 from saboteur_env.sab2.state import Phase, Sab2State

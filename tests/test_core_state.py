@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import saboteur_env as se
-from saboteur_env.base import observation, rules
+from saboteur_env._reference import base as rules
+from saboteur_env.base import observation
 from saboteur_env.base.positions import make_state
 from saboteur_env.core.base_state import CoreGameState
 

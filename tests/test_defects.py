@@ -207,9 +207,9 @@ def test_defect__a_base_variant_with_a_bigger_deck_plays_to_the_end():
     """Event capacity and observation bounds follow the variant's deck (they were fixed at 67 cards)."""
     from saboteur_env import variants
     from saboteur_env.base.cards import DECK_COUNTS
-    from saboteur_env.base.variant import BaseVariant
+    from saboteur_env.variants import BaseGame
 
-    class DoubleDeck(BaseVariant):
+    class DoubleDeck(BaseGame):
         name = "base-double-test"
         rules_version = "base-double-1"
         deck_counts = DECK_COUNTS * 2

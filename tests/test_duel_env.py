@@ -15,7 +15,7 @@ import pytest
 from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, raw_env
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
-from saboteur_env.duel.rules import card_conservation
+from saboteur_env.duel.scoring import card_conservation
 from saboteur_env.duel.state import DuelState
 
 CFG = GameConfig(game="duel")

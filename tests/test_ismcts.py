@@ -26,7 +26,7 @@ from agents.ismcts import ISMCTSAgent, rollout_weights
 from saboteur_env import GameConfig, action_to_string, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.base.cards import deck_counts
 from saboteur_env.base.positions import make_state
-from saboteur_env.base.rules import card_conservation
+from saboteur_env.base.scoring import card_conservation
 from saboteur_env.sab2.state import Phase
 
 
@@ -125,7 +125,7 @@ def test_determinization__redraws_hidden_state_and_keeps_cards():
 
 def test_determinization__duel_keeps_cards_and_goals():
     from saboteur_env.duel import cards as dc
-    from saboteur_env.duel.rules import card_conservation as duel_conservation
+    from saboteur_env.duel.scoring import card_conservation as duel_conservation
 
     config = GameConfig(game="duel")
     _state, det = _mid_game(config, seed=5, steps=30)

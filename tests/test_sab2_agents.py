@@ -11,9 +11,9 @@ from experiments import report
 from experiments.sab2 import play_sab2
 from experiments.tournament import main, read_rounds
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
+from saboteur_env.sab2.actions import action_layout
 from saboteur_env.sab2.cards import Sab2Role as R
 from saboteur_env.sab2.positions import make_sab2_state
-from saboteur_env.sab2.rules import action_layout
 from saboteur_env.sab2.state import Phase
 
 

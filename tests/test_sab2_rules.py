@@ -7,10 +7,9 @@ import pytest
 
 from saboteur_env import GameConfig, IllegalActionError, apply_action, encode_observation, legal_action_mask
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2.actions import PLACEABLE, Sab2Action
+from saboteur_env.sab2.actions import PLACEABLE, Sab2Action, action_layout
 from saboteur_env.sab2.cards import Sab2Role as R
 from saboteur_env.sab2.positions import make_sab2_state, sab2_kind
-from saboteur_env.sab2.rules import action_layout
 from saboteur_env.sab2.state import Phase
 
 EMPTY = """

@@ -13,9 +13,9 @@ from saboteur_env import GameConfig, apply_action, encode_observation, legal_act
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import action_layout
 from saboteur_env.sab2.cards import Sab2Role as R
 from saboteur_env.sab2.positions import make_sab2_state, sab2_kind
-from saboteur_env.sab2.rules import action_layout
 from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
 from saboteur_env.sab2.view import PLANE_NAMES, Sab2View, sab2_view
 

@@ -1,7 +1,7 @@
 """A toy fourth game, registered by ``tests/conftest.py``: the base rules with a smaller deck.
 
 It proves that a new game needs nothing outside its own module but one registry line: the base game's rules read
-the deck from the variant (``BaseVariant.deck_counts``), and every other fact (frame, hands, layouts, rendering,
+the deck from the variant (``BaseGame.deck_counts``), and every other fact (frame, hands, layouts, rendering,
 ``max_decisions_per_round``) follows from the base variant. ``tests/hidden.py`` holds its leak hook.
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.base.cards import DECK_COUNTS, KIND_MAP, KIND_ROCKFALL
-from saboteur_env.base.variant import BaseVariant
+from saboteur_env.variants import BaseGame
 
 __all__ = ["LITE_DECK_COUNTS", "LiteVariant"]
 
@@ -26,7 +26,7 @@ def _lite_deck() -> NDArray[np.int16]:
 LITE_DECK_COUNTS: NDArray[np.int16] = _lite_deck()
 
 
-class LiteVariant(BaseVariant):
+class LiteVariant(BaseGame):
     """Saboteur without rockfall and map cards (58 cards a round)."""
 
     name = "base-lite"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.base import board, image, observation, render, rules
+from saboteur_env.base import board, image, observation, render, scoring
 from saboteur_env.base.actions import ActionLayout, action_layout
 from saboteur_env.base.cards import DECK_COUNTS, HAND_SIZE_BY_PLAYERS
 from saboteur_env.base.observation import ObservationLayout, PlayerView
@@ -55,7 +55,7 @@ class BaseVariant:
         return int(self.deck_counts.sum())
 
     def reward_range(self, config: GameConfig) -> tuple[float, float]:
-        return rules.reward_range(config)
+        return scoring.reward_range(config)
 
     def action_layout(self, config: GameConfig) -> ActionLayout:
         return action_layout(config)
@@ -66,14 +66,9 @@ class BaseVariant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> GameState:
-        return rules.new_game(config, rng)
-
-    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
-    legal_action_mask = staticmethod(rules.legal_action_mask)
-
-    apply_action = staticmethod(rules.apply_action)
-
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.base_state) plays
+    # the game; the numpy reference engine (saboteur_env._reference.base, the test oracle) binds its own. This class
+    # holds the game's facts and what reads a GameState record (views, renders, checks).
     def returns(self, state: GameState) -> NDArray[np.float64]:
         return state.gold_nuggets.astype(np.float64)
 
@@ -109,4 +104,4 @@ class BaseVariant:
         check_observations(self, state)
 
 
-BASE = BaseVariant()
+RECORDS = BaseVariant()  # checks and views of GameState records (CoreGameState.check_state uses it)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from saboteur_env.common.errors import StateError
 
 if TYPE_CHECKING:
-    from saboteur_env.variant import State, Variant
+    from saboteur_env.variant import State
+
+
+class _Encodes(Protocol):
+    """What the observation check needs of a variant (the games' record classes have it too)."""
+
+    def observation_layout(self, config: Any) -> Any: ...
+
+    def encode_observation(self, state: Any, seat: int) -> Any: ...
 
 
 def check_common(state: object, state_type: type[State]) -> None:
@@ -32,7 +40,7 @@ def check_non_negative(state: object, names: tuple[str, ...]) -> None:
             raise StateError(f"{name} holds a negative entry ({int(value.min())}); counts are never negative")
 
 
-def check_observations(variant: Variant, state: State) -> None:
+def check_observations(variant: _Encodes, state: State) -> None:
     """Every seat's observation lies inside the observation space (``0 <= obs <= high``)."""
     high = variant.observation_layout(state.config).high
     for seat in range(state.config.num_players):

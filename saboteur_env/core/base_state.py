@@ -23,10 +23,10 @@ from numpy.typing import NDArray
 
 from saboteur_env.base import image, render
 from saboteur_env.base.cards import GOAL_KINDS, NUM_DECK_KINDS, deck_counts
+from saboteur_env.base.explain import explain_illegal
 from saboteur_env.base.observation import PlayerView
-from saboteur_env.base.rules import explain_illegal
 from saboteur_env.base.state import GameState
-from saboteur_env.base.variant import BASE, BaseVariant
+from saboteur_env.base.variant import RECORDS, BaseVariant
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.common.geometry import geometry
@@ -281,11 +281,11 @@ class CoreBaseVariant(BaseVariant):
 
     state_type = CoreGameState  # type: ignore[assignment]
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreGameState:  # type: ignore[override]
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreGameState:
         return new_game(config, rng)
 
-    legal_action_mask = staticmethod(legal_action_mask)  # type: ignore[assignment]
-    apply_action = staticmethod(apply_action)  # type: ignore[assignment]
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
     encode_observation = staticmethod(encode_observation)  # type: ignore[assignment]
 
     def adopt(self, state: Any) -> Any:
@@ -317,4 +317,4 @@ class CoreBaseVariant(BaseVariant):
             raise StateError(f"expected a CoreGameState, got {type(state).__name__}")
         if state.batch.field("sc")[0, kb.SC_ERROR]:
             raise StateError("the core flagged an internal error in this game (event log overflow)")
-        BASE.check_state(state.to_reference())  # the reference's invariants on the same game
+        RECORDS.check_state(state.to_reference())  # the reference's invariants on the same game

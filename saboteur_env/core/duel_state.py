@@ -29,9 +29,9 @@ from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel import render
-from saboteur_env.duel.rules import explain_illegal
+from saboteur_env.duel.explain import explain_illegal
 from saboteur_env.duel.state import DuelState
-from saboteur_env.duel.variant import DUEL, DuelVariant
+from saboteur_env.duel.variant import RECORDS, DuelVariant
 from saboteur_env.duel.view import DuelView
 from saboteur_env.variant import Viewer
 
@@ -291,11 +291,11 @@ class CoreDuelVariant(DuelVariant):
 
     state_type = CoreDuelState  # type: ignore[assignment]
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreDuelState:  # type: ignore[override]
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreDuelState:
         return new_game(config, rng)
 
-    legal_action_mask = staticmethod(legal_action_mask)  # type: ignore[assignment]
-    apply_action = staticmethod(apply_action)  # type: ignore[assignment]
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
     encode_observation = staticmethod(encode_observation)  # type: ignore[assignment]
 
     def adopt(self, state: Any) -> Any:
@@ -327,4 +327,4 @@ class CoreDuelVariant(DuelVariant):
             raise StateError(f"expected a CoreDuelState, got {type(state).__name__}")
         if state.batch.field("sc")[0, kd.SC_ERROR]:
             raise StateError("the core flagged an internal error in this game (event log or score pile overflow)")
-        DUEL.check_state(state.to_reference())  # the reference's invariants on the same game
+        RECORDS.check_state(state.to_reference())  # the reference's invariants on the same game

@@ -18,7 +18,8 @@ arena   dtype       used for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,10 +33,10 @@ class Field:
     name: str
     arena: str
     shape: tuple[int, ...]
+    size: int = field(init=False, compare=False)  # elements per game
 
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", math.prod(self.shape))
 
 
 class Layout:
@@ -52,6 +53,9 @@ class Layout:
             ends[f.arena] += batch * f.size
         self.offsets = np.array(offsets, dtype=np.int64)
         self.sizes = ends
+        # name -> (arena, start, stop, (B, *shape)): views are built for every new state, so no search per view
+        self._spans = {f.name: (f.arena, o, o + batch * f.size, (batch, *f.shape))
+                       for f, o in zip(fields, offsets, strict=True)}  # fmt: skip
 
     def allocate(self) -> dict[str, NDArray]:
         """Zeroed arenas (at least one element each, so numba always sees a real buffer)."""
@@ -59,10 +63,8 @@ class Layout:
 
     def view(self, arenas: dict[str, NDArray], name: str) -> NDArray:
         """The ``(B, *shape)`` view of one field (writes go to the state)."""
-        i = next(k for k, f in enumerate(self.fields) if f.name == name)
-        f = self.fields[i]
-        o = int(self.offsets[i])
-        return arenas[f.arena][o : o + self.batch * f.size].reshape((self.batch, *f.shape))
+        arena, start, stop, shape = self._spans[name]
+        return arenas[arena][start:stop].reshape(shape)
 
     def bytes_per_game(self) -> int:
         return sum(f.size * np.dtype(DTYPES[f.arena]).itemsize for f in self.fields)

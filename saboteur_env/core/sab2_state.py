@@ -23,14 +23,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import GameOverError, StateError
+from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core import sab2 as ks
 from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert_sab2 import _event, _summary, from_reference, round_results, to_reference
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2 import render, rules
+from saboteur_env.sab2 import render
+from saboteur_env.sab2.actions import action_layout
+from saboteur_env.sab2.explain import explain_illegal
 from saboteur_env.sab2.state import Phase, Sab2State
-from saboteur_env.sab2.variant import SAB2, Sab2Variant
+from saboteur_env.sab2.variant import RECORDS, Sab2Variant
 from saboteur_env.sab2.view import Sab2View
 from saboteur_env.variant import Viewer
 
@@ -270,10 +272,9 @@ def apply_action(state: CoreSab2State, action: int, *, inplace: bool = False) ->
     """The reference's ``apply_action`` on the core (same errors, raised before any change)."""
     if state.game_over:
         raise GameOverError("the game is over; start a new game")
-    a = rules.action_layout(state.config).check(action)
+    a = action_layout(state.config).check(action)
     if not legal_action_mask(state)[a]:
-        rules.apply_action(state.to_reference(), a)  # raises the reference's IllegalActionError with its reason
-        raise StateError(f"action {a} is illegal in the core but legal in the reference engine (a core bug)")
+        raise IllegalActionError(explain_illegal(state.to_reference(), a))
     s = state if inplace else state.clone()
     batch = s.batch
     s._action[0] = a
@@ -317,11 +318,11 @@ class CoreSab2Variant(Sab2Variant):
 
     state_type = CoreSab2State  # type: ignore[assignment]
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreSab2State:  # type: ignore[override]
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> CoreSab2State:
         return new_game(config, rng)
 
-    legal_action_mask = staticmethod(legal_action_mask)  # type: ignore[assignment]
-    apply_action = staticmethod(apply_action)  # type: ignore[assignment]
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
     encode_observation = staticmethod(encode_observation)  # type: ignore[assignment]
 
     def adopt(self, state: Any) -> Any:
@@ -353,4 +354,4 @@ class CoreSab2Variant(Sab2Variant):
             raise StateError(f"expected a CoreSab2State, got {type(state).__name__}")
         if state.batch.field("sc")[0, ks.SC_ERROR]:
             raise StateError("the core flagged an internal error in this game (event log overflow)")
-        SAB2.check_state(state.to_reference())  # the reference's invariants on the same game
+        RECORDS.check_state(state.to_reference())  # the reference's invariants on the same game

@@ -11,8 +11,8 @@ from numpy.typing import NDArray
 from saboteur_env.common.checks import check_common, check_non_negative, check_observations
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, StateError
+from saboteur_env.duel import board, observation, render, scoring
 from saboteur_env.duel import cards as dc
-from saboteur_env.duel import observation, render, rules
 from saboteur_env.duel.actions import DuelActionLayout, duel_action_layout
 from saboteur_env.duel.observation import DuelObservationLayout
 from saboteur_env.duel.state import DuelState
@@ -58,7 +58,7 @@ class DuelVariant:
         return 2 * (dc.DECK_SIZE + dc.NUM_COUNTERS + 2 * 6) + 2
 
     def reward_range(self, config: GameConfig) -> tuple[float, float]:
-        return rules.reward_range(config)
+        return scoring.reward_range(config)
 
     def action_layout(self, config: GameConfig) -> DuelActionLayout:
         return duel_action_layout(config)
@@ -69,14 +69,9 @@ class DuelVariant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> DuelState:
-        return rules.new_game(config, rng)
-
-    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
-    legal_action_mask = staticmethod(rules.legal_action_mask)
-
-    apply_action = staticmethod(rules.apply_action)
-
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.duel_state) plays
+    # the game; the numpy reference engine (saboteur_env._reference.duel, the test oracle) binds its own. This class
+    # holds the game's facts and what reads a DuelState record (views, renders, checks).
     def returns(self, state: DuelState) -> NDArray[np.float64]:
         return np.array(state.nuggets, dtype=np.float64)
 
@@ -103,9 +98,9 @@ class DuelVariant:
         if not 0 <= state.deck_pos <= len(state.deck):
             raise StateError(f"deck_pos={state.deck_pos} is out of range; valid: 0..{len(state.deck)}")
         for player in (0, 1):
-            if not np.array_equal(state.reach[player], rules.board.compute_reach(state, player)):
+            if not np.array_equal(state.reach[player], board.compute_reach(state, player)):
                 raise StateError(f"reach of player {player} does not match the board")
         check_observations(self, state)
 
 
-DUEL = DuelVariant()
+RECORDS = DuelVariant()  # checks and views of DuelState records (CoreDuelState.check_state uses it)

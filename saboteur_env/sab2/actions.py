@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_action_id
 from saboteur_env.sab2 import cards as sc
 
@@ -176,3 +177,17 @@ class Sab2ActionLayout:
         if seg == "free":
             return off + act.tool
         return off + act.target
+
+
+# Deck kinds of the action cards (the card table of saboteur_env.sab2.cards, by role in the rules).
+KIND_BROKEN = tuple(sc.FIRST_BASE_ACTION + t for t in range(3))
+KIND_REPAIR = tuple(sc.FIRST_BASE_ACTION + 3 + t for t in range(3))
+KIND_DOUBLE = tuple(sc.FIRST_BASE_ACTION + 6 + c for c in range(3))
+KIND_ROCKFALL = (sc.FIRST_BASE_ACTION + 9, sc.FIRST_EXPANSION_ACTION + sc.ExpansionAction.ROCKFALL)
+KIND_MAP = sc.FIRST_BASE_ACTION + 10
+X = {a.name.lower(): sc.FIRST_EXPANSION_ACTION + int(a) for a in sc.ExpansionAction}
+
+
+def action_layout(config: GameConfig) -> Sab2ActionLayout:
+    """The layout of ``config`` (cached on the config)."""
+    return config.cached("_sab2_action_layout", lambda c: Sab2ActionLayout(c.num_players, c.num_cells, c.cell_coords))

@@ -7,8 +7,18 @@ without a game; the engine calls them at each round end.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.common.config import GameConfig
+from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import KIND_BROKEN, X
 from saboteur_env.sab2.cards import Sab2Role
+
+if TYPE_CHECKING:  # the state module does not need this one: no import cycle at run time
+    from saboteur_env.sab2.state import Sab2State
 
 PAYOUT_BY_WINNERS = {1: 5, 2: 4, 3: 3, 4: 2}  # five or more winners: 1 each
 ROLE_DISCOUNT = {Sab2Role.BOSS: 1, Sab2Role.PROFITEER: 2}
@@ -79,3 +89,26 @@ def theft_order(thieves: Sequence[int], most_recent: int, num_players: int) -> l
 def stealable(totals: Sequence[int], stolen_held: Sequence[int]) -> list[int]:
     """Gold each player can lose to a thief: everything but the gold they obtained by theft (E14)."""
     return [t - s for t, s in zip(totals, stolen_held, strict=True)]
+
+
+def reward_range(config: GameConfig) -> tuple[float, float]:
+    """Bounds of one seat's summed rewards over a game. Per round: ``"win"`` +1 / -1; ``"gold"`` at worst 4 thefts,
+    at best every crystal (a lone geologist) or 5 gold, plus one theft."""
+    if config.reward == "win":
+        return -float(config.rounds), float(config.rounds)
+    return -4.0 * config.rounds, 11.0 * config.rounds
+
+
+def card_conservation(s: Sab2State) -> NDArray[np.int64]:
+    """Count of every deck kind over the set-aside cards, pile, hands, discards, maze and cards in front of players."""
+    deck = s.round_decks[s.round]
+    counts = np.bincount(deck[: sc.REMOVED_PER_ROUND].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    counts += np.bincount(deck[s.deck_pos :].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    counts += s.hands.sum(0) + s.discards
+    kinds = s.cell_shape[s.cell_shape >= 0] // 2
+    counts += np.bincount(kinds[kinds < sc.NUM_PATH_KINDS].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
+    for t in range(3):
+        counts[KIND_BROKEN[t]] += int(s.broken[:, t].sum())
+    counts[X["trapped"]] += int(s.trapped.sum())
+    counts[X["theft"]] += int(s.theft.sum())
+    return counts

@@ -14,8 +14,8 @@ from saboteur_env.common.errors import StateError
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
-from saboteur_env.sab2 import observation, render, rules
-from saboteur_env.sab2.actions import Sab2ActionLayout
+from saboteur_env.sab2 import observation, render, scoring
+from saboteur_env.sab2.actions import Sab2ActionLayout, action_layout
 from saboteur_env.sab2.observation import Sab2ObservationLayout
 from saboteur_env.sab2.state import Sab2State
 from saboteur_env.sab2.view import Sab2View, sab2_view
@@ -54,10 +54,10 @@ class Sab2Variant:
         return 2 * cards + sc.EXPANSION_ACTION_COPIES[sc.ExpansionAction.THEFT]
 
     def reward_range(self, config: GameConfig) -> tuple[float, float]:
-        return rules.reward_range(config)
+        return scoring.reward_range(config)
 
     def action_layout(self, config: GameConfig) -> Sab2ActionLayout:
-        return rules.action_layout(config)
+        return action_layout(config)
 
     def observation_layout(self, config: GameConfig) -> Sab2ObservationLayout:
         return observation.sab2_observation_layout(config)
@@ -65,14 +65,9 @@ class Sab2Variant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    def new_game(self, config: GameConfig, rng: np.random.Generator) -> Sab2State:
-        return rules.new_game(config, rng)
-
-    # The hot paths are the rules functions themselves (no wrapper frame): the registry must cost nothing.
-    legal_action_mask = staticmethod(rules.legal_action_mask)
-
-    apply_action = staticmethod(rules.apply_action)
-
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.sab2_state) plays
+    # the game; the numpy reference engine (saboteur_env._reference.sab2, the test oracle) binds its own. This class
+    # holds the game's facts and what reads a Sab2State record (views, renders, checks).
     def returns(self, state: Sab2State) -> NDArray[np.float64]:
         return state.gold.astype(np.float64)
 
@@ -104,4 +99,4 @@ class Sab2Variant:
         check_observations(self, state)
 
 
-SAB2 = Sab2Variant()
+RECORDS = Sab2Variant()  # checks and views of Sab2State records (CoreSab2State.check_state uses it)

@@ -22,19 +22,22 @@ from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import board as sb
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2 import scoring
-from saboteur_env.sab2.actions import PLACEABLE, PLACEABLE_KIND, PLACEABLE_SHAPE, Sab2ActionLayout
+from saboteur_env.sab2.actions import (
+    KIND_BROKEN,
+    KIND_DOUBLE,
+    KIND_MAP,
+    KIND_REPAIR,
+    KIND_ROCKFALL,
+    PLACEABLE,
+    PLACEABLE_KIND,
+    PLACEABLE_SHAPE,
+    X,
+    action_layout,
+)
+from saboteur_env.sab2.explain import _why
+from saboteur_env.sab2.scoring import card_conservation, reward_range
 from saboteur_env.sab2.state import Phase, Sab2Event, Sab2State
-
-KIND_BROKEN = tuple(sc.FIRST_BASE_ACTION + t for t in range(3))
-KIND_REPAIR = tuple(sc.FIRST_BASE_ACTION + 3 + t for t in range(3))
-KIND_DOUBLE = tuple(sc.FIRST_BASE_ACTION + 6 + c for c in range(3))
-KIND_ROCKFALL = (sc.FIRST_BASE_ACTION + 9, sc.FIRST_EXPANSION_ACTION + sc.ExpansionAction.ROCKFALL)
-KIND_MAP = sc.FIRST_BASE_ACTION + 10
-X = {a.name.lower(): sc.FIRST_EXPANSION_ACTION + int(a) for a in sc.ExpansionAction}
-
-
-def action_layout(config: GameConfig) -> Sab2ActionLayout:
-    return config.cached("_sab2_action_layout", lambda c: Sab2ActionLayout(c.num_players, c.num_cells, c.cell_coords))
+from saboteur_env.sab2.variant import Sab2Variant
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
@@ -365,20 +368,6 @@ def apply_action(s: Sab2State, action: int, *, inplace: bool = False) -> Sab2Sta
     return s
 
 
-def _why(s: Sab2State, a: int) -> str:
-    act = action_layout(s.config).decode(a)
-    if s.phase == Phase.THEFT:
-        return "only a steal is possible now (a thief chooses a seat with stealable gold)"
-    if s.phase in (Phase.PASS, Phase.FREE) and act.segment not in ("discard", "stop"):
-        return "finish the pass / option C first (discard" + (" or stop)" if s.phase == Phase.PASS else ")")
-    plays_card = 0 <= act.kind < sc.NUM_DECK_KINDS and act.segment not in ("free", "steal", "stop")
-    if plays_card and not s.hands[s.current, act.kind]:
-        return f"seat {s.current} holds no {sc.HAND_CODES[act.kind]} card"
-    if act.segment == "place" and (s.broken[s.current].any() or s.trapped[s.current]):
-        return "a player with a broken tool or Trapped! cannot place path cards"
-    return "no legal target or placement"
-
-
 def _discard_step(s: Sab2State, me: int, kind: int) -> None:
     """One decision of a pass (discard or stop) or of option C (discard)."""
     if kind >= 0:
@@ -522,27 +511,17 @@ def _finish_round(s: Sab2State) -> None:
     s.board_changed()
 
 
-def reward_range(config: GameConfig) -> tuple[float, float]:
-    """Bounds of one seat's summed rewards over a game. Per round: ``"win"`` +1 / -1; ``"gold"`` at worst 4 thefts,
-    at best every crystal (a lone geologist) or 5 gold, plus one theft."""
-    if config.reward == "win":
-        return -float(config.rounds), float(config.rounds)
-    return -4.0 * config.rounds, 11.0 * config.rounds
+__all__ = ["REFERENCE", "apply_action", "card_conservation", "legal_action_mask", "new_game", "reward_range"]
 
 
-def card_conservation(s: Sab2State) -> NDArray[np.int64]:
-    """Count of every deck kind over the set-aside cards, pile, hands, discards, maze and cards in front of players."""
-    deck = s.round_decks[s.round]
-    counts = np.bincount(deck[: sc.REMOVED_PER_ROUND].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
-    counts += np.bincount(deck[s.deck_pos :].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
-    counts += s.hands.sum(0) + s.discards
-    kinds = s.cell_shape[s.cell_shape >= 0] // 2
-    counts += np.bincount(kinds[kinds < sc.NUM_PATH_KINDS].astype(np.int64), minlength=sc.NUM_DECK_KINDS)
-    for t in range(3):
-        counts[KIND_BROKEN[t]] += int(s.broken[:, t].sum())
-    counts[X["trapped"]] += int(s.trapped.sum())
-    counts[X["theft"]] += int(s.theft.sum())
-    return counts
+class ReferenceSab2Variant(Sab2Variant):
+    """Saboteur 2 on this numpy engine: the slow test oracle the compiled core is checked against (never registered)."""
+
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> Sab2State:
+        return new_game(config, rng)
+
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
 
 
-__all__ = ["apply_action", "card_conservation", "legal_action_mask", "new_game", "reward_range"]
+REFERENCE = ReferenceSab2Variant()

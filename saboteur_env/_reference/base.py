@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.base import board, observation
-from saboteur_env.base.actions import ActionType, action_layout
+from saboteur_env.base.actions import ActionType
 from saboteur_env.base.cards import (
     DIGGERS_BY_PLAYERS,
     DOUBLE_REPAIR_TOOLS,
@@ -25,7 +25,6 @@ from saboteur_env.base.cards import (
     KIND_BROKEN,
     KIND_GOAL_GOLD,
     KIND_MAP,
-    KIND_NAMES,
     KIND_ROCKFALL,
     MAX_GOLD_DRAWN,
     NUM_DECK_KINDS,
@@ -35,11 +34,13 @@ from saboteur_env.base.cards import (
     PLACEABLE_SHAPE,
     SABOTEUR_PAYOUT,
     SABOTEURS_BY_PLAYERS,
-    TOOL_NAMES,
     Role,
     deck_counts,
 )
+from saboteur_env.base.explain import explain_illegal
+from saboteur_env.base.scoring import card_conservation, final_ranking, returns, reward_range
 from saboteur_env.base.state import EventType, GameState, max_events_per_round
+from saboteur_env.base.variant import BaseVariant
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError
 
@@ -173,38 +174,6 @@ def legal_action_mask(state: GameState) -> NDArray[np.bool_]:
     mask.flags.writeable = False
     state._cache["mask"] = mask
     return mask
-
-
-def explain_illegal(state: GameState, action: int) -> str:
-    """Why ``action`` is not legal now (for error messages; not on the hot path)."""
-    layout = action_layout(state.config)
-    act = layout.decode(action)
-    seat = state.current
-    if state.game_over:
-        return "the game is over"
-    if state.hands[seat, act.kind] == 0:
-        return f"seat {seat} holds no {KIND_NAMES[act.kind]}"
-    target = (seat + act.target) % state.config.num_players if act.target >= 0 else -1
-    if act.type == ActionType.PLACE:
-        if state.broken[seat].any():
-            return f"seat {seat} has a broken tool"
-        if state.cell_shape[act.cell] >= 0 or board.geometry(state.config).is_goal_cell[act.cell]:
-            return "the cell is not empty"
-        code = int(board.cell_codes(state)[act.cell])
-        o = PLACEABLE.index((act.kind, act.rotation))
-        open_bits = int(board.PLACEABLE_OPEN[o])
-        if (open_bits & code & 15) != (code >> 4) & 15:
-            return "the card's edges do not match a neighbouring maze card"
-        return "no open edge of the card meets a tunnel connected to the start"
-    if act.type == ActionType.BREAK:
-        return f"seat {target}'s {TOOL_NAMES[act.tool]} is already broken"
-    if act.type in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
-        return f"seat {target}'s {TOOL_NAMES[act.tool]} is not broken"
-    if act.type == ActionType.ROCKFALL:
-        return "the cell holds no removable path card (start and goals are never removed)"
-    if act.type == ActionType.MAP:
-        return f"goal {act.goal} is already face up"
-    return "not legal"
 
 
 # ---- transition ------------------------------------------------------------------------------------------------------
@@ -428,39 +397,8 @@ def current_player(state: GameState) -> int:
     return state.current
 
 
-def returns(state: GameState) -> NDArray[np.float64]:
-    """Nuggets per seat so far (the final score once the game is over)."""
-    return state.gold_nuggets.astype(np.float64)
-
-
-def reward_range(config: GameConfig) -> tuple[float, float]:
-    """Bounds of one seat's summed rewards over a game (``"gold"``: at most 9 cards of 3 nuggets per round)."""
-    if config.reward == "win":
-        return -float(config.rounds), float(config.rounds)
-    return 0.0, float(MAX_GOLD_DRAWN * 3 * config.rounds)
-
-
-def final_ranking(state: GameState) -> list[int]:
-    """Rank per seat by nuggets (1 = best; tied players share a rank)."""
-    g = returns(state)
-    return [1 + int((g > g[i]).sum()) for i in range(state.config.num_players)]
-
-
-def card_conservation(state: GameState) -> NDArray[np.int64]:
-    """Count of every deck kind over draw pile, hands, maze, tools in front of players and discards."""
-    counts = np.zeros(NUM_DECK_KINDS, dtype=np.int64)
-    deck = state.round_decks[state.round][state.deck_pos :]
-    np.add.at(counts, deck.astype(np.int64), 1)
-    counts += state.hands.sum(axis=0)
-    counts += state.discards
-    shapes = state.cell_shape[board.removable_cells(state)]
-    np.add.at(counts, board.SHAPE_KIND[shapes].astype(np.int64), 1)
-    for t in range(3):
-        counts[KIND_BROKEN[t]] += int(state.broken[:, t].sum())
-    return counts
-
-
 __all__ = [
+    "REFERENCE",
     "GameOverError",
     "IllegalActionError",
     "apply_action",
@@ -475,3 +413,17 @@ __all__ = [
     "reward_range",
     "start_round",
 ]
+
+
+class ReferenceBaseVariant(BaseVariant):
+    """The base game on this numpy engine: the slow test oracle that the compiled core is checked against (never
+    registered)."""
+
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> GameState:
+        return new_game(config, rng)
+
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
+
+
+REFERENCE = ReferenceBaseVariant()

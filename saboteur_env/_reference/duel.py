@@ -16,7 +16,9 @@ from saboteur_env.common.errors import GameOverError, IllegalActionError
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIR_A, PAIR_B, PAIRS, PASS_EMPTY, duel_action_layout
+from saboteur_env.duel.explain import explain_illegal
 from saboteur_env.duel.state import DuelEvent, DuelState
+from saboteur_env.duel.variant import DuelVariant
 
 
 # ---- set-up ------------------------------------------------------------------------------------------------------
@@ -145,17 +147,6 @@ def legal_action_mask(s: DuelState) -> NDArray[np.bool_]:
     mask.flags.writeable = False
     s._cache["mask"] = mask
     return mask
-
-
-def explain_illegal(s: DuelState, action: int) -> str:
-    layout = duel_action_layout(s.config)
-    act = layout.decode(action)
-    p = s.current
-    if act.kind >= 0 and act.kind < dc.NUM_DECK_KINDS and act.segment != "pass" and s.hands[p, act.kind] == 0:
-        return f"seat {p} holds no {dc.KIND_CODES[act.kind]}"
-    if act.segment.startswith("place") and s.broken[p].any():
-        return f"seat {p} has a broken tool and cannot place path cards"
-    return "not allowed in this position"
 
 
 # ---- transitions ---------------------------------------------------------------------------------------------
@@ -377,18 +368,14 @@ def winner(s: DuelState) -> int | None:
     return None if a == b else (0 if a > b else 1)
 
 
-def reward_range(config: GameConfig) -> tuple[float, float]:
-    if config.reward == "win":
-        return -1.0, 1.0
-    # Worst round: three troll payments of 3-nugget cards; best: every nugget of the game.
-    return -9.0, float(dc.GOAL_NUGGETS.sum() + 5)
+class ReferenceDuelVariant(DuelVariant):
+    """The Duel on this numpy engine: the slow test oracle the compiled core is checked against (never registered)."""
+
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> DuelState:
+        return new_game(config, rng)
+
+    legal_action_mask = staticmethod(legal_action_mask)
+    apply_action = staticmethod(apply_action)
 
 
-def card_conservation(s: DuelState) -> NDArray[np.int64]:
-    """Count of every deck kind over draw pile, hands, discards, maze and cards out of the game (= DECK_COUNTS)."""
-    counts = np.bincount(s.deck[s.deck_pos :].astype(np.int64), minlength=dc.NUM_DECK_KINDS)
-    counts += s.hands.sum(axis=0) + s.discards
-    kinds = dc.SHAPE_KIND[s.cell_shape[s.cell_shape >= 0]]
-    counts += np.bincount(kinds[kinds < dc.NUM_PATH_KINDS].astype(np.int64), minlength=dc.NUM_DECK_KINDS)
-    counts += np.bincount(dc.CARD_KIND[s.card_out].astype(np.int64), minlength=dc.NUM_DECK_KINDS)
-    return counts
+REFERENCE = ReferenceDuelVariant()
