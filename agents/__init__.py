@@ -4,7 +4,8 @@
 the policy of that name for that role (``bayes`` and ``role_oracle`` differ by role); without it, names that play
 both roles come back as a role-dispatching composite. ``heuristic`` is ``suspicious`` as a miner and ``covert``
 as a saboteur. ``planner`` / ``blocker`` (``agents.expert``) plan routes in placements still needed
-(``agents.planner``); ``expert`` is ``planner`` as a miner and ``blocker`` as a saboteur.
+(``agents.planner``); ``expert`` is ``planner`` as a miner and ``blocker`` as a saboteur. For ``game="sab2"`` and
+``game="duel"``, ``expert`` is the route planner of ``agents.expert_sab2`` / ``agents.expert_duel``.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ LADDER: dict[str, tuple[type, type]] = {
 }  # planner / blocker / expert read base-game views only: not in SAB2_AGENTS
 AGENTS = LADDER  # names accepted by make_agent and the tournament
 # names for game="duel" (greedy = agents.duel.DuelGreedyAgent; believer = agents.duel.DuelBeliever)
-DUEL_AGENTS = ("random", "greedy", "believer")
+DUEL_AGENTS = ("random", "greedy", "believer", "expert")  # expert = agents.expert_duel.DuelExpert
 # Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
-# role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants.
+# role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants; expert =
+# agents.expert_sab2.Sab2Expert.
 SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted",
-               "believer", "role_oracle", "gold_oracle")  # fmt: skip
+               "believer", "role_oracle", "gold_oracle", "expert")  # fmt: skip
 EVERY_GAME = ("ismcts",)  # names (and ``ismcts:SIMS``) that play all three games
 CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
 
@@ -111,6 +113,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             from agents.duel import DuelBeliever
 
             return DuelBeliever(config)
+        if name == "expert":
+            from agents.expert_duel import DuelExpert
+
+            return DuelExpert(config)
         raise ValueError(f"unknown duel agent {name!r}; valid for game='duel': {', '.join(DUEL_AGENTS)}")
     if config.game == "sab2":
         if name == "random":
@@ -123,6 +129,10 @@ def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
             from agents.sab2 import Sab2Believer
 
             return Sab2Believer(config)
+        if name == "expert":
+            from agents.expert_sab2 import Sab2Expert
+
+            return Sab2Expert(config)
         if name in SAB2_AGENTS:
             from agents.sab2 import Sab2Agent
 
