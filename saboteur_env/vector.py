@@ -24,8 +24,10 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
   :func:`expand_compact` rebuilds the float layout), ``"none"`` skips observations (use :meth:`observe`).
   ``mask_format="int8"`` gives ``(num_envs, num_actions)`` int8 rows, ``"bits"`` packed bits
   (``np.packbits(mask, axis=1, bitorder="little")``).
-* ``copy=True`` (the default) returns fresh arrays every step; ``copy=False`` returns views of buffers that the
-  next step overwrites (the fast path for trainers that copy into their own storage).
+* ``copy=True`` (the default) returns fresh arrays every step; ``copy=False`` returns read-only views of buffers
+  that the next step overwrites (the fast path for trainers that copy into their own storage). They are read-only
+  because ``step`` rewrites only what changed in its observation and mask rows: a write into them would leak into
+  later steps.
 * ``num_threads=K`` steps K shards of the batch in K threads (the kernels release the GIL); the results are
   identical to ``K=1`` because every game is stepped by the same code on its own data.
 * Claims (``claims=True``, ``saboteur_env.claims``): the claim ids follow the game's, the claims block follows each
@@ -319,7 +321,7 @@ class VectorEnv:
             return np.zeros((self.num_envs, 0), dtype=np.float32)
         c = "c" if self.claims is not None else ""
         out = self._buf["obs_f" + c] if self.obs_format == "float" else self._buf["obs_c" + c]
-        return out.copy() if self.copy else out
+        return out.copy() if self.copy else _read_only(out)
 
     def _masks(self) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
         """The padded int8 mask rows and legal counts of the seats to act (claims included when on)."""
@@ -338,6 +340,8 @@ class VectorEnv:
             mask = bits
         elif self.copy:
             mask = mask.copy()
+        else:
+            mask = _read_only(mask)
         info = {
             "seat": buf["seats"].copy() if self.copy else buf["seats"],
             "action_mask": mask,
@@ -347,6 +351,13 @@ class VectorEnv:
             info["final_returns"] = buf["final_returns"].copy() if self.copy else buf["final_returns"]
             info["_final_returns"] = buf["done"].astype(bool)
         return info
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    """A view of ``a`` that refuses writes (``a`` itself stays writable for the kernels)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 class LegalSampler:

@@ -53,6 +53,18 @@ def test_kernel_runs_helpers() -> None:
     assert _kernel_calls(a, np.int64(-2)) == -20 + 10
 
 
+def test_helpers_are_not_emitted_and_kernels_are() -> None:
+    """A helper stays optimised IR (no machine code of its own, see jit's docstring); the kernel that links it
+    emits it and runs it."""
+    a = np.arange(4, dtype=np.int64)
+    assert _kernel_calls(a, np.int32(2)) == 12 + 6
+    (cres,) = _scaled_sum.overloads.values()
+    assert isinstance(cres.library, jit._UnemittedLibrary)
+    emitted = cres.library._codegen._engine._ee._modules  # the modules handed to the JIT engine
+    assert cres.library._finalized and cres.library._final_module not in emitted
+    assert not any(isinstance(k.library, jit._UnemittedLibrary) for k in _kernel_calls.overloads.values())
+
+
 def test_kind_keeps_unsigned_and_wide_types() -> None:
     assert jit._kind(types.uint64) == types.uint64  # the generator words stay unsigned
     assert jit._kind(types.uint8) == types.uint8

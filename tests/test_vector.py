@@ -287,3 +287,66 @@ def test_claims_illegal_claims_change_nothing() -> None:
         with pytest.raises(IllegalActionError, match=words):
             venv.step(np.array([bad, legal[1]]))
     assert np.array_equal(venv.batch.field("sc"), fp) and venv.claims_log() == log and len(log) == 1
+
+
+@pytest.mark.parametrize("players", [3, 10])
+def test_incremental_rows_equal_full_writes_through_resets_and_threads(players: int) -> None:
+    """The lock-step rewrites only the changed cells of its own float observation and mask rows (``obs_cells``,
+    ``mask_cells``); every step they must equal a full write into fresh arrays, through automatic resets, a
+    re-seeded reset() in the middle of the games and two threads."""
+    env = VectorEnv(9, num_players=players, num_threads=2, copy=False)
+    obs, info = env.reset(seed=11)
+    sampler = LegalSampler(3)
+    fresh_mask = np.zeros_like(env._buf["mask"])
+    fresh_num = np.zeros(env.num_envs, dtype=np.int64)
+    done_games = 0
+    for step in range(700):
+        if step == 350:
+            obs, info = env.reset(seed=99)
+        assert np.array_equal(obs, env.observe())
+        env.batch.masks(fresh_mask, fresh_num)
+        assert np.array_equal(info["action_mask"], fresh_mask[:, : env.num_actions])
+        assert np.array_equal(info["num_legal"], fresh_num)
+        obs, _, term, _, info = env.step(env.sample_actions(sampler))
+        done_games += int(term.sum())
+    assert done_games >= 9
+    env.close()
+
+
+def test_incremental_rows_detect_a_stale_record() -> None:
+    """The equality above is not vacuous: when the float row no longer holds what ``obs_cells`` records (here its
+    board is wiped behind the record's back), the next step leaves it wrong; a new game in the slot (which marks
+    the record unknown) makes it right again."""
+    env = VectorEnv(4, num_players=4, copy=False)
+    env.reset(seed=2)
+    sampler = LegalSampler(0)
+    for _ in range(5):
+        env.step(env.sample_actions(sampler))
+    hw = env.config.num_cells
+    assert (env.batch.field("obs_cells")[:, hw] == 1).all()  # valid after a step
+    env._buf["obs_f"][0, : 26 * hw] = 0.0
+    obs, *_ = env.step(env.sample_actions(sampler))
+    assert not np.array_equal(obs[0], env.observe()[0])
+    assert np.array_equal(obs[1:], env.observe()[1:])
+    env.batch.field("obs_cells")[0, hw] = 0
+    obs, *_ = env.step(env.sample_actions(sampler))
+    assert np.array_equal(obs, env.observe())
+
+
+def test_copy_false_outputs_refuse_writes() -> None:
+    """With ``copy=False`` the observation and mask are views of rows that the next step updates incrementally: a
+    trainer writing into them (e.g. normalising in place) would corrupt later observations, so they are read-only
+    and the write fails loudly."""
+    for obs_format in ("float", "compact"):
+        env = VectorEnv(3, num_players=4, obs_format=obs_format, copy=False)
+        obs, info = env.reset(seed=1)
+        obs, _, _, _, info = env.step(env.sample_actions(LegalSampler(0)))
+        with pytest.raises(ValueError, match="read-only"):
+            obs[0, 0] = 7
+        with pytest.raises(ValueError, match="read-only"):
+            info["action_mask"][0, 0] = 1
+        before = obs.copy()
+        obs2, *_ = env.step(env.sample_actions(LegalSampler(1)))
+        assert np.array_equal(obs2, env.observe(compact=obs_format == "compact"))  # the kernels still write
+        assert not np.array_equal(before, obs2)
+        env.close()

@@ -35,7 +35,16 @@ field                 arena  shape         meaning
                                            decisions, roles (P), gold cards (P), nuggets (P)
 ``rng``               u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
 ``last_rewards``      f32    (P,)          rewards of the last action (set at a round end)
+``obs_cells``         i16    (HW + 3,)     what the lock-step's float observation row of this slot holds:
+                                           per cell 1 + its board token, ``[HW]`` 1 when valid (0: unknown);
+                                           ``[HW + 1]`` 1 + L + the first event of its history rows (0:
+                                           unknown), ``[HW + 2]`` the seat they were written for
+``mask_cells``        i16    (HW + 1,)     the cells whose placement actions the lock-step's mask row of this
+                                           slot may hold: ``[0]`` 1 + their count (0: unknown), then the cells
 ====================  =====  ============  ==============================================================
+
+The last two fields describe the vector env's own output rows (not the game): ``step`` rewrites only what changed
+in them since its last write (a new game marks them unknown, which forces a full write).
 
 The float observation is the reference's layout exactly (``base.observation``); the compact observation is an
 int16 vector that holds the same information (:data:`COMPACT_DOC`; ``saboteur_env.vector.expand_compact``
@@ -150,14 +159,14 @@ H_P, H_R, H_HW, H_D, H_L, H_E, H_ROWS, H_COLS, H_START = range(9)
 H_GOAL = 9  # 3 goal cells
 H_HAND, H_WIN, H_PENALTY, H_NA, H_OBS, H_B, H_NBR, H_DECK, H_ROLES, H_ISGOAL, H_CSIZE, H_COMPACT = range(12, 24)
 H_OFF = 32
-NUM_FIELDS = 23
+NUM_FIELDS = 25
 HEADER = H_OFF + NUM_FIELDS
 
 FIELD_NAMES = (
     "round_decks", "round_roles", "round_goals", "gold_deck", "gold_left", "hands", "roles", "broken", "peeked",
     "cell_shape", "cell_reach", "goal_kind", "goal_revealed", "last_round_roles",
     "discarded", "discards", "gold_cards", "events",
-    "sc", "gold_nuggets", "rr", "rng", "last_rewards",
+    "sc", "gold_nuggets", "rr", "rng", "last_rewards", "obs_cells", "mask_cells",
 )  # fmt: skip
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
 
@@ -201,7 +210,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "last_round_roles": ("i8", (p,)), "discarded": ("i16", (p,)), "discards": ("i16", (NUM_DECK_KINDS,)),
         "gold_cards": ("i16", (p,)), "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)),
         "gold_nuggets": ("i32", (p,)), "rr": ("i32", (r, 4 + 3 * p)), "rng": ("u64", (6,)),
-        "last_rewards": ("f32", (p,)),
+        "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)), "mask_cells": ("i16", (hw + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -400,6 +409,9 @@ def _setup(S, cfg, b, stack, draw):
     S.last_round_roles[b] = -1
     S.events[b] = -1
     S.rr[b] = 0
+    S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's output rows of this slot: rewrite in full next time
+    S.obs_cells[b, cfg[H_HW] + 1] = 0
+    S.mask_cells[b, 0] = 0
     sc = S.sc[b]
     games = sc[SC_GAMES]
     sc[:] = 0
@@ -410,45 +422,64 @@ def _setup(S, cfg, b, stack, draw):
 
 # ---- mask --------------------------------------------------------------------------------------------------------
 @helper
-def _mask_range(S, cfg, b0, b1, masks, num_legal):
-    """Write the legal-action row of slot ``b`` into ``out`` (int8, zeroed here); returns the number of legal
-    actions (reference ``rules.legal_action_mask``)."""
-    mark = np.zeros(cfg[H_HW], dtype=np.int8)
-    cand = np.empty(cfg[H_HW], dtype=np.int64)
+def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
+    """Write the legal-action row of slot ``b`` into ``masks[b]`` (int8) and its number of legal actions into
+    ``num_legal[b]`` (reference ``rules.legal_action_mask``).
+
+    ``incremental``: ``masks`` is the lock-step's own buffer, whose row still holds what the last incremental call
+    wrote (``mask_cells``): only the placement actions of the cells recorded there and the short tail of other
+    actions are cleared, not the whole row (most of it is placements, nearly all 0)."""
+    P, HW = cfg[H_P], cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    mark = np.zeros(HW, dtype=np.int8)
+    cand = np.empty(HW, dtype=np.int64)
+    # The state's arrays bound once per call and indexed with the slot: per-slot views (``S.hands[b]``) cost an
+    # atomic reference count increment and decrement each.
+    scs, mcs, hands, brokens, shapes, reaches = S.sc, S.mask_cells, S.hands, S.broken, S.cell_shape, S.cell_reach
+    revealed = S.goal_revealed
+    width = masks.shape[1]
     for b in range(b0, b1):
-        out = masks[b]
-        out[:] = 0
-        if S.sc[b, SC_OVER]:
+        if incremental and mcs[b, 0] > 0:
+            for i in range(mcs[b, 0] - 1):
+                base = mcs[b, 1 + i] * NUM_O
+                for o in range(NUM_O):
+                    masks[b, base + o] = 0
+            for i in range(HW * NUM_O, width):
+                masks[b, i] = 0
+        else:
+            for i in range(width):
+                masks[b, i] = 0
+        if incremental:
+            mcs[b, 0] = 1
+        if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue
-        P, HW = cfg[H_P], cfg[H_HW]
-        nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
-        isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-        seat = S.sc[b, SC_CURRENT]
-        hand = S.hands[b, seat]
-        broken = S.broken[b]
-        shape = S.cell_shape[b]
-        reach = S.cell_reach[b]
+        seat = scs[b, SC_CURRENT]
         n = 0
         any_path = False
         for k in range(NUM_PATH_KINDS):
-            if hand[k] > 0:
+            if hands[b, seat, k] > 0:
                 any_path = True
                 break
-        if any_path and broken[seat, 0] == 0 and broken[seat, 1] == 0 and broken[seat, 2] == 0:
+        if any_path and brokens[b, seat, 0] == 0 and brokens[b, seat, 1] == 0 and brokens[b, seat, 2] == 0:
             # Only empty cells next to a connected arm can take a card: collect them from the reached cells
             # (a handful) instead of testing every cell's four neighbours.
             nc = 0
             for c in range(HW):
-                r = reach[c]
+                r = reaches[b, c]
                 if r:
                     for d in range(4):
                         if (r >> d) & 1:
                             j = nbr[c, d]
-                            if j >= 0 and shape[j] < 0 and not isgoal[j] and not mark[j]:
+                            if j >= 0 and shapes[b, j] < 0 and not isgoal[j] and not mark[j]:
                                 mark[j] = 1
                                 cand[nc] = j
                                 nc += 1
+            if incremental:
+                mcs[b, 0] = nc + 1
+                for i in range(nc):
+                    mcs[b, 1 + i] = cand[i]
             for i in range(nc):
                 c = cand[i]
                 mark[c] = 0
@@ -457,20 +488,20 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                 conn = 0
                 for d in range(4):
                     j = nbr[c, d]
-                    if j >= 0 and shape[j] >= 0:
+                    if j >= 0 and shapes[b, j] >= 0:
                         od = (d + 2) & 3
                         cons |= 1 << d
-                        if (S_OPEN[shape[j]] >> od) & 1:
+                        if (S_OPEN[shapes[b, j]] >> od) & 1:
                             req |= 1 << d
-                            if (reach[j] >> od) & 1:
+                            if (reaches[b, j] >> od) & 1:
                                 conn |= 1 << d
                 if conn == 0:
                     continue
                 code = cons | (req << 4) | (conn << 8)
                 base = c * NUM_O
                 for o in range(NUM_O):
-                    if LEGAL[code, o] and hand[P_KIND[o]] > 0:
-                        out[base + o] = 1
+                    if LEGAL[code, o] and hands[b, seat, P_KIND[o]] > 0:
+                        masks[b, base + o] = 1
                         n += 1
         ob = HW * NUM_O
         orp = ob + 3 * P
@@ -479,38 +510,38 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
         om = orf + HW
         odis = om + 3
         for t in range(3):
-            if hand[16 + t] > 0:
+            if hands[b, seat, 16 + t] > 0:
                 for k in range(P):
-                    if broken[seat + k if seat + k < P else seat + k - P, t] == 0:
-                        out[ob + t * P + k] = 1
+                    if brokens[b, seat + k if seat + k < P else seat + k - P, t] == 0:
+                        masks[b, ob + t * P + k] = 1
                         n += 1
-            if hand[19 + t] > 0:
+            if hands[b, seat, 19 + t] > 0:
                 for k in range(P):
-                    if broken[seat + k if seat + k < P else seat + k - P, t]:
-                        out[orp + t * P + k] = 1
+                    if brokens[b, seat + k if seat + k < P else seat + k - P, t]:
+                        masks[b, orp + t * P + k] = 1
                         n += 1
         for cd in range(3):
-            if hand[22 + cd] > 0:
+            if hands[b, seat, 22 + cd] > 0:
                 for ch in range(2):
                     tool = DR_TOOLS[cd, ch]
                     for k in range(P):
-                        if broken[seat + k if seat + k < P else seat + k - P, tool]:
-                            out[odr + (cd * 2 + ch) * P + k] = 1
+                        if brokens[b, seat + k if seat + k < P else seat + k - P, tool]:
+                            masks[b, odr + (cd * 2 + ch) * P + k] = 1
                             n += 1
-        if hand[25] > 0:
+        if hands[b, seat, 25] > 0:
             for c in range(HW):
-                s = shape[c]
+                s = shapes[b, c]
                 if s >= 0 and S_KIND[s] < NUM_PATH_KINDS:
-                    out[orf + c] = 1
+                    masks[b, orf + c] = 1
                     n += 1
-        if hand[26] > 0:
+        if hands[b, seat, 26] > 0:
             for g in range(3):
-                if S.goal_revealed[b, g] == 0:
-                    out[om + g] = 1
+                if revealed[b, g] == 0:
+                    masks[b, om + g] = 1
                     n += 1
         for k in range(NUM_DECK_KINDS):
-            if hand[k] > 0:
-                out[odis + k] = 1
+            if hands[b, seat, k] > 0:
+                masks[b, odis + k] = 1
                 n += 1
         num_legal[b] = n
 
@@ -657,10 +688,10 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
 @helper
 def _apply_range(S, cfg, b0, b1, actions, stack):
     """Apply the legal action ``a`` for the seat to act in slot ``b`` (reference ``rules.apply_action``)."""
+    P, HW = cfg[H_P], cfg[H_HW]
+    nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
     for b in range(b0, b1):
         a = actions[b]
-        P, HW = cfg[H_P], cfg[H_HW]
-        nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
         sc = S.sc[b]
         if sc[SC_JUST_ENDED]:
             S.last_rewards[b] = 0.0
@@ -787,10 +818,44 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
 
 
 @helper
-def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
+def _history_float(events, out, pos, first, seat, P, L, rowcol, clear):
+    """The float history rows (events ``first .. first + L``, seen by ``seat``) at ``out[pos:]``: their non-zero
+    entries set, or with ``clear`` set back to 0."""
+    F = 73 + 2 * P
+    one = 0.0 if clear else 1.0
+    for i in range(L):
+        e = first + i
+        if e < 0:
+            continue
+        row = pos + i * F
+        etype, actor, kind = events[e, 0], events[e, 1], events[e, 2]
+        target, cell, arg = events[e, 3], events[e, 4], events[e, 5]
+        out[row] = one
+        out[row + 1 + etype] = one
+        rel = actor - seat
+        out[row + 9 + (rel + P if rel < 0 else rel)] = one
+        if kind >= 0 and (etype != EV_DISCARD or actor == seat):
+            out[row + 9 + P + kind] = one
+        if target >= 0:
+            rel = target - seat
+            out[row + 40 + P + (rel + P if rel < 0 else rel)] = one
+        if cell >= 0:
+            out[row + 40 + 2 * P] = 0.0 if clear else rowcol[cell, 0]
+            out[row + 41 + 2 * P] = 0.0 if clear else rowcol[cell, 1]
+        if arg >= 0:
+            out[row + 42 + 2 * P + arg] = one
+
+
+@helper
+def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
     act), written into ``obs[b]``: each region is zero-filled just before its few non-zero entries are set, so the
-    lines are in cache for the scattered writes."""
+    lines are in cache for the scattered writes.
+
+    ``incremental``: ``obs`` is the lock-step's own buffer, whose row still holds what the last incremental write
+    put there (``obs_cells``): only the planes of cells whose token (shape and connected arms) changed are rewritten
+    (the 24 public planes are most of the observation and a step changes a few cells), and the history rows clear
+    the entries they set last time instead of zero-filling the block."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     for b in range(b0, b1):
@@ -798,17 +863,48 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
         seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
         shape = S.cell_shape[b]
         reach = S.cell_reach[b]
-        out[: 26 * HW] = 0.0  # a memset, then only the planes that are 1 (most cells set one or a few)
-        for c in range(HW):
-            sh = shape[c]
-            cl = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
-            for k in range(PLANE_NNZ[cl]):
-                out[PLANE_NZ[cl, k] * HW + c] = 1.0
-            r = reach[c]
-            if r:
+        cells = S.obs_cells[b]
+        if incremental and cells[HW] == 1:
+            for c in range(HW):
+                sh = shape[c]
+                cl = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
+                r = reach[c]
+                tok = cl | (r << 6)
+                old = cells[c] - 1
+                if old == tok:
+                    continue
+                ocl, orr = old & 63, old >> 6
+                for k in range(PLANE_NNZ[ocl]):
+                    out[PLANE_NZ[ocl, k] * HW + c] = 0.0
+                for d in range(4):
+                    if (orr >> d) & 1:
+                        out[(4 + d) * HW + c] = 0.0
+                for k in range(PLANE_NNZ[cl]):
+                    out[PLANE_NZ[cl, k] * HW + c] = 1.0
                 for d in range(4):
                     if (r >> d) & 1:
                         out[(4 + d) * HW + c] = 1.0
+                cells[c] = tok + 1
+            for g in range(3):
+                gc = cfg[H_GOAL + g]
+                out[24 * HW + gc] = 0.0
+                out[25 * HW + gc] = 0.0
+        else:
+            out[: 26 * HW] = 0.0  # a memset, then only the planes that are 1 (most cells set one or a few)
+            for c in range(HW):
+                sh = shape[c]
+                cl = sh if sh >= 0 else (FACEDOWN_COL if isgoal[c] else EMPTY_COL)
+                for k in range(PLANE_NNZ[cl]):
+                    out[PLANE_NZ[cl, k] * HW + c] = 1.0
+                r = reach[c]
+                if r:
+                    for d in range(4):
+                        if (r >> d) & 1:
+                            out[(4 + d) * HW + c] = 1.0
+                if incremental:
+                    cells[c] = (cl | (r << 6)) + 1
+            if incremental:
+                cells[HW] = 1
         for g in range(3):
             if S.peeked[b, seat, g]:
                 plane = 24 if S.goal_kind[b, g] == K_GOLD else 25
@@ -818,27 +914,34 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
         out[pos] = 1.0 if role == 0 else 0.0
         out[pos + 1] = 1.0 if role == 1 else 0.0
         pos += 2
+        hands = S.hands[b]
         for k in range(NUM_DECK_KINDS):
-            out[pos + k] = S.hands[b, seat, k]
+            out[pos + k] = hands[seat, k]
         pos += NUM_DECK_KINDS
+        # The state's arrays bound once per slot: the stores into ``out`` would otherwise reload them per use.
+        broken = S.broken[b]
+        gold_cards = S.gold_cards[b]
+        peeked = S.peeked[b]
+        lrr = S.last_round_roles[b]
+        discarded = S.discarded[b]
         x = seat
         for k in range(P):
             row = pos + 11 * k
-            out[row] = S.broken[b, x, 0]
-            out[row + 1] = S.broken[b, x, 1]
-            out[row + 2] = S.broken[b, x, 2]
+            out[row] = broken[x, 0]
+            out[row + 1] = broken[x, 1]
+            out[row + 2] = broken[x, 2]
             hs = 0
             for kk in range(NUM_DECK_KINDS):
-                hs += S.hands[b, x, kk]
+                hs += hands[x, kk]
             out[row + 3] = hs
-            out[row + 4] = S.gold_cards[b, x]
-            out[row + 5] = S.peeked[b, x, 0]
-            out[row + 6] = S.peeked[b, x, 1]
-            out[row + 7] = S.peeked[b, x, 2]
-            lr = S.last_round_roles[b, x]
+            out[row + 4] = gold_cards[x]
+            out[row + 5] = peeked[x, 0]
+            out[row + 6] = peeked[x, 1]
+            out[row + 7] = peeked[x, 2]
+            lr = lrr[x]
             out[row + 8] = 1.0 if lr == 0 else 0.0
             out[row + 9] = 1.0 if lr == 1 else 0.0
-            out[row + 10] = S.discarded[b, x]
+            out[row + 10] = discarded[x]
             x = x + 1 if x + 1 < P else 0
         pos += 11 * P
         sc = S.sc[b]
@@ -857,100 +960,94 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
         out[pos + 1] = sc[SC_NUM_EVENTS]
         pos += 2
         if L > 0:
-            F = 73 + 2 * P
-            ne = sc[SC_NUM_EVENTS]
-            first = ne - L
-            out[pos : pos + L * F] = 0.0
-            for i in range(L):
-                e = first + i
-                if e < 0:
-                    continue
-                row = pos + i * F
-                ev = S.events[b, e]
-                etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
-                out[row] = 1.0
-                out[row + 1 + etype] = 1.0
-                rel = actor - seat
-                out[row + 9 + (rel + P if rel < 0 else rel)] = 1.0
-                if kind >= 0 and (etype != EV_DISCARD or actor == seat):
-                    out[row + 9 + P + kind] = 1.0
-                if target >= 0:
-                    rel = target - seat
-                    out[row + 40 + P + (rel + P if rel < 0 else rel)] = 1.0
-                if cell >= 0:
-                    out[row + 40 + 2 * P] = rowcol[cell, 0]
-                    out[row + 41 + 2 * P] = rowcol[cell, 1]
-                if arg >= 0:
-                    out[row + 42 + 2 * P + arg] = 1.0
+            events = S.events[b]
+            first = sc[SC_NUM_EVENTS] - L
+            if incremental and cells[HW + 1] > 0:
+                # The log is append-only within a game (a new game marks the record unknown), so the entries the
+                # last write set are recomputed from its window and seat and cleared: the rows are mostly 0.
+                _history_float(events, out, pos, cells[HW + 1] - 1 - L, cells[HW + 2], P, L, rowcol, True)
+            else:
+                out[pos : pos + L * (73 + 2 * P)] = 0.0
+            _history_float(events, out, pos, first, seat, P, L, rowcol, False)
+            if incremental:
+                cells[HW + 1] = first + L + 1
+                cells[HW + 2] = seat
 
 
 @helper
 def _obs_compact_range(S, cfg, b0, b1, seats, obs):
-    """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``out`` (int16)."""
+    """The compact observation (``COMPACT_DOC``) of ``seat`` in slot ``b``, written into ``obs[b]`` (int16).
+
+    The state's arrays are bound once per call and indexed with the slot: a field read through ``S`` or a per-slot
+    view (``S.hands[b]``) takes an atomic reference count increment and decrement each time, more than this
+    writer's arithmetic. Seat offsets are taken with a conditional add, not ``%`` (an integer division)."""
+    P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
+    isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
+    scs, shapes, reaches, peekeds, kinds = S.sc, S.cell_shape, S.cell_reach, S.peeked, S.goal_kind
+    roles, hands, brokens, golds, lrrs = S.roles, S.hands, S.broken, S.gold_cards, S.last_round_roles
+    discardeds, nuggets, events = S.discarded, S.gold_nuggets, S.events
     for b in range(b0, b1):
-        out = obs[b]
-        seat = seats[b] if seats[b] >= 0 else S.sc[b, SC_CURRENT]
-        P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
-        isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
-        shape = S.cell_shape[b]
-        reach = S.cell_reach[b]
+        seat = seats[b] if seats[b] >= 0 else scs[b, SC_CURRENT]
         for c in range(HW):
-            s = shape[c]
-            tok = s + 2 if s >= 0 else (1 if isgoal[c] else 0)
-            out[c] = tok | (reach[c] << 6)
+            sh = shapes[b, c]
+            tok = sh + 2 if sh >= 0 else (1 if isgoal[c] else 0)
+            obs[b, c] = tok | (reaches[b, c] << 6)
         for g in range(3):
-            if S.peeked[b, seat, g]:
+            if peekeds[b, seat, g]:
                 c = cfg[H_GOAL + g]
-                out[c] |= (1 << 10) if S.goal_kind[b, g] == K_GOLD else (1 << 11)
+                obs[b, c] |= (1 << 10) if kinds[b, g] == K_GOLD else (1 << 11)
         pos = HW
-        out[pos] = S.roles[b, seat]
+        obs[b, pos] = roles[b, seat]
         pos += 1
         for k in range(NUM_DECK_KINDS):
-            out[pos + k] = S.hands[b, seat, k]
+            obs[b, pos + k] = hands[b, seat, k]
         pos += NUM_DECK_KINDS
+        x = seat
         for k in range(P):
-            x = (seat + k) % P
             row = pos + 11 * k
-            out[row] = S.broken[b, x, 0]
-            out[row + 1] = S.broken[b, x, 1]
-            out[row + 2] = S.broken[b, x, 2]
+            obs[b, row] = brokens[b, x, 0]
+            obs[b, row + 1] = brokens[b, x, 1]
+            obs[b, row + 2] = brokens[b, x, 2]
             hs = 0
             for kk in range(NUM_DECK_KINDS):
-                hs += S.hands[b, x, kk]
-            out[row + 3] = hs
-            out[row + 4] = S.gold_cards[b, x]
-            out[row + 5] = S.peeked[b, x, 0]
-            out[row + 6] = S.peeked[b, x, 1]
-            out[row + 7] = S.peeked[b, x, 2]
-            lr = S.last_round_roles[b, x]
-            out[row + 8] = 1 if lr == 0 else 0
-            out[row + 9] = 1 if lr == 1 else 0
-            out[row + 10] = S.discarded[b, x]
+                hs += hands[b, x, kk]
+            obs[b, row + 3] = hs
+            obs[b, row + 4] = golds[b, x]
+            obs[b, row + 5] = peekeds[b, x, 0]
+            obs[b, row + 6] = peekeds[b, x, 1]
+            obs[b, row + 7] = peekeds[b, x, 2]
+            lr = lrrs[b, x]
+            obs[b, row + 8] = 1 if lr == 0 else 0
+            obs[b, row + 9] = 1 if lr == 1 else 0
+            obs[b, row + 10] = discardeds[b, x]
+            x = x + 1 if x + 1 < P else 0
         pos += 11 * P
-        sc = S.sc[b]
-        out[pos] = cfg[H_D] - sc[SC_DECK_POS]
-        out[pos + 1] = sc[SC_GOLD_DECK]
-        out[pos + 2] = sc[SC_ROUND]
-        out[pos + 3] = (sc[SC_CURRENT] - seat) % P
-        out[pos + 4] = S.gold_nuggets[b, seat]
-        out[pos + 5] = sc[SC_NUM_EVENTS]
+        obs[b, pos] = cfg[H_D] - scs[b, SC_DECK_POS]
+        obs[b, pos + 1] = scs[b, SC_GOLD_DECK]
+        obs[b, pos + 2] = scs[b, SC_ROUND]
+        rel = scs[b, SC_CURRENT] - seat
+        obs[b, pos + 3] = rel + P if rel < 0 else rel
+        obs[b, pos + 4] = nuggets[b, seat]
+        ne = scs[b, SC_NUM_EVENTS]
+        obs[b, pos + 5] = ne
         pos += 6
-        ne = sc[SC_NUM_EVENTS]
         first = ne - L
         for i in range(L):
             e = first + i
             row = pos + 6 * i
             if e < 0:
                 for k in range(6):
-                    out[row + k] = -1
+                    obs[b, row + k] = -1
                 continue
-            ev = S.events[b, e]
-            out[row] = ev[0]
-            out[row + 1] = (ev[1] - seat) % P
-            out[row + 2] = ev[2] if (ev[0] != EV_DISCARD or ev[1] == seat) else -1
-            out[row + 3] = (ev[3] - seat) % P if ev[3] >= 0 else -1
-            out[row + 4] = ev[4]
-            out[row + 5] = ev[5]
+            etype, actor, target = events[b, e, 0], events[b, e, 1], events[b, e, 3]
+            obs[b, row] = etype
+            rel = actor - seat
+            obs[b, row + 1] = rel + P if rel < 0 else rel
+            obs[b, row + 2] = events[b, e, 2] if (etype != EV_DISCARD or actor == seat) else -1
+            rel = target - seat
+            obs[b, row + 3] = (rel + P if rel < 0 else rel) if target >= 0 else -1
+            obs[b, row + 4] = events[b, e, 4]
+            obs[b, row + 5] = events[b, e, 5]
 
     # ---- decoding ------------------------------------------------------------------------------------------------
 
@@ -1015,9 +1112,9 @@ def apply_step1(S, cfg, rowcol, action, out, num_legal, seats, obs):
     (``seats[0]`` is set to it): one call per AEC decision."""
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
     _apply_range(S, cfg, 0, 1, action, stack)
-    _mask_range(S, cfg, 0, 1, out, num_legal)
+    _mask_range(S, cfg, 0, 1, out, num_legal, False)
     seats[0] = S.sc[0, SC_CURRENT]
-    _obs_float_range(S, cfg, rowcol, 0, 1, seats, obs)
+    _obs_float_range(S, cfg, rowcol, 0, 1, seats, obs, False)
 
 
 # ---- entry points (one call per batch or shard; ``S`` is the batch's ``ViewsRef``, see ``kernel_args``) ------
@@ -1033,13 +1130,13 @@ def setup(S, cfg, b0, b1, draw):
 
 @kernel
 def masks(S, cfg, b0, b1, out, num_legal):
-    _mask_range(S, cfg, b0, b1, out, num_legal)
+    _mask_range(S, cfg, b0, b1, out, num_legal, False)
 
 
 @kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out, False)
 
 
 @kernel
@@ -1090,9 +1187,9 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
             else:
                 done[b] = 0
             seats[b] = S.sc[b, SC_CURRENT]
-        _mask_range(S, cfg, lo, hi, mask, num_legal)
+        _mask_range(S, cfg, lo, hi, mask, num_legal, True)
         if obs_mode == 0:
-            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
+            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f, True)
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1

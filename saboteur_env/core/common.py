@@ -24,31 +24,32 @@ def sample(mask, num_legal, words, b0, b1, out):
     """A uniform legal action per slot from int8 ``mask`` rows (padded to whole 8-byte words) with each slot's
     own generator words; -1 where nothing is legal. Counts legal bytes word by word (each byte is 0 or 1)."""
     nw = mask.shape[1] // 8
+    rows = mask.view(np.uint64)  # one (B, nw) view for the call: a view per slot costs atomic reference counts
     for b in range(b0, b1):
         n = num_legal[b]
         if n <= 0:
             out[b] = -1
             continue
         k = crng.interval(words[b], n - 1)
-        row = mask[b].view(np.uint64)
         w = 0
-        # Four words (32 actions) at a time while the k-th legal action lies beyond them: per byte the sum of four
-        # 0/1 bytes is at most 4, so one multiply adds all 32 bytes without carries between them.
-        while w + 4 <= nw:
-            quad = row[w] + row[w + 1] + row[w + 2] + row[w + 3]
-            if quad == 0:
-                w += 4
+        # Eight words (64 actions) at a time while the k-th legal action lies beyond them: per byte the sum of
+        # eight 0/1 bytes is at most 8 (64 in all), so one multiply adds all 64 bytes without carries between them.
+        while w + 8 <= nw:
+            octet = (rows[b, w] + rows[b, w + 1] + rows[b, w + 2] + rows[b, w + 3] + rows[b, w + 4] + rows[b, w + 5]
+                     + rows[b, w + 6] + rows[b, w + 7])  # fmt: skip
+            if octet == 0:
+                w += 8
                 continue
-            cnt = int((quad * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            cnt = int((octet * np.uint64(0x0101010101010101)) >> np.uint64(56))
             if k < cnt:
                 break
             k -= cnt
-            w += 4
+            w += 8
         while w < nw:
-            if row[w] == 0:
+            if rows[b, w] == 0:
                 w += 1
                 continue
-            cnt = int((row[w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            cnt = int((rows[b, w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
             if k < cnt:
                 break
             k -= cnt
