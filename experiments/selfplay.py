@@ -392,6 +392,10 @@ def _load_env_state(env: VectorEnv, state: dict[str, torch.Tensor]) -> None:
     for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
         for k, a in arrays.items():
             src = state[prefix + k].numpy()
+            if src.shape != a.shape:  # e.g. a checkpoint written before the core's state layout changed
+                raise ValueError(f"checkpoint field {prefix + k} has shape {src.shape}; this version's game state "
+                                 f"needs {a.shape} (the checkpoint is from another saboteur-env version: start a "
+                                 f"new run)")  # fmt: skip
             (a.view(np.int64) if a.dtype == np.uint64 else a)[...] = src
     env._started = True
 

@@ -238,3 +238,15 @@ def test_bad_input_is_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixt
     torch.save({"format": "other"}, bad / "checkpoint.pt")
     with pytest.raises(ValueError, match="not a self-play checkpoint"):
         Trainer(_args(bad, resume=True)).train(quiet=True)
+
+
+def test_resume_refuses_a_checkpoint_of_another_state_layout(tmp_path: Path) -> None:
+    """A checkpoint whose game-state arenas do not fit this version's layout (e.g. written before the core's state
+    grew) is refused with an error naming the field, not a broadcasting traceback or a silently shifted state."""
+    Trainer(_args(tmp_path)).train(max_iterations=1, quiet=True)
+    path = tmp_path / "checkpoint.pt"
+    state = torch.load(path, weights_only=True)
+    state["env"]["arena_i16"] = state["env"]["arena_i16"][:-5]
+    torch.save(state, path)
+    with pytest.raises(ValueError, match=r"arena_i16 .* another saboteur-env version"):
+        Trainer(_args(tmp_path, resume=True)).train(quiet=True)
