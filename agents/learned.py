@@ -4,13 +4,18 @@ The file is a plain ``.npz`` (read with ``allow_pickle=False``, so loading runs 
 (format, version, the config fields that fix what observation and action indices mean, sizes, the role slice,
 head count), ``scale`` the observation scaling, ``w0 b0 w1 b1`` the tanh trunk (weights stored input-major),
 ``pi_w{r} pi_b{r} v_w{r} v_b{r}`` the policy and value heads of role group ``r`` (one group without role heads).
+Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
+
+``make_agent("learned", cfg)`` plays the policy shipped for the config (:func:`shipped_agent`): the files of
+``agents/policies/``, listed in its ``manifest.json`` (written by ``python -m experiments.ship_policies``).
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,10 @@ _BASE_ROLES = ("miner", "saboteur")
 
 class PolicyFileError(ValueError):
     """A ``.npz`` policy file that is malformed or trained for another configuration."""
+
+
+class PolicyMismatchError(PolicyFileError):
+    """A well-formed policy file trained for another configuration (game, players, margin, history, layout)."""
 
 
 def role_names(config: GameConfig) -> tuple[str, ...]:
@@ -58,27 +67,39 @@ class NumpyPolicy:
             raise PolicyFileError(f"policy file {str(self.path)!r} does not exist")
         if self.path.stat().st_size > MAX_FILE_BYTES:
             raise PolicyFileError(f"policy file {self.path} is larger than {MAX_FILE_BYTES >> 20} MiB")
+        # A truncated or corrupted archive fails in the zip reader, in zlib or in the .npy header parser.
+        bad = (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, zlib.error)
         try:
-            with np.load(self.path, allow_pickle=False) as data:
+            loaded = np.load(self.path, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an .npz archive")
+            with loaded as data:
                 arrays = {k: np.asarray(data[k]) for k in data.files}
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-            raise PolicyFileError(f"{self.path} is not a .npz policy file ({e})") from e
+        except bad as e:
+            raise PolicyFileError(f"{self.path} is not a .npz policy file ({type(e).__name__}: {e})") from e
         try:
             meta = json.loads(str(arrays.pop("meta")))
         except (KeyError, json.JSONDecodeError) as e:
             raise PolicyFileError(f"{self.path} has no readable 'meta' entry") from e
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise PolicyFileError(f"{self.path} is not a {FORMAT} file (format {meta.get('format')!r})")
+            got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+            raise PolicyFileError(f"{self.path} is not a {FORMAT} file (format {got!r})")
         if meta.get("version") != FORMAT_VERSION:
             raise PolicyFileError(
                 f"{self.path} has format version {meta.get('version')!r}; supported: {FORMAT_VERSION}"
             )
         self.meta: dict[str, Any] = meta
-        self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
-        self.num_heads, hidden = int(meta["num_heads"]), int(meta["hidden"])
+        try:
+            self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
+            self.num_heads, hidden = int(meta["num_heads"]), int(meta["hidden"])
+            self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16:
             raise PolicyFileError(f"{self.path}: hidden={hidden} / num_heads={self.num_heads} out of range")
-        self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
+        if not (1 <= self.obs_size <= 1 << 20 and 1 <= self.num_actions <= 1 << 20):
+            sizes = f"obs_size={self.obs_size} / num_actions={self.num_actions}"
+            raise PolicyFileError(f"{self.path}: {sizes} out of range")
         shapes = {"scale": (self.obs_size,), "w0": (self.obs_size, hidden), "b0": (hidden,), "w1": (hidden, hidden),
                   "b1": (hidden,)}  # fmt: skip
         for r in range(self.num_heads):
@@ -86,9 +107,13 @@ class NumpyPolicy:
                            f"v_w{r}": (hidden, 1), f"v_b{r}": (1,)})  # fmt: skip
         for k, shape in shapes.items():
             a = arrays.get(k)
-            if a is None or a.shape != shape or a.dtype != np.float32:
+            if a is None or a.shape != shape or a.dtype not in (np.float32, np.float16):
                 got = None if a is None else (a.shape, str(a.dtype))
                 raise PolicyFileError(f"{self.path}: entry {k!r} must be float32 of shape {shape} (got {got})")
+            if not np.isfinite(a).all():
+                raise PolicyFileError(f"{self.path}: entry {k!r} holds NaN or infinite values")
+            arrays[k] = a.astype(np.float32)
+            arrays[k].flags.writeable = False  # shared between agents (see _cached_policy)
         self.w = arrays
 
     def check_config(self, config: GameConfig) -> None:
@@ -97,10 +122,10 @@ class NumpyPolicy:
         diff = {f: (saved.get(f), getattr(config, f)) for f in LAYOUT_FIELDS if saved.get(f) != getattr(config, f)}
         if diff:
             text = ", ".join(f"{f}={a!r} (this game: {b!r})" for f, (a, b) in diff.items())
-            raise PolicyFileError(f"policy {self.path} was trained for {text}")
+            raise PolicyMismatchError(f"policy {self.path} was trained for {text}")
         size, n = observation_layout(config).size, num_actions(config)
         if (size, n) != (self.obs_size, self.num_actions):
-            raise PolicyFileError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
+            raise PolicyMismatchError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
                                   f"actions; this game has {size} / {n}")  # fmt: skip
 
     def _hidden(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
@@ -133,7 +158,7 @@ class LearnedAgent:
 
     def __init__(self, path: str | Path, config: GameConfig, greedy: bool = False) -> None:
         self.config = config
-        self.policy = NumpyPolicy(path)
+        self.policy = _cached_policy(Path(path)) if Path(path).is_file() else NumpyPolicy(path)
         self.policy.check_config(config)
         self.greedy = greedy
         self.name = f"learned:{Path(path).name}"
@@ -157,3 +182,74 @@ class LearnedAgent:
             return int(legal[int(np.argmax(z))])
         p = np.exp(z - z.max())
         return int(legal[self.rng.choice(legal.size, p=p / p.sum())])
+
+
+# ---- the shipped policies (agents/policies/) ----------------------------------------------------------------------
+POLICY_DIR = Path(__file__).resolve().parent / "policies"
+MANIFEST_NAME = "manifest.json"
+_CACHE: dict[tuple[str, int, int], NumpyPolicy] = {}
+
+
+class NoShippedPolicyError(ValueError):
+    """No policy is shipped for the requested configuration."""
+
+
+def _cached_policy(path: Path) -> NumpyPolicy:
+    """One parsed policy per file (a tournament makes an agent per seat and game; the weights are read-only)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _CACHE:
+        _CACHE[key] = NumpyPolicy(path)
+    return _CACHE[key]
+
+
+def shipped_manifest(policy_dir: Path | None = None) -> dict[str, Any]:
+    """``policies`` of ``manifest.json`` (default folder: :data:`POLICY_DIR`): name -> record (file, game,
+    players, training, evaluation)."""
+    path = (policy_dir or POLICY_DIR) / MANIFEST_NAME
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise PolicyFileError(f"{path} is not a readable manifest ({e})") from e
+    policies = data.get("policies") if isinstance(data, dict) else None
+    if not isinstance(policies, dict):
+        raise PolicyFileError(f"{path} has no 'policies' mapping")
+    for name, rec in policies.items():
+        ok = isinstance(rec, dict) and isinstance(rec.get("game"), str) and isinstance(rec.get("players"), int)
+        if not ok or not isinstance(rec.get("file"), str) or Path(rec["file"]).name != rec["file"]:
+            raise PolicyFileError(f"{path}: entry {name!r} needs 'game' (str), 'players' (int) and 'file' (a name)")
+    return policies
+
+
+def shipped_configs(policy_dir: Path | None = None) -> list[tuple[str, int]]:
+    """The (game, players) pairs a policy is shipped for, sorted."""
+    return sorted((str(r["game"]), int(r["players"])) for r in shipped_manifest(policy_dir).values())
+
+
+def shipped_path(config: GameConfig, policy_dir: Path | None = None) -> Path:
+    """The shipped file for ``config``'s game and player count; NoShippedPolicyError listing the shipped pairs."""
+    for rec in shipped_manifest(policy_dir).values():
+        if rec.get("game") == config.game and rec.get("players") == config.num_players:
+            return (policy_dir or POLICY_DIR) / str(rec["file"])
+    pairs = ", ".join(f"{g}:{n}" for g, n in shipped_configs(policy_dir)) or "none"
+    # "at N players", not "num_players=N": the web CLI rewrites "players=" in errors into its option name
+    raise NoShippedPolicyError(f"no learned policy is shipped for game {config.game!r} at {config.num_players} "
+                               f"players; shipped (game:players): {pairs}")  # fmt: skip
+
+
+def shipped_agent(config: GameConfig, greedy: bool = False) -> LearnedAgent:
+    """``make_agent("learned", config)``: the shipped policy for the config as an agent.
+
+    NoShippedPolicyError (a ValueError) where none is shipped for its game and player count, or the shipped one was
+    trained for another layout (e.g. the other Duel geometry, another margin)."""
+    path = shipped_path(config)
+    try:
+        agent = LearnedAgent(path, config, greedy=greedy)
+        agent.name = "learned"
+        return agent
+    except PolicyMismatchError as e:
+        pairs = ", ".join(f"{g}:{n}" for g, n in shipped_configs())
+        raise NoShippedPolicyError(f"no learned policy is shipped for this configuration ({e}); shipped "
+                                   f"(game:players, default layout): {pairs}") from e  # fmt: skip

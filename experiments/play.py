@@ -155,7 +155,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
     parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic): {', '.join(sorted(LADDER))}; "
                         f"the duel (default greedy): {', '.join(DUEL_AGENTS)}; every game: ismcts, ismcts:N "
-                        "(IS-MCTS, N simulations a move)")  # fmt: skip
+                        "(IS-MCTS, N simulations a move), learned (the shipped policy)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, choices=(1, 2, 3), default=3)
     args = parser.parse_args(argv)
@@ -174,7 +174,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
         sims = ismcts_sims(args.bots)  # ismcts / ismcts:N (IS-MCTS with N simulations a move), else None
     except TableError as err:
         parser.error(f"--{err}")
-    if args.bots not in valid_bots and sims is None:
+    if args.bots == "learned":  # the policy shipped for this game and player count (agents/policies/)
+        from agents.learned import shipped_agent
+        from saboteur_env import GameConfig
+
+        try:
+            shipped_agent(GameConfig(game=args.game, num_players=args.players))
+        except ValueError as err:
+            parser.error(f"--bots learned: {err}")
+    elif args.bots not in valid_bots and sims is None:
         parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}, "
                      "ismcts, ismcts:N")  # fmt: skip
     if args.seed is not None and args.seed < 0:

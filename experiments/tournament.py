@@ -1061,7 +1061,25 @@ def _known(name: str, valid: tuple[str, ...] | dict) -> bool:
     game) and ``text:NAME`` of a known scripted NAME (make_agent names the exact error of a bad N or NAME)."""
     if name in valid or name.startswith(MODEL_PREFIXES) or name in EVERY_GAME or name.startswith("ismcts:"):
         return True
+    if name == SHIPPED:
+        return True
     return name.startswith("text:") and name[5:] in valid and name[5:] not in CHEATING
+
+
+SHIPPED = "learned"  # the learned policy shipped for the game and player count (agents/policies/)
+
+
+def _check_shipped(parser: argparse.ArgumentParser, names: list[str], configs: list[Any]) -> None:
+    """``learned`` needs a shipped policy for every configuration of the run: say so now, not inside a worker."""
+    if SHIPPED in names:
+        from agents.learned import shipped_agent
+        from saboteur_env import GameConfig
+
+        for kwargs in configs:
+            try:
+                shipped_agent(GameConfig(**kwargs))
+            except ValueError as err:
+                parser.error(f"agent {SHIPPED!r}: {err}")
 
 
 def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
@@ -1140,8 +1158,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not _known(name, DUEL_AGENTS):
                 parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ismcts[:N], text:NAME, "
-                             "ppo:PATH or learned:PATH.npz")  # fmt: skip
+                             "ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
+        _check_shipped(parser, args.agents, [{"game": "duel", "duel_layout": args.duel_layout}])
         duels = DuelTable()
         games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
         return _consume(parser, games, lambda records: [duels.add(r) for r in records],
@@ -1163,8 +1182,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not _known(name, SAB2_AGENTS) or name.startswith("ppo:"):
                 parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}, ismcts[:N], "
-                             "text:NAME or learned:PATH.npz")  # fmt: skip
+                             "text:NAME, learned or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
+        _check_shipped(parser, args.agents, [{"game": "sab2", "num_players": n} for n in players])
         tables = Sab2Tables()
         games = run_sab2(players, args.agents, args.games, args.seed, **common)
         return _consume(parser, games, lambda records: [tables.add(r) for r in records],
@@ -1182,8 +1202,9 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(str(err))
             if not _known(name, LADDER):
                 parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ismcts[:N], text:NAME, "
-                             "ppo:PATH or learned:PATH.npz")  # fmt: skip
+                             "ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, names)
+        _check_shipped(parser, names, [{"num_players": n} for n in players])
     try:
         for m in args.miners:
             for sab in args.saboteurs:

@@ -71,7 +71,10 @@ def bot_names(game: str) -> tuple[str, ...]:
     from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
 
     names = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(game, tuple(sorted(LADDER)))
-    return (*(n for n in names if n not in _CHEATS), *(("ismcts",) if _has_ismcts() else ()))
+    from agents.learned import shipped_configs  # "learned": the policy shipped for the game and player count
+
+    learned = ("learned",) if any(g == game for g, _ in shipped_configs()) else ()
+    return (*(n for n in names if n not in _CHEATS), *(("ismcts",) if _has_ismcts() else ()), *learned)
 
 
 def _has_ismcts() -> bool:
@@ -147,6 +150,13 @@ def check_settings(game: object = "base", players: object = None, seat: object =
             continue
         if name not in valid and not (isinstance(name, str) and name.startswith(("ppo:", "learned:"))):
             raise TableError(f"bots: {name!r} is unknown for game={game!r}; valid: {', '.join(valid)}")
+    if "learned" in chosen:  # shipped for this game, but maybe not for this player count
+        from agents.learned import shipped_path
+
+        try:
+            shipped_path(GameConfig(game=str(game), num_players=players))  # type: ignore[arg-type]
+        except ValueError as err:
+            raise TableError(f"bots: 'learned': {err}") from err
     return Settings(str(game), players, seat, tuple(str(n) for n in chosen), seed, rounds)
 
 

@@ -1,0 +1,415 @@
+"""Train, export and evaluate the shipped learned policies (issue 14): ``python -m experiments.ship_policies``.
+
+One command (re)trains every policy of ``agents/policies/`` deterministically: each :class:`Entry` below declares
+its game, player count, seed and budget (learner decisions) as data; the training run is
+``python -m experiments.selfplay`` with the arguments of :meth:`Entry.train_argv` (a league against the scripted
+``heuristic``, the Duel's ``greedy``: what learned something so far, docs/selfplay.md), run in this process. The
+exported ``policy.npz`` is stored as ``agents/policies/NAME.npz`` with float16 weights (half the size;
+``agents.learned`` computes in float32) and ``agents/policies/manifest.json`` records, per file: game, players,
+the exact training command, seed, budget (decisions, wall seconds), the commit and dirty files it was trained at,
+its sha256 and, after ``--evaluate``, its evaluation.
+
+* Resumable: an entry whose file exists with the manifest's sha256 and the same training command is skipped
+  (``--force`` redoes it; ``--only base:5`` redoes one). An interrupted training run restarts from scratch (a
+  resumed league run is not bit-exact: scripted opponents' memory is not checkpointed).
+* ``--evaluate``: the paired ladder check of ``experiments.league.evaluate`` on the shipped file (fresh deals from
+  seed :data:`EVAL_SEED`, far from every training seed): the learner in seat ``b % N`` of deal ``b`` among opponent
+  agents, against the same deals with the opponent in that seat too; mean score difference per game with a normal
+  95% interval, and per role. Opponents: base ``heuristic``, ``expert`` and ``random``; Saboteur 2 ``heuristic`` and
+  ``random``; the Duel ``greedy`` and ``random``. ``--pairs`` sets the deals per opponent.
+
+Runs go to ``--runs`` (default ``runs/ship``; progress.csv and a log per entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICY_DIR = ROOT / "agents" / "policies"
+MANIFEST = POLICY_DIR / "manifest.json"
+EVAL_SEED = 1_000_000_000  # training deals use seeds seed .. seed + num_envs - 1 (small): these never met them
+MAX_TOTAL_BYTES = 10 << 20
+# Settings shared by every entry: the league run of docs/selfplay.md that reached parity with heuristic (smaller
+# trunk, to keep the files small), without in-training ladder checks (the evaluation is separate).
+COMMON = ("--num-envs", "128", "--rollout", "64", "--epochs", "4", "--minibatches", "4", "--lr", "5e-4",
+          "--league", "0.7", "--snapshot-every", "10", "--pool-size", "4", "--checkpoint-every", "10",
+          "--log-every", "30", "--no-tensorboard")  # fmt: skip
+# Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
+TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One shipped policy: its configuration, seed and budget."""
+
+    game: str
+    players: int
+    seed: int
+    decisions: int
+    hidden: int = 64
+    role_heads: bool = True
+    league_agents: str = "heuristic"
+
+    @property
+    def name(self) -> str:
+        return f"{self.game}-{self.players}p"
+
+    @property
+    def key(self) -> str:
+        return f"{self.game}:{self.players}"
+
+    def train_argv(self, out: Path | str) -> list[str]:
+        argv = ["--game", self.game, "--players", str(self.players), "--steps", str(self.decisions),
+                "--seed", str(self.seed), "--hidden", str(self.hidden), "--league-agents", self.league_agents,
+                *COMMON, "--out", str(out)]  # fmt: skip
+        return argv + (["--role-heads"] if self.role_heads else [])
+
+    def opponents(self) -> tuple[str, ...]:
+        return tuple(self.eval_pairs())
+
+    def eval_pairs(self) -> dict[str, int]:
+        """Paired deals per evaluation opponent (the scripted agents cost up to ~1.6 s a 10-player game here)."""
+        return EVAL_PAIRS.get(self.name, DEFAULT_PAIRS[self.game])
+
+
+# The budget (learner decisions) is what fixes a run; base 5 players gets the largest. Saboteur 2 has no role heads:
+# six heads of its 2,949 actions would triple the file. Measured wall times are in the manifest.
+ENTRIES: tuple[Entry, ...] = (
+    Entry("base", 5, seed=1405, decisions=1_800_000),
+    Entry("base", 3, seed=1403, decisions=300_000),
+    Entry("base", 4, seed=1404, decisions=150_000),
+    Entry("base", 6, seed=1406, decisions=150_000),
+    Entry("base", 7, seed=1407, decisions=60_000),
+    Entry("base", 8, seed=1408, decisions=60_000),
+    Entry("base", 9, seed=1409, decisions=50_000),
+    Entry("base", 10, seed=1410, decisions=50_000),
+    Entry("sab2", 5, seed=1425, decisions=120_000, role_heads=False),
+    Entry("duel", 2, seed=1402, decisions=100_000, league_agents="greedy"),
+)
+
+
+# The evaluation: the best scripted agent of the game in the same seat, and random; paired deals per opponent.
+DEFAULT_PAIRS: dict[str, dict[str, int]] = {
+    "base": {"heuristic": 50, "expert": 16, "random": 100},
+    "sab2": {"heuristic": 120, "random": 150},
+    "duel": {"greedy": 150, "random": 150},
+}
+EVAL_PAIRS: dict[str, dict[str, int]] = {"base-5p": {"heuristic": 400, "expert": 150, "random": 400}}
+
+
+class ShipError(ValueError):
+    """A bad ``--only`` selection or an unusable manifest."""
+
+
+def find_entry(key: str) -> Entry:
+    """The entry for ``game:players``; ShipError naming the valid keys otherwise."""
+    for e in ENTRIES:
+        if e.key == key:
+            return e
+    raise ShipError(f"no shipped entry {key!r}; valid: {', '.join(e.key for e in ENTRIES)}")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_manifest(path: Path = MANIFEST) -> dict[str, Any]:
+    if not path.exists():
+        return {"format": "saboteur-env/shipped-policies", "version": 1, "policies": {}}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ShipError(f"{path} is not valid JSON ({e})") from e
+    if not isinstance(data, dict) or not isinstance(data.get("policies"), dict):
+        raise ShipError(f"{path} has no 'policies' mapping")
+    return data
+
+
+def write_manifest(data: dict[str, Any], path: Path = MANIFEST) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def git_state(commit: str = "") -> dict[str, Any]:
+    """HEAD and the modified training-relevant files (the run is only as reproducible as what it ran).
+
+    ``commit``: the tree is an unmodified ``git archive`` of that commit (no .git to ask)."""
+    if commit:
+        return {"commit": commit, "dirty": [], "tree": "git archive of the commit"}
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+
+    dirty = [ln[3:] for ln in git("status", "--porcelain", "--", *TRAINING_CODE).splitlines() if ln.strip()]
+    return {"commit": git("rev-parse", "HEAD").strip() or "unknown", "dirty": sorted(dirty)}
+
+
+def command_text(entry: Entry, out: Path | str) -> str:
+    return shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)])
+
+
+def to_half(src: Path, dst: Path) -> None:
+    """Store the exported weights as float16 (the loader computes in float32); the header is kept as it is."""
+    with np.load(src, allow_pickle=False) as data:
+        arrays: dict[str, NDArray[Any]] = {}
+        for k in data.files:
+            a = np.asarray(data[k])
+            arrays[k] = a.astype(np.float16) if a.dtype == np.float32 and k != "scale" else a
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    with tmp.open("wb") as fh:
+        np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+    tmp.replace(dst)
+
+
+def settings(argv: list[str]) -> list[str]:
+    """A training command without its output folder (which does not change what is computed)."""
+    out = list(argv)
+    if "--out" in out:
+        i = out.index("--out")
+        del out[i : i + 2]
+    return out
+
+
+def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
+    """The entry's file exists with the manifest's sha256, trained with the entry's current settings."""
+    rec = manifest["policies"].get(entry.name)
+    path = POLICY_DIR / f"{entry.name}.npz"
+    if not isinstance(rec, dict) or not path.exists() or rec.get("sha256") != sha256(path):
+        return False
+    return settings(rec.get("training", {}).get("argv", [])) == settings(entry.train_argv(""))
+
+
+def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
+    """Train ``entry`` from scratch in this process, export it as float16, return its manifest record."""
+    from experiments import selfplay
+
+    out = runs / entry.name
+    for stale in ("checkpoint.pt", "policy.npz", "progress.csv"):  # from scratch: deterministic
+        (out / stale).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    argv = entry.train_argv(out)
+    state = git_state(commit)
+    print(f"== {entry.name}: {command_text(entry, out)}", file=sys.stderr, flush=True)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    t0 = time.perf_counter()
+    args = selfplay.parse_args(argv)
+    trainer = selfplay.Trainer(args)
+    trainer.train()
+    wall = time.perf_counter() - t0
+    dst = POLICY_DIR / f"{entry.name}.npz"
+    to_half(out / "policy.npz", dst)
+    return {
+        "file": dst.name,
+        "game": entry.game,
+        "players": entry.players,
+        "config": {"game": entry.game, "num_players": entry.players},
+        "sha256": sha256(dst),
+        "bytes": dst.stat().st_size,
+        "training": {
+            "command": command_text(entry, out),
+            "argv": argv,
+            "reproduce": f"python -m experiments.ship_policies --only {entry.key} --force",
+            "seed": entry.seed,
+            "decisions": int(trainer.decisions),
+            "budget_decisions": entry.decisions,
+            "wall_s": round(wall, 1),
+            "started_utc": started,
+            "hidden": entry.hidden,
+            "role_heads": entry.role_heads,
+            "league_agents": entry.league_agents,
+            "nice": _niceness(),
+            **state,
+        },
+    }
+
+
+def _niceness() -> int:
+    import os
+
+    return os.nice(0)
+
+
+class _NumpyLegal:
+    """``experiments.league.PolicyLike`` over a shipped numpy policy: evaluation plays the file users get."""
+
+    def __init__(self, path: Path) -> None:
+        from agents.learned import NumpyPolicy
+
+        self.policy = NumpyPolicy(path)
+
+    def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        from experiments.selfplay import segment_log_softmax
+
+        logits, value = self.policy.forward(obs.numpy())
+        flat = torch.from_numpy(np.ascontiguousarray(logits[rows.numpy(), cols.numpy()]))
+        return segment_log_softmax(flat, rows, obs.shape[0]), torch.from_numpy(value)
+
+
+def evaluate_entry(entry: Entry, pairs: int | None = None, opponents: tuple[str, ...] | None = None,
+                   done: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The paired check of the shipped file against each opponent (fresh seeds): ``{opponent: result}``.
+
+    ``pairs`` overrides the entry's deals per opponent; a result in ``done`` for the same file, deals and seed is
+    kept (resumable)."""
+    from agents.learned import role_names, role_slice
+    from experiments.league import evaluate
+    from saboteur_env import GameConfig
+
+    config = GameConfig(game=entry.game, num_players=entry.players)
+    path = POLICY_DIR / f"{entry.name}.npz"
+    model = _NumpyLegal(path)
+    model.policy.check_config(config)
+    digest = sha256(path)
+    names = role_names(config)
+    sl = role_slice(config)
+
+    def role_of(obs: NDArray[np.float32]) -> NDArray[np.int64]:
+        if sl is None:
+            return np.zeros(obs.shape[0], dtype=np.int64)
+        return np.asarray(obs[:, sl].argmax(axis=1), dtype=np.int64)
+
+    out: dict[str, Any] = {}
+    plan = entry.eval_pairs()
+    for opp in opponents or tuple(plan):
+        n = pairs or plan.get(opp, 100)
+        old = (done or {}).get(opp)
+        if isinstance(old, dict) and (old.get("pairs"), old.get("seed"), old.get("sha256")) == (n, EVAL_SEED, digest):
+            out[opp] = old
+            continue
+        t0 = time.perf_counter()
+        r = evaluate(config, model, opp, n, EVAL_SEED, names, role_of)
+        res: dict[str, Any] = {"pairs": n, "seed": EVAL_SEED, "sha256": digest,
+                               "wall_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
+        for k, v in r.items():
+            if k != "eval_games":
+                res[k.removeprefix("eval_")] = None if v != v else round(float(v), 4)  # NaN -> null (JSON)
+        out[opp] = res
+        print(f"   {entry.name} vs {opp}: {res['diff']:+.3f} [{res['lo']:+.3f}, {res['hi']:+.3f}] over {n} "
+              f"pairs ({res['wall_s']} s)", file=sys.stderr, flush=True)  # fmt: skip
+    return out
+
+
+def table(manifest: dict[str, Any]) -> str:
+    """The docs table of the shipped policies, from the manifest."""
+
+    def cell(ev: dict[str, Any], opp: str) -> str:
+        r = ev.get(opp)
+        if not isinstance(r, dict):
+            return "-"
+        return f"{r['diff']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}] ({r['pairs']})"
+
+    lines = ["| game | players | decisions | wall time | vs random | vs heuristic / greedy | vs expert |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for e in sorted(ENTRIES, key=lambda e: (("base", "sab2", "duel").index(e.game), e.players)):
+        rec = manifest["policies"].get(e.name)
+        if rec is None:
+            continue
+        t, ev = rec["training"], rec.get("evaluation", {})
+        best = "greedy" if e.game == "duel" else "heuristic"
+        expert = cell(ev, "expert") if e.game == "base" else "-"
+        lines.append(f"| {e.game} | {e.players} | {t['decisions']:,} | {t['wall_s'] / 60:.1f} min | "
+                     f"{cell(ev, 'random')} | {cell(ev, best)} | {expert} |")  # fmt: skip
+    recs = list(manifest["policies"].values())
+    total = sum(r["training"]["wall_s"] for r in recs)
+    size = sum(r["bytes"] for r in recs)
+    lines.append(f"\n{len(recs)} policies, {size / 2**20:.2f} MiB, {total / 60:.1f} min of training")
+    starts = [time.mktime(time.strptime(r["training"]["started_utc"], "%Y-%m-%dT%H:%M:%SZ")) for r in recs]
+    if starts:  # wall time of the whole job: the first start to the last end (restarts and idle gaps included)
+        end = max(s + r["training"]["wall_s"] for s, r in zip(starts, recs, strict=True))
+        lines[-1] += f" ({(end - min(starts)) / 60:.1f} min from the first start to the last end)"
+    return "\n".join(lines) + "."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m experiments.ship_policies", description=__doc__.splitlines()[0])
+    keys = ", ".join(e.key for e in ENTRIES)
+    p.add_argument("--only", action="append", default=[], metavar="GAME:PLAYERS",
+                   help=f"redo only these entries (repeatable); valid: {keys}")  # fmt: skip
+    p.add_argument("--force", action="store_true", help="retrain entries that are already done")
+    p.add_argument("--no-train", action="store_true", help="train nothing (with --evaluate: evaluate what exists)")
+    p.add_argument("--evaluate", action="store_true", help="run the paired evaluation into the manifest")
+    p.add_argument("--pairs", type=int, default=None, help="paired deals per opponent in --evaluate (default: "
+                   "per entry, EVAL_PAIRS / DEFAULT_PAIRS)")  # fmt: skip
+    p.add_argument("--table", action="store_true", help="print the docs table of the manifest and exit")
+    p.add_argument("--opponents", default="", help="comma-separated evaluation opponents (default: per game)")
+    p.add_argument("--policies", default=str(POLICY_DIR), help="where the .npz files and manifest.json go")
+    p.add_argument("--commit", default="", help="record this commit (the tree is a git archive of it, no .git)")
+    p.add_argument("--runs", default="runs/ship", help="folder of the training runs (default runs/ship)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    global POLICY_DIR, MANIFEST  # one folder per invocation; the default is the package's
+    ns = build_parser().parse_args(argv)
+    POLICY_DIR, MANIFEST = Path(ns.policies), Path(ns.policies) / "manifest.json"
+    try:
+        selected = [find_entry(k) for k in ns.only] if ns.only else list(ENTRIES)
+        if ns.pairs is not None and not 1 <= ns.pairs <= 100_000:
+            raise ShipError(f"--pairs {ns.pairs} is out of range; valid: 1..100000")
+        manifest = read_manifest()
+    except ShipError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if ns.table:
+        print(table(manifest))
+        return 0
+    runs = Path(ns.runs)
+    opponents = tuple(o.strip() for o in ns.opponents.split(",") if o.strip()) or None
+    for entry in selected:
+        if not ns.no_train and (ns.force or ns.only or not is_done(entry, manifest)):
+            log = runs / entry.name / "train.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("w") as fh, contextlib.redirect_stderr(_Tee(fh, sys.stderr)):
+                rec = train(entry, runs, ns.commit)
+            manifest["policies"][entry.name] = rec
+            write_manifest(manifest)
+        elif not ns.no_train:
+            print(f"== {entry.name}: done ({MANIFEST.name}); --force to retrain", file=sys.stderr)
+        if ns.evaluate:
+            rec = manifest["policies"].get(entry.name)
+            if rec is None:
+                print(f"== {entry.name}: not trained, no evaluation", file=sys.stderr)
+                continue
+            old = rec.get("evaluation", {})
+            rec["evaluation"] = {**old, **evaluate_entry(entry, ns.pairs, opponents, None if ns.force else old)}
+            write_manifest(manifest)
+    total = sum(p.stat().st_size for p in POLICY_DIR.glob("*.npz"))
+    print(f"shipped policies: {total / 2**20:.2f} MiB in all (limit {MAX_TOTAL_BYTES >> 20} MiB)", file=sys.stderr)
+    return 0
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams: Any) -> None:
+        self.streams = streams
+
+    def write(self, s: str) -> int:
+        for st in self.streams:
+            st.write(s)
+            st.flush()
+        return len(s)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,333 @@
+"""The shipped learned policies (agents/policies/, issue 14): files, manifest, loading, play, errors."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import shlex
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents.learned as learned
+from agents import make_agent
+from agents.learned import (
+    NoShippedPolicyError,
+    NumpyPolicy,
+    PolicyFileError,
+    shipped_agent,
+    shipped_configs,
+    shipped_manifest,
+    shipped_path,
+)
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from tests.hidden import RESAMPLERS
+
+MANIFEST = learned.POLICY_DIR / learned.MANIFEST_NAME
+RECORDS = sorted(shipped_manifest().items())
+# What issue 14 asks to ship at the least: base 3-10 players, Saboteur 2 at its default count, the Duel.
+REQUIRED = [("base", n) for n in range(3, 11)] + [("sab2", 5), ("duel", 2)]
+
+
+def _config(rec: dict) -> GameConfig:
+    return GameConfig(game=rec["game"], num_players=rec["players"])
+
+
+def test_manifest__lists_every_required_config_and_nothing_unshipped() -> None:
+    assert MANIFEST.is_file()
+    assert set(REQUIRED) <= set(shipped_configs())
+    listed = {rec["file"] for _, rec in RECORDS}
+    on_disk = {p.name for p in learned.POLICY_DIR.glob("*.npz")}
+    assert listed == on_disk  # no stray file, no missing one
+    assert len(listed) == len(RECORDS)
+
+
+def test_shipped_files__at_most_10_mb_in_all() -> None:
+    total = sum(p.stat().st_size for p in learned.POLICY_DIR.iterdir() if p.is_file())
+    assert total <= 10 << 20, f"{total / 2**20:.2f} MiB"
+
+
+@pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
+def test_shipped_file__matches_its_record_and_config(name: str, rec: dict) -> None:
+    path = learned.POLICY_DIR / rec["file"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == rec["sha256"]
+    assert path.stat().st_size == rec["bytes"]
+    policy = NumpyPolicy(path)
+    config = _config(rec)
+    policy.check_config(config)  # game, players, margin, history, layout; observation and action sizes
+    assert policy.meta["config"]["game"] == rec["game"] and policy.meta["config"]["num_players"] == rec["players"]
+    assert policy.meta["decisions"] == rec["training"]["decisions"] >= rec["training"]["budget_decisions"]
+    assert shipped_path(config) == path
+    t = rec["training"]
+    for key in ("command", "seed", "decisions", "wall_s", "commit"):
+        assert key in t, key
+    assert len(t["commit"]) == 40 and t["wall_s"] > 0
+
+
+@pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
+def test_shipped_policy__plays_a_legal_game_by_name(name: str, rec: dict) -> None:
+    """make_agent("learned", cfg) in every seat, a tournament-like loop on the public API: legal moves to the end."""
+    config = _config(rec)
+    state = new_game(config, np.random.default_rng(14))
+    seats = [make_agent("learned", config) for _ in range(config.num_players)]
+    for s, agent in enumerate(seats):
+        agent.reset(s, config.num_players, seed=100 + s)
+    decisions = 0
+    while not state.game_over:
+        seat = state.current
+        mask = legal_action_mask(state)
+        a = seats[seat].act(encode_observation(state, seat), mask.astype(np.int8))
+        assert mask[a], (name, decisions, a)
+        state = apply_action(state, a, inplace=True)
+        decisions += 1
+    assert decisions > config.num_players
+    assert seats[0].name == "learned"
+
+
+@pytest.mark.parametrize("game,players,steps", [("base", 5, 9), ("sab2", 5, 11), ("duel", 2, 6)])
+def test_shipped_policy__blind_to_resampled_hidden_state(game: str, players: int, steps: int) -> None:
+    """Same seed: the same action, whatever is redrawn of what seat 0 cannot know (and the draw changes things)."""
+    config = GameConfig(game=game, num_players=players)
+    rng = np.random.default_rng(3)
+    state = new_game(config, rng)
+    for _ in range(steps):
+        state = apply_action(state, int(rng.choice(np.flatnonzero(legal_action_mask(state)))), inplace=True)
+    while state.current != 0:
+        state = apply_action(state, int(rng.choice(np.flatnonzero(legal_action_mask(state)))), inplace=True)
+    agent = shipped_agent(config)
+    agent.reset(0, players, seed=5)
+    mask = legal_action_mask(state).astype(np.int8)
+    firsts = [copy.deepcopy(agent).act(encode_observation(state, 0), mask) for _ in range(3)]
+    assert len(set(firsts)) == 1
+    changed = 0
+    for trial in range(4):
+        other = RESAMPLERS[game](state, 0, np.random.default_rng(trial))
+        changed += not np.array_equal(encode_observation(other, 1), encode_observation(state, 1))
+        act = copy.deepcopy(agent).act(encode_observation(other, 0), legal_action_mask(other).astype(np.int8))
+        assert act == firsts[0]
+    assert changed  # the resampler really redrew what seat 0 does not see
+
+
+def test_no_shipped_policy__names_the_config_and_the_shipped_pairs() -> None:
+    with pytest.raises(NoShippedPolicyError, match=r"game 'sab2' at 12 players.*base:5") as e:
+        make_agent("learned", GameConfig(game="sab2", num_players=12))
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(NoShippedPolicyError, match=r"duel_layout='seed_5x9' \(this game: 'official_5x10'\).*duel:2"):
+        make_agent("learned", GameConfig(game="duel", duel_layout="official_5x10"))
+
+
+def _shipped_file() -> Path:
+    return learned.POLICY_DIR / shipped_manifest()["base-5p"]["file"]
+
+
+def _npz(path: Path, **changes: object) -> Path:
+    with np.load(_shipped_file(), allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    for k, v in changes.items():
+        if v is None:
+            del arrays[k]
+        else:
+            arrays[k] = v  # type: ignore[assignment]
+    np.savez(path, **arrays)  # type: ignore[arg-type]
+    return path
+
+
+@pytest.mark.parametrize("cut", [0, 1, 100, 0.25, 0.5, 0.9, -22, -1])
+def test_truncated_file__policy_file_error(tmp_path: Path, cut: float) -> None:
+    data = _shipped_file().read_bytes()
+    n = int(len(data) * cut) if isinstance(cut, float) else (cut if cut >= 0 else len(data) + cut)
+    bad = tmp_path / "cut.npz"
+    bad.write_bytes(data[:n])
+    with pytest.raises(PolicyFileError, match=r"cut\.npz"):
+        NumpyPolicy(bad)
+    with pytest.raises(PolicyFileError):
+        make_agent(f"learned:{bad}", GameConfig(num_players=5))
+
+
+def test_corrupted_file__policy_file_error(tmp_path: Path) -> None:
+    data = bytearray(_shipped_file().read_bytes())
+    for i, at in enumerate((len(data) // 3, len(data) // 2, 2 * len(data) // 3)):  # inside compressed members
+        flipped = bytearray(data)
+        flipped[at : at + 8] = bytes(b ^ 0xFF for b in flipped[at : at + 8])
+        bad = tmp_path / f"flip{i}.npz"
+        bad.write_bytes(bytes(flipped))
+        with pytest.raises(PolicyFileError):
+            NumpyPolicy(bad)
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(PolicyFileError, match=r"not a \.npz policy file"):
+        NumpyPolicy(garbage)
+    single = tmp_path / "single.npz"
+    with single.open("wb") as fh:
+        np.save(fh, np.zeros(3, dtype=np.float32))
+    with pytest.raises(PolicyFileError, match=r"not an \.npz archive"):
+        NumpyPolicy(single)
+
+
+def test_malformed_entries__policy_file_error(tmp_path: Path) -> None:
+    w1 = np.load(_shipped_file())["w1"]
+    cases = {
+        "missing": ({"pi_w0": None}, "pi_w0"),
+        "shape": ({"w1": w1[:, :3]}, "w1"),
+        "dtype": ({"w1": w1.astype(np.int32)}, "w1"),
+        "nan": ({"w1": np.full(w1.shape, np.nan, dtype=np.float16)}, "NaN"),
+        "meta": ({"meta": np.array("{not json")}, "meta"),
+        "format": ({"meta": np.array(json.dumps({"format": "other"}))}, "format 'other'"),
+        "header": ({"meta": np.array(json.dumps({"format": learned.FORMAT, "version": 1}))}, "header"),
+        "objects": ({"w1": np.array([{"a": 1}], dtype=object)}, r"not a \.npz policy file"),
+    }
+    for label, (changes, match) in cases.items():
+        bad = _npz(tmp_path / f"{label}.npz", **changes)
+        with pytest.raises(PolicyFileError, match=match):
+            NumpyPolicy(bad)
+
+
+def test_bad_manifest__policy_file_error(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(PolicyFileError, match="manifest"):
+        shipped_configs(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"policies": {"x": {"game": "base", "file": "../x.npz"}}}))
+    with pytest.raises(PolicyFileError, match="'x'"):
+        shipped_configs(tmp_path)
+    assert shipped_configs(tmp_path / "nowhere") == []
+    with pytest.raises(NoShippedPolicyError, match=r"shipped \(game:players\): none"):
+        shipped_path(GameConfig(num_players=5), tmp_path / "nowhere")
+
+
+def test_float16_file__computes_like_its_float32_source(tmp_path: Path) -> None:
+    """The shipped files hold float16 weights; the loader computes in float32 (what the float32 file would do up
+    to float16 rounding)."""
+    with np.load(_shipped_file(), allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    assert arrays["w0"].dtype == np.float16 and arrays["scale"].dtype == np.float32
+    wide = {k: (v.astype(np.float32) if v.dtype == np.float16 else v) for k, v in arrays.items()}
+    np.savez(tmp_path / "wide.npz", **wide)  # type: ignore[arg-type]
+    obs = encode_observation(new_game(GameConfig(num_players=5), np.random.default_rng(1)), 0)
+    a, _ = NumpyPolicy(_shipped_file()).forward(obs)
+    b, _ = NumpyPolicy(tmp_path / "wide.npz").forward(obs)
+    np.testing.assert_array_equal(a, b)
+    assert NumpyPolicy(_shipped_file()).w["w0"].dtype == np.float32
+
+
+# ---- the ship script: manifest commands parse, the data and the files agree -------------------------------------
+@pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
+def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict) -> None:
+    pytest.importorskip("torch")
+    from experiments import selfplay, ship_policies
+
+    t = rec["training"]
+    words = shlex.split(t["command"])
+    assert words[:3] == ["python", "-m", "experiments.selfplay"] and words[3:] == t["argv"]
+    args = selfplay.parse_args(words[3:])
+    assert (args.game, args.players, args.seed, args.steps) == (rec["game"], rec["players"], t["seed"],
+                                                               t["budget_decisions"])  # fmt: skip
+    entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
+    assert ship_policies.settings(t["argv"]) == ship_policies.settings(entry.train_argv("x"))
+    assert entry.seed == t["seed"] and entry.decisions == t["budget_decisions"]
+    assert ship_policies.is_done(entry, {"policies": {name: rec}})  # the declared data is what was shipped
+    again = shlex.split(t["reproduce"])
+    assert again[:3] == ["python", "-m", "experiments.ship_policies"]
+    ns = ship_policies.build_parser().parse_args(again[3:])
+    assert ns.only == [entry.key] and ns.force
+
+
+@pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
+def test_manifest__holds_the_paired_evaluation(name: str, rec: dict) -> None:
+    pytest.importorskip("torch")
+    from experiments import ship_policies
+
+    entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
+    ev = rec.get("evaluation", {})
+    for opp, pairs in entry.eval_pairs().items():  # the declared evaluation, of this very file
+        r = ev[opp]
+        assert (r["pairs"], r["seed"], r["sha256"]) == (pairs, ship_policies.EVAL_SEED, rec["sha256"])
+        assert r["lo"] <= r["diff"] <= r["hi"]
+
+
+def test_ship_script__bad_only_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("torch")
+    from experiments import ship_policies
+
+    assert ship_policies.main(["--only", "base:11", "--no-train"]) == 2
+    err = capsys.readouterr().err
+    assert "base:11" in err and "base:5" in err and "duel:2" in err
+    assert ship_policies.main(["--pairs", "0", "--no-train"]) == 2
+    assert "--pairs 0" in capsys.readouterr().err
+    with pytest.raises(ship_policies.ShipError, match="sab2:13"):
+        ship_policies.find_entry("sab2:13")
+
+
+def test_ship_script__is_done_needs_the_same_file_and_settings(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from experiments import ship_policies
+
+    name, rec = next((n, r) for n, r in RECORDS if n == "base-5p")
+    entry = ship_policies.find_entry("base:5")
+    assert ship_policies.is_done(entry, {"policies": {name: rec}})
+    assert not ship_policies.is_done(entry, {"policies": {name: {**rec, "sha256": "0" * 64}}})
+    other = {**rec, "training": {**rec["training"], "argv": [*entry.train_argv("x"), "--lr", "1e-3"]}}
+    assert not ship_policies.is_done(entry, {"policies": {name: other}})
+    assert not ship_policies.is_done(entry, {"policies": {}})
+    assert zipfile.is_zipfile(ship_policies.POLICY_DIR / rec["file"])
+
+
+# ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
+def test_tournament__plays_learned_by_name_in_every_game(capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments import tournament
+
+    base = ["--miners", "learned", "heuristic", "--saboteurs", "learned", "--insert", "heuristic", "learned"]
+    assert tournament.main([*base, "--players", "4", "--games", "2", "--no-beliefs", "--secret", "1" * 32]) == 0
+    out = capsys.readouterr().out
+    assert out.count("learned") >= 4
+    assert tournament.main(["--game", "sab2", "--agents", "learned", "--players", "5", "--games", "1"]) == 0
+    assert "learned" in capsys.readouterr().out
+    assert tournament.main(["--game", "duel", "--agents", "learned", "greedy", "--games", "1"]) == 0
+    assert "learned" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--game", "sab2", "--agents", "learned", "--players", "12"], "game 'sab2' at 12 players.*base:5"),
+    (["--game", "duel", "--agents", "learned", "greedy", "--duel-layout", "official_5x10"], "official_5x10"),
+])  # fmt: skip
+def test_tournament__learned_without_a_shipped_policy_is_a_usage_error(
+    argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from experiments import tournament
+
+    with pytest.raises(SystemExit) as e:
+        tournament.main([*argv, "--games", "1"])
+    assert e.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_game_tournaments__make_learned() -> None:
+    from experiments.duel import make_duel_agent
+    from experiments.sab2 import make_sab2_agent
+
+    assert make_sab2_agent("learned", GameConfig(game="sab2", num_players=5)).name == "learned"
+    assert make_duel_agent("learned", GameConfig(game="duel")).name == "learned"
+
+
+def test_play_cli__accepts_learned_where_shipped(capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments import play
+
+    args, _ = play.parse_args(["--players", "5", "--bots", "learned"])
+    assert args.bots == "learned"
+    with pytest.raises(SystemExit):
+        play.parse_args(["--game", "sab2", "--players", "12", "--bots", "learned"])
+    assert "--bots learned: no learned policy is shipped" in capsys.readouterr().err
+
+
+def test_web_table__lists_and_checks_learned() -> None:
+    from experiments.web.table import TableError, bot_names, check_settings, make_bot
+
+    for game in ("base", "sab2", "duel"):
+        assert "learned" in bot_names(game)
+    assert check_settings("base", 5, 0, "learned").bots == ("learned",) * 5
+    with pytest.raises(TableError, match="at 12 players; shipped"):
+        check_settings("sab2", 12, 0, "learned")
+    assert make_bot("learned", GameConfig(game="duel")).name == "learned"
