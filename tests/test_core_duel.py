@@ -237,6 +237,39 @@ R U06 U06 U06 . . ? . .
     assert to_reference(batch, 0).fingerprint() == rules.apply_action(ref, action).fingerprint()
 
 
+def test_securing_takes_the_most_nuggets_first_when_counters_run_out() -> None:
+    """Exact outcome: the same troll crossroads reveals a 1-nugget goal (the earlier cell) and a 3-nugget goal; with
+    one counter left after the bribe, green secures the 3 nuggets (high first, not cell order), which ends the
+    round, and the troll costs green its smallest card (the 1 it held)."""
+    cfg = GameConfig(game="duel")
+    text = """
+. . . . ? . . . .
+B . . . . . ? . .
+. . . . ? . . . ?
+R U06 U06 U06 . . ? . .
+. . . . ? . . . .
+"""
+    goals = ("G10", "G05", "G15", "G18", "G14", "G02")
+    ref = make_duel_state(text, goals=goals, current=1, hands={1: {"U01": 1}}, scores={1: [1]}).to_reference()
+    ref.counters_left = 2
+    batch = Batch(cfg, 1)
+    from_reference(ref, batch, 0)
+    n0 = len(ref.events)
+    cell, up, down = cfg.cell_index(3, 4), cfg.cell_index(2, 4), cfg.cell_index(4, 4)
+    o = kd.TROLL_O.tolist().index(kd.P_SHAPE.tolist().index(0))  # U01 (troll crossroads) at 0 degrees
+    action = cfg.num_cells * kd.NUM_O + cell * kd.NUM_TROLL_O + o
+    batch.apply(np.array([action], np.int64))
+    f = batch.field
+    sc = f("sc")[0]
+    events = [tuple(e) for e in f("events")[0, n0 : sc[kd.SC_NUM_EVENTS]].tolist()]
+    g05, g15 = 41 + 4, 41 + 14
+    assert [e[:4] for e in events if e[0] == kd.EV_REVEAL] == [(kd.EV_REVEAL, 1, g05, up), (kd.EV_REVEAL, 1, g15, down)]
+    assert [e for e in events if e[0] == kd.EV_SECURE] == [(kd.EV_SECURE, 1, g15, down, 3)]
+    assert events[-2:] == [(kd.EV_ROUND_END, 1, -1, -1, 1), (kd.EV_PAY, 1, -1, cell, 1)]
+    assert to_reference(batch, 0).score == [[], [3]]
+    assert to_reference(batch, 0).fingerprint() == rules.apply_action(ref, action).fingerprint()
+
+
 def test_conversion_round_trip_and_errors() -> None:
     cfg = GameConfig(game="duel", duel_layout="official_5x10")
     rng = np.random.default_rng(3)

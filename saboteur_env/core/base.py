@@ -1,9 +1,10 @@
 """The base game (rules reference §1) as numba kernels over a batch of games stored as struct of arrays.
 
-Every kernel works on the games ``b0 <= b < b1`` of a batch, so a batch can be split into shards (threads or
-processes) and gives the same result as one call. The rules are ported line by line from the numpy reference
-(``saboteur_env.base.rules`` / ``board`` / ``observation``); the equivalence tests (``tests/test_core_base.py``)
-replay random games through both and compare masks, observations, rewards, round results and scores.
+Every kernel works on the games ``b0 <= b < b1`` of a batch, so a batch can be split into shards (threads or processes)
+and gives the same result as one call. The rules are ported line by line from the numpy reference
+(``saboteur_env._reference.base`` with ``saboteur_env.base.board`` / ``observation``); the equivalence tests
+(``tests/test_core_base.py``) replay random games through both and compare masks, observations, rewards, round results
+and scores.
 
 State fields per game (shapes after the leading batch axis ``B``; ``P`` players, ``R`` rounds, ``HW`` cells,
 ``D`` cards in a round's deck, ``E = R * (D + 4)`` events):

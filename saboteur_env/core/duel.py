@@ -1,9 +1,10 @@
 """Saboteur: The Duel (rules reference §3) as numba kernels over a batch of games stored as struct of arrays.
 
 The kernel module contract is :mod:`saboteur_env.core` (the same entry points as :mod:`saboteur_env.core.base`).
-The rules are ported line by line from the numpy reference (``saboteur_env.duel.rules`` / ``board`` /
-``observation``); ``tests/test_core_duel.py`` replays random games through both and compares masks, observations,
-rewards, round results and fingerprints. Order-sensitive loops cite the reference function they port.
+The rules are ported line by line from the numpy reference (``saboteur_env._reference.duel`` with
+``saboteur_env.duel.board`` / ``observation``); ``tests/test_core_duel.py`` replays random games through both and
+compares masks, observations, rewards, round results and fingerprints. Order-sensitive loops cite the reference function
+they port.
 
 State fields per game (shapes after the leading batch axis ``B``; ``R`` rounds, ``HW`` cells, ``E`` events =
 ``R * (max_decisions_per_round + 6 + 8 + 3 + 1)``: a decision logs one event, plus 6 reveals, 8 counters, 3 troll
@@ -591,9 +592,10 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                     out[o_map + g] = 1
                     n += 1
         if hand[dc.KIND_KEY] > 0 and sc[SC_KEYS] > 0:  # board.door_cells
+            key = S.cell_key[b]
             for c in range(HW):
                 s = shape[c]
-                if s >= 0 and (S_DOOR[0, s] | S_DOOR[1, s]) != 0 and S.cell_key[b, c] == 0:
+                if s >= 0 and (S_DOOR[0, s] | S_DOOR[1, s]) != 0 and key[c] == 0:
                     out[o_key + c] = 1
                     n += 1
         nk = 0
@@ -735,14 +737,25 @@ def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
             _reveal(S, cfg, b, p, slots[i], placed, wk, trial)
         _refresh_reach(S, cfg, b, wk)
     counter = S.cell_counter[b]
+    cand = wk[:HW]  # free once the reach is refreshed
     for k in range(2):
         seat = p if k == 0 else 1 - p
         reach = S.reach[b, seat]
-        # board.reachable_gold's order; securing one cell changes no other cell's eligibility.
+        # board.reachable_gold's order (nuggets high first, then by cell) over the seat's candidates, gathered in
+        # one pass; securing one cell changes no other cell's eligibility.
+        nc = 0
+        for c in range(HW):
+            s = shape[c]
+            if s >= 0 and S_NUG[s] > 0 and counter[c] < 0 and (reach[c] & S_GOLD[s]) != 0:
+                cand[nc] = c
+                nc += 1
+        if nc == 0:
+            continue
         for v in range(MAX_NUG, 0, -1):
-            for c in range(HW):
+            for i in range(nc):
+                c = cand[i]
                 s = shape[c]
-                if s < 0 or S_NUG[s] != v or counter[c] >= 0 or (reach[c] & S_GOLD[s]) == 0:
+                if S_NUG[s] != v:
                     continue
                 if sc[SC_COUNTERS] == 0:
                     return
@@ -753,9 +766,10 @@ def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
 
 @helper
 def _pile_sum(S, b, seat):
+    vals = S.score_vals[b, seat]  # read once: an ``S.field`` in the loop is a load and a reference count each
     t = 0
     for i in range(S.sc[b, SC_SCORE_LEN + seat]):
-        t += S.score_vals[b, seat, i]
+        t += vals[i]
     return t
 
 
@@ -999,6 +1013,13 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
         opp = 1 - me
         shape = S.cell_shape[b]
         counter = S.cell_counter[b]
+        # The slot's rows, read once: an ``S.field`` in the cell loop would be a load and a reference count per cell.
+        grev = S.goal_revealed[b]
+        reach_me = S.reach[b, me]
+        reach_op = S.reach[b, opp]
+        key = S.cell_key[b]
+        hands, peeked, broken = S.hands[b], S.peeked[b], S.broken[b]
+        goal_out, goal_card, events = S.goal_out[b], S.goal_card[b], S.events[b]
         out[:] = 0.0
         for c in range(HW):
             sh = shape[c]
@@ -1014,48 +1035,48 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
                         out[(37 if cn == me else 38) * HW + c] = 1.0
             else:
                 g = slot_of[c]
-                if g < 0 or S.goal_revealed[b, g]:
+                if g < 0 or grev[g]:
                     out[43 * HW + c] = 1.0
-            rm = S.reach[b, me, c]
-            ro = S.reach[b, opp, c]
+            rm = reach_me[c]
+            ro = reach_op[c]
             for d in range(4):
                 if (rm >> d) & 1:
                     out[(10 + d) * HW + c] = 1.0
                 if (ro >> d) & 1:
                     out[(14 + d) * HW + c] = 1.0
-            if S.cell_key[b, c]:
+            if key[c]:
                 out[26 * HW + c] = 1.0
         out[39 * HW + cfg[H_START + me]] = 1.0
         out[40 * HW + cfg[H_START + opp]] = 1.0
         for g in range(GPR):
-            out[(42 if S.goal_revealed[b, g] else 41) * HW + cfg[H_GOAL + g]] = 1.0
+            out[(42 if grev[g] else 41) * HW + cfg[H_GOAL + g]] = 1.0
         pos = NUM_PLANES * HW
         for k in range(NK):
-            out[pos + k] = S.hands[b, me, k]
+            out[pos + k] = hands[me, k]
         pos += NK
         for g in range(GPR):
-            if S.peeked[b, me, g]:
-                out[pos + g * NUM_GOALS + S.goal_card[b, g]] = 1.0
+            if peeked[me, g]:
+                out[pos + g * NUM_GOALS + goal_card[g]] = 1.0
         pos += GPR * NUM_GOALS
         for g in range(GPR):
-            out[pos + g] = S.peeked[b, me, g]
-            out[pos + GPR + g] = S.peeked[b, opp, g]
+            out[pos + g] = peeked[me, g]
+            out[pos + GPR + g] = peeked[opp, g]
         pos += 2 * GPR
         for t in range(3):
-            out[pos + t] = S.broken[b, me, t]
-            out[pos + 3 + t] = S.broken[b, opp, t]
+            out[pos + t] = broken[me, t]
+            out[pos + 3 + t] = broken[opp, t]
         pos += 6
         hm = 0
         ho = 0
         for k in range(NK):
-            hm += S.hands[b, me, k]
-            ho += S.hands[b, opp, k]
+            hm += hands[me, k]
+            ho += hands[opp, k]
         out[pos] = hm
         out[pos + 1] = ho
         pos += 2
         on_board = 0
         for g in range(NUM_GOALS):
-            on_board += S.goal_out[b, g] == 0
+            on_board += goal_out[g] == 0
         pool = on_board - GPR if not sc[SC_OVER] else on_board
         out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
         out[pos + 1] = sc[SC_COUNTERS]
@@ -1075,7 +1096,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
         ne = sc[SC_NUM_EVENTS]
         k = min(L, ne)
         for i in range(k):
-            ev = S.events[b, ne - k + i]
+            ev = events[ne - k + i]
             row = pos + (L - k + i) * EVENT_SIZE
             out[row] = 1.0
             out[row + 1 + ev[0]] = 1.0
@@ -1100,41 +1121,47 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
         opp = 1 - me
         shape = S.cell_shape[b]
         counter = S.cell_counter[b]
+        grev = S.goal_revealed[b]  # the slot's rows, read once (as in _obs_float_range)
+        reach_me = S.reach[b, me]
+        reach_op = S.reach[b, opp]
+        key = S.cell_key[b]
+        hands, peeked, broken = S.hands[b], S.peeked[b], S.broken[b]
+        goal_out, goal_card, events = S.goal_out[b], S.goal_card[b], S.events[b]
         for c in range(HW):
             sh = shape[c]
             v = sh if sh >= 0 else EMPTY_TOKEN
-            if S.cell_key[b, c]:
+            if key[c]:
                 v |= 1 << 7
             cn = counter[c]
             if cn >= 0:
                 v |= (1 if cn == me else 2) << 8
             g = slot_of[c]
             if g >= 0:
-                v |= (1 << 11) if S.goal_revealed[b, g] else (1 << 10)
+                v |= (1 << 11) if grev[g] else (1 << 10)
             out[2 * c] = v
-            out[2 * c + 1] = S.reach[b, me, c] | (S.reach[b, opp, c] << 4)
+            out[2 * c + 1] = reach_me[c] | (reach_op[c] << 4)
         pos = 2 * HW
         hm = 0
         ho = 0
         for k in range(NK):
-            out[pos + k] = S.hands[b, me, k]
-            hm += S.hands[b, me, k]
-            ho += S.hands[b, opp, k]
+            out[pos + k] = hands[me, k]
+            hm += hands[me, k]
+            ho += hands[opp, k]
         pos += NK
         pm = 0
         po = 0
         for g in range(GPR):
-            out[pos + g] = S.goal_card[b, g] if S.peeked[b, me, g] else -1
-            pm |= S.peeked[b, me, g] << g
-            po |= S.peeked[b, opp, g] << g
+            out[pos + g] = goal_card[g] if peeked[me, g] else -1
+            pm |= peeked[me, g] << g
+            po |= peeked[opp, g] << g
         pos += GPR
         out[pos] = pm
         out[pos + 1] = po
         tm = 0
         to = 0
         for t in range(3):
-            tm |= S.broken[b, me, t] << t
-            to |= S.broken[b, opp, t] << t
+            tm |= broken[me, t] << t
+            to |= broken[opp, t] << t
         out[pos + 2] = tm
         out[pos + 3] = to
         out[pos + 4] = hm
@@ -1142,7 +1169,7 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
         pos += 6
         on_board = 0
         for g in range(NUM_GOALS):
-            on_board += S.goal_out[b, g] == 0
+            on_board += goal_out[g] == 0
         pool = on_board - GPR if not sc[SC_OVER] else on_board
         out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
         out[pos + 1] = sc[SC_COUNTERS]
@@ -1165,7 +1192,7 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
                 for k in range(5):
                     out[row + k] = -1
                 continue
-            ev = S.events[b, e]
+            ev = events[e]
             out[row] = ev[0]
             out[row + 1] = 1 if ev[1] == me else 0
             out[row + 2] = ev[2]
@@ -1247,17 +1274,17 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
     return out.reshape(*lead, out.shape[-1])
 
 
-# ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
-# ``S`` is the batch's ``ViewsRef`` (``kernel_args``): one pointer per call.
-@kernel
-def apply_mask1(S, cfg, action, out, num_legal):
-    """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
-    wk, trial = _work(cfg)
-    _apply_range(S, cfg, 0, 1, action, wk, trial)
-    _mask_range(S, cfg, 0, 1, out, num_legal)
-
-
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+# As in ``core.sab2``: ``setup``, ``apply``, ``observe_compact`` and ``step`` (only the vector environment calls
+# them) are one kernel, ``_batch``, chosen by ``op``, behind Python functions that pass placeholder arrays of fixed
+# types for what an operation does not use; ``masks``, ``observe`` and ``apply_mask1`` (one game's core state calls
+# them per decision or per clone) keep their own short-signature kernels.
+OP_STEP, OP_SETUP, OP_APPLY, OP_COMPACT = range(4)
+_NO_I64 = np.zeros(1, dtype=np.int64)
+_NO_I8 = np.zeros(1, dtype=np.int8)
+_NO_MASK = np.zeros((1, 8), dtype=np.int8)
+_NO_F32 = np.zeros((1, 1), dtype=np.float32)
+_NO_I16 = np.zeros((1, 1), dtype=np.int16)
 
 
 @helper
@@ -1266,48 +1293,26 @@ def _work(cfg):
 
 
 @kernel
-def setup(S, cfg, b0, b1, draw):
-    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
-    wk, _ = _work(cfg)
-    for b in range(b0, b1):
-        _setup(S, cfg, b, wk, draw)
-
-
-@kernel
-def masks(S, cfg, b0, b1, out, num_legal):
-    _mask_range(S, cfg, b0, b1, out, num_legal)
-
-
-@kernel
-def observe(S, cfg, rowcol, b0, b1, seats, out):
-    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
-
-
-@kernel
-def observe_compact(S, cfg, b0, b1, seats, out):
-    _obs_compact_range(S, cfg, b0, b1, seats, out)
-
-
-@kernel
-def apply(S, cfg, b0, b1, actions):
-    """Apply one (legal, unchecked) action per slot."""
+def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+           rewards, done, seats, final_returns):  # fmt: skip
+    """The batch operations over slots ``b0..b1`` (``op``: ``OP_*``; see the Python entry points below)."""
+    if op == OP_COMPACT:
+        _obs_compact_range(S, cfg, b0, b1, seats, obs_c)
+        return -1
     wk, trial = _work(cfg)
-    _apply_range(S, cfg, b0, b1, actions, wk, trial)
-
-
-@kernel
-def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
-         rewards, done, seats, final_returns):  # fmt: skip
-    """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action
-    against ``mask`` (return the first illegal slot, nothing changed), apply, record rewards and finished games
-    (final scores = nuggets), start the next game of finished slots, write masks, seats and observations."""
+    if op == OP_SETUP:
+        for b in range(b0, b1):
+            _setup(S, cfg, b, wk, obs_mode != 0)
+        return -1
+    if op == OP_APPLY:
+        _apply_range(S, cfg, b0, b1, actions, wk, trial)
+        return -1
+    # OP_STEP: the vector env's lock-step (see ``step``).
     A = cfg[H_NA]
     for b in range(b0, b1):
         a = actions[b]
         if a < 0 or a >= A or mask[b, a] == 0:
             return b
-    wk, trial = _work(cfg)
     for lo in range(b0, b1, BLOCK):
         hi = min(lo + BLOCK, b1)
         _apply_range(S, cfg, lo, hi, actions, wk, trial)
@@ -1329,3 +1334,56 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
+
+
+def setup(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, draw: bool) -> None:
+    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
+    _batch(S, cfg, _NO_F32, OP_SETUP, b0, b1, _NO_I64, _NO_MASK, _NO_I64, 1 if draw else 0, _NO_F32, _NO_I16,
+           _NO_F32, _NO_I8, _NO_I64, _NO_F32)  # fmt: skip
+
+
+def observe_compact(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, seats: NDArray[np.int64],
+                    out: NDArray[np.int16]) -> None:  # fmt: skip
+    """Compact observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    _batch(S, cfg, _NO_F32, OP_COMPACT, b0, b1, _NO_I64, _NO_MASK, _NO_I64, 1, _NO_F32, out, _NO_F32, _NO_I8, seats,
+           _NO_F32)  # fmt: skip
+
+
+def apply(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, actions: NDArray[np.int64]) -> None:
+    """Apply one (legal, unchecked) action per slot."""
+    _batch(S, cfg, _NO_F32, OP_APPLY, b0, b1, actions, _NO_MASK, _NO_I64, 2, _NO_F32, _NO_I16, _NO_F32, _NO_I8,
+           _NO_I64, _NO_F32)  # fmt: skip
+
+
+def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: int, b1: int,
+         actions: NDArray[np.int64], mask: NDArray[np.int8], num_legal: NDArray[np.int64], obs_mode: int,
+         obs_f: NDArray[np.float32], obs_c: NDArray[np.int16], rewards: NDArray[np.float32], done: NDArray[np.int8],
+         seats: NDArray[np.int64], final_returns: NDArray[np.float32]) -> int:  # fmt: skip
+    """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action
+    against ``mask`` (return the first illegal slot, nothing changed), apply, record rewards and finished games
+    (final scores = nuggets), start the next game of finished slots, write masks, seats and observations
+    (``obs_mode`` 0 float, 1 compact, 2 none)."""
+    return int(_batch(S, cfg, rowcol, OP_STEP, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c, rewards,
+                      done, seats, final_returns))  # fmt: skip
+
+
+@kernel
+def masks(S, cfg, b0, b1, out, num_legal):
+    """The legal-action rows (int8, padded) and counts of slots ``b0..b1``."""
+    _mask_range(S, cfg, b0, b1, out, num_legal)
+
+
+@kernel
+def observe(S, cfg, rowcol, b0, b1, seats, out):
+    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
+
+
+# ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
+# ``S`` is the batch's ``ViewsRef`` (``kernel_args``): one pointer per call.
+@kernel
+def apply_mask1(S, cfg, action, out, num_legal):
+    """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
+    wk, trial = _work(cfg)
+    _apply_range(S, cfg, 0, 1, action, wk, trial)
+    _mask_range(S, cfg, 0, 1, out, num_legal)

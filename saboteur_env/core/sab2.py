@@ -1,9 +1,9 @@
 """Saboteur 2 (rules reference §2) as numba kernels over a batch of games stored as struct of arrays.
 
-The port follows :mod:`saboteur_env.core.base` (fields table, config table, views over arenas, per-range helpers,
-a blocked fused ``step``). The rules are ported line by line from the numpy reference (``saboteur_env.sab2.rules``
-/ ``board`` / ``scoring`` / ``observation``); ``tests/test_core_sab2.py`` replays random games through both and
-compares masks, observations, rewards, round results, scores and fingerprints.
+The port follows :mod:`saboteur_env.core.base` (fields table, config table, views over arenas, per-range helpers, a
+blocked fused ``step``). The rules are ported line by line from the numpy reference (``saboteur_env._reference.sab2`` /
+``board`` / ``scoring`` / ``observation``); ``tests/test_core_sab2.py`` replays random games through both and compares
+masks, observations, rewards, round results, scores and fingerprints.
 
 State fields per game (shapes after the leading batch axis ``B``; ``P`` players, ``R`` rounds, ``HW`` cells,
 ``E = R * (2 * max_decisions_per_round + 4 + P)`` events):
@@ -1179,13 +1179,19 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     F = 1 + NUM_EVENT_TYPES + P + NK + P + 3
     modp = np.arange(2 * P) % P  # k % P for 0 <= k < 2P: seat offsets without a division
+    # The field arrays are read once per call: every ``S.field`` in the loop would be a load and a reference count.
+    f_sc, f_shape, f_reach, f_peeked = S.sc, S.cell_shape, S.reach, S.peeked
+    f_grev, f_gkind = S.goal_revealed, S.goal_kind
+    f_roles, f_hands, f_broken, f_trapped, f_theft = S.roles, S.hands, S.broken, S.trapped, S.theft
+    f_gold, f_hats, f_disc, f_insp, f_inspd = S.gold, S.hats_swapped, S.discarded, S.inspections, S.inspected
+    f_last, f_events = S.last_roles, S.events
     for b in range(b0, b1):
         out = obs[b]
         out[:] = 0.0
-        sc_ = S.sc[b]
+        sc_ = f_sc[b]
         seat = seats[b] if seats[b] >= 0 else sc_[SC_CURRENT]
-        shape = S.cell_shape[b]
-        reach = S.reach[b]
+        shape = f_shape[b]
+        reach = f_reach[b]
         for c in range(HW):
             sh = shape[c]
             col = sh if sh >= 0 else NO_SHAPE
@@ -1201,49 +1207,52 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
                 out[25 * HW + c] = 1.0
         for g in range(3):
             gc = cfg[H_GOAL + g]
-            gold = S.goal_kind[b, g] == K_GOLD
-            if S.goal_revealed[b, g]:
+            gold = f_gkind[b, g] == K_GOLD
+            if f_grev[b, g]:
                 out[(27 if gold else 28) * HW + gc] = 1.0
             else:
                 out[26 * HW + gc] = 1.0
-                if S.peeked[b, seat, g]:
+                if f_peeked[b, seat, g]:
                     out[(29 if gold else 30) * HW + gc] = 1.0
         pos = 31 * HW
-        out[pos + S.roles[b, seat]] = 1.0
+        out[pos + f_roles[b, seat]] = 1.0
+        hands = f_hands[b]
+        broken, insp = f_broken[b], f_insp[b]
         pos += 6
         for k in range(NUM_DK):
-            out[pos + k] = S.hands[b, seat, k]
+            out[pos + k] = hands[seat, k]
         pos += NUM_DK
         for i in range(P):
             x = modp[seat + i]
             row = pos + 14 * i
-            out[row] = S.broken[b, x, 0]
-            out[row + 1] = S.broken[b, x, 1]
-            out[row + 2] = S.broken[b, x, 2]
-            out[row + 3] = S.trapped[b, x]
-            out[row + 4] = S.theft[b, x]
-            out[row + 5] = _hand_total(S.hands[b], x)
-            out[row + 6] = S.gold[b, x]
-            out[row + 7] = S.hats_swapped[b, x]
-            out[row + 8] = S.peeked[b, x, 0]
-            out[row + 9] = S.peeked[b, x, 1]
-            out[row + 10] = S.peeked[b, x, 2]
-            out[row + 11] = S.discarded[b, x]
-            out[row + 12] = S.inspections[b, seat, x]
-            out[row + 13] = S.inspections[b, x, seat]
+            out[row] = broken[x, 0]
+            out[row + 1] = broken[x, 1]
+            out[row + 2] = broken[x, 2]
+            out[row + 3] = f_trapped[b, x]
+            out[row + 4] = f_theft[b, x]
+            out[row + 5] = _hand_total(hands, x)
+            out[row + 6] = f_gold[b, x]
+            out[row + 7] = f_hats[b, x]
+            px = f_peeked[b, x]
+            out[row + 8] = px[0]
+            out[row + 9] = px[1]
+            out[row + 10] = px[2]
+            out[row + 11] = f_disc[b, x]
+            out[row + 12] = insp[seat, x]
+            out[row + 13] = insp[x, seat]
         pos += 14 * P
         for i in range(P):
-            seen = S.inspected[b, seat, modp[seat + i]]
+            seen = f_inspd[b, seat, modp[seat + i]]
             if seen >= 0:
                 out[pos + 6 * i + seen] = 1.0
         pos += 6 * P
         if sc_[SC_NUM_SUMMARY] > 0:  # the roles of the latest round end (this round's in the theft phase)
             for i in range(P):
-                out[pos + 6 * i + S.last_roles[b, modp[seat + i]]] = 1.0
+                out[pos + 6 * i + f_last[b, modp[seat + i]]] = 1.0
         pos += 6 * P
         for i in range(P):
             for j in range(P):
-                out[pos + i * P + j] = S.inspections[b, modp[seat + i], modp[seat + j]]
+                out[pos + i * P + j] = insp[modp[seat + i], modp[seat + j]]
         pos += P * P
         out[pos] = DECK - sc_[SC_DECK_POS]
         out[pos + 1] = NUM_ROLE_CARDS - sc_[SC_RESERVE_POS]
@@ -1265,7 +1274,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
             if e < 0:
                 continue
             row = pos + i * F
-            ev = S.events[b, e]
+            ev = f_events[b, e]
             etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
             out[row] = 1.0
             out[row + 1 + etype] = 1.0
@@ -1287,55 +1296,68 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     modp = np.arange(2 * P) % P  # k % P for 0 <= k < 2P: seat offsets without a division
+    # The field arrays are read once per call: every ``S.field`` in the loop would be a load and a reference count.
+    f_sc, f_shape, f_reach, f_peeked = S.sc, S.cell_shape, S.reach, S.peeked
+    f_grev, f_gkind = S.goal_revealed, S.goal_kind
+    f_roles, f_hands, f_broken, f_trapped, f_theft = S.roles, S.hands, S.broken, S.trapped, S.theft
+    f_gold, f_hats, f_disc, f_insp, f_inspd = S.gold, S.hats_swapped, S.discarded, S.inspections, S.inspected
+    f_last, f_events = S.last_roles, S.events
     for b in range(b0, b1):
         out = obs[b]
-        sc_ = S.sc[b]
+        sc_ = f_sc[b]
         seat = seats[b] if seats[b] >= 0 else sc_[SC_CURRENT]
-        shape = S.cell_shape[b]
-        reach = S.reach[b]
+        shape = f_shape[b]
+        reach = f_reach[b]
         for c in range(HW):
             s = shape[c]
             tok = s if s >= 0 else (NO_SHAPE + 1 if isgoal[c] else NO_SHAPE)
             out[c] = tok | ((reach[c] & 15) << 7)
+        peeked = f_peeked[b, seat]
         for g in range(3):
-            if S.peeked[b, seat, g] and not S.goal_revealed[b, g]:
+            if peeked[g] and not f_grev[b, g]:
                 c = cfg[H_GOAL + g]
-                out[c] |= (1 << 11) if S.goal_kind[b, g] == K_GOLD else (1 << 12)
+                out[c] |= (1 << 11) if f_gkind[b, g] == K_GOLD else (1 << 12)
         pos = HW
-        out[pos] = S.roles[b, seat]
+        out[pos] = f_roles[b, seat]
         pos += 1
+        hands = f_hands[b]
         for k in range(NUM_DK):
-            out[pos + k] = S.hands[b, seat, k]
+            out[pos + k] = hands[seat, k]
         pos += NUM_DK
+        broken, insp = f_broken[b], f_insp[b]
         for i in range(P):
             x = modp[seat + i]
             row = pos + 14 * i
-            out[row] = S.broken[b, x, 0]
-            out[row + 1] = S.broken[b, x, 1]
-            out[row + 2] = S.broken[b, x, 2]
-            out[row + 3] = S.trapped[b, x]
-            out[row + 4] = S.theft[b, x]
-            out[row + 5] = _hand_total(S.hands[b], x)
-            out[row + 6] = S.gold[b, x]
-            out[row + 7] = S.hats_swapped[b, x]
-            out[row + 8] = S.peeked[b, x, 0]
-            out[row + 9] = S.peeked[b, x, 1]
-            out[row + 10] = S.peeked[b, x, 2]
-            out[row + 11] = S.discarded[b, x]
-            out[row + 12] = S.inspections[b, seat, x]
-            out[row + 13] = S.inspections[b, x, seat]
+            out[row] = broken[x, 0]
+            out[row + 1] = broken[x, 1]
+            out[row + 2] = broken[x, 2]
+            out[row + 3] = f_trapped[b, x]
+            out[row + 4] = f_theft[b, x]
+            out[row + 5] = _hand_total(hands, x)
+            out[row + 6] = f_gold[b, x]
+            out[row + 7] = f_hats[b, x]
+            px = f_peeked[b, x]
+            out[row + 8] = px[0]
+            out[row + 9] = px[1]
+            out[row + 10] = px[2]
+            out[row + 11] = f_disc[b, x]
+            out[row + 12] = insp[seat, x]
+            out[row + 13] = insp[x, seat]
         pos += 14 * P
+        inspd = f_inspd[b, seat]
         for i in range(P):
-            out[pos + i] = S.inspected[b, seat, modp[seat + i]]
+            out[pos + i] = inspd[modp[seat + i]]
         pos += P
         has_last = sc_[SC_NUM_SUMMARY] > 0
+        last = f_last[b]
         for i in range(P):
-            out[pos + i] = S.last_roles[b, modp[seat + i]] if has_last else -1
+            out[pos + i] = last[modp[seat + i]] if has_last else -1
         pos += P
         for i in range(P):
             bits = 0
+            xi = modp[seat + i]
             for j in range(P):
-                if S.inspections[b, modp[seat + i], modp[seat + j]]:
+                if insp[xi, modp[seat + j]]:
                     bits |= 1 << j
             out[pos + i] = bits
         pos += P
@@ -1351,6 +1373,7 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
         pos += 8
         ne = sc_[SC_NUM_EVENTS]
         first = ne - L
+        events = f_events[b]
         for i in range(L):
             e = first + i
             row = pos + 6 * i
@@ -1358,7 +1381,7 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
                 for k in range(6):
                     out[row + k] = -1
                 continue
-            ev = S.events[b, e]
+            ev = events[e]
             out[row] = ev[0]
             out[row + 1] = modp[ev[1] - seat + P] if ev[1] >= 0 else -1
             out[row + 2] = ev[2]
@@ -1441,6 +1464,21 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
+# The batch operations that only the vector environment calls (``setup``, ``apply``, ``observe_compact``, ``step``)
+# are one compiled kernel, ``_batch``, chosen by ``op``: each kernel costs its own compile on top of the helpers it
+# links (about 0.3-0.7 s here), and these four always compile together. The Python functions below keep the
+# module's entry points (``core.batch``'s contract) and pass placeholder arrays of fixed types for what an operation
+# does not use (one specialisation). ``masks``, ``observe`` and ``apply_mask1`` keep their own short-signature
+# kernels: one game's core state calls them once per decision or per clone, and a call's cost grows with its number
+# of array arguments (16 arguments: about 2.5 us more per call).
+OP_STEP, OP_SETUP, OP_APPLY, OP_COMPACT = range(4)
+_NO_I64 = np.zeros(1, dtype=np.int64)
+_NO_I8 = np.zeros(1, dtype=np.int8)
+_NO_MASK = np.zeros((1, 8), dtype=np.int8)
+_NO_F32 = np.zeros((1, 1), dtype=np.float32)
+_NO_I16 = np.zeros((1, 1), dtype=np.int16)
+
+
 @helper
 def _stacks(cfg):
     n = 8 * cfg[H_HW] + 8  # every entry adds at least one new arm: at most 4 per cell, twice for safety
@@ -1448,50 +1486,27 @@ def _stacks(cfg):
 
 
 @kernel
-def setup(S, cfg, b0, b1, draw):
-    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
+def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
+           rewards, done, seats, final_returns):  # fmt: skip
+    """The batch operations over slots ``b0..b1`` (``op``: ``OP_*``; see the Python entry points below)."""
+    if op == OP_COMPACT:
+        _obs_compact_range(S, cfg, b0, b1, seats, obs_c)
+        return -1
     stack_c, stack_b = _stacks(cfg)
-    for b in range(b0, b1):
-        _setup(S, cfg, b, stack_c, stack_b, draw)
-
-
-@kernel
-def masks(S, cfg, b0, b1, out, num_legal):
-    _mask_range(S, cfg, b0, b1, out, num_legal)
-
-
-@kernel
-def observe(S, cfg, rowcol, b0, b1, seats, out):
-    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
-
-
-@kernel
-def observe_compact(S, cfg, b0, b1, seats, out):
-    _obs_compact_range(S, cfg, b0, b1, seats, out)
-
-
-@kernel
-def apply(S, cfg, b0, b1, actions):
-    """Apply one (legal, unchecked) action per slot."""
-    stack_c, stack_b = _stacks(cfg)
-    _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b)
-
-
-@kernel
-def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
-         rewards, done, seats, final_returns):  # fmt: skip
-    """The vector env's lock-step over slots ``b0..b1`` (as ``core.base.step``): check every action against
-    ``mask``, apply, record rewards and finished games (final returns = gold), start the next game in finished
-    slots, then write masks, seats and observations (``obs_mode`` 0 float, 1 compact, 2 none). Returns -1, or the
-    first slot whose action is illegal (then nothing changed)."""
+    if op == OP_SETUP:
+        for b in range(b0, b1):
+            _setup(S, cfg, b, stack_c, stack_b, obs_mode != 0)
+        return -1
+    if op == OP_APPLY:
+        _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b)
+        return -1
+    # OP_STEP: the vector env's lock-step (see ``step``).
     A = cfg[H_NA]
     P = cfg[H_P]
     for b in range(b0, b1):
         a = actions[b]
         if a < 0 or a >= A or mask[b, a] == 0:
             return b
-    stack_c, stack_b = _stacks(cfg)
     for lo in range(b0, b1, BLOCK):
         hi = min(lo + BLOCK, b1)
         _apply_range(S, cfg, lo, hi, actions, stack_c, stack_b)
@@ -1513,6 +1528,49 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
+
+
+def setup(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, draw: bool) -> None:
+    """New games in slots ``b0..b1`` (drawn from each slot's generator words when ``draw``)."""
+    _batch(S, cfg, _NO_F32, OP_SETUP, b0, b1, _NO_I64, _NO_MASK, _NO_I64, 1 if draw else 0, _NO_F32, _NO_I16,
+           _NO_F32, _NO_I8, _NO_I64, _NO_F32)  # fmt: skip
+
+
+def observe_compact(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, seats: NDArray[np.int64],
+                    out: NDArray[np.int16]) -> None:  # fmt: skip
+    """Compact observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    _batch(S, cfg, _NO_F32, OP_COMPACT, b0, b1, _NO_I64, _NO_MASK, _NO_I64, 1, _NO_F32, out, _NO_F32, _NO_I8, seats,
+           _NO_F32)  # fmt: skip
+
+
+def apply(S: ViewsRef, cfg: NDArray[np.int64], b0: int, b1: int, actions: NDArray[np.int64]) -> None:
+    """Apply one (legal, unchecked) action per slot."""
+    _batch(S, cfg, _NO_F32, OP_APPLY, b0, b1, actions, _NO_MASK, _NO_I64, 2, _NO_F32, _NO_I16, _NO_F32, _NO_I8,
+           _NO_I64, _NO_F32)  # fmt: skip
+
+
+def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: int, b1: int,
+         actions: NDArray[np.int64], mask: NDArray[np.int8], num_legal: NDArray[np.int64], obs_mode: int,
+         obs_f: NDArray[np.float32], obs_c: NDArray[np.int16], rewards: NDArray[np.float32], done: NDArray[np.int8],
+         seats: NDArray[np.int64], final_returns: NDArray[np.float32]) -> int:  # fmt: skip
+    """The vector env's lock-step over slots ``b0..b1`` (as ``core.base.step``): check every action against
+    ``mask``, apply, record rewards and finished games (final returns = gold), start the next game in finished
+    slots, then write masks, seats and observations (``obs_mode`` 0 float, 1 compact, 2 none). Returns -1, or the
+    first slot whose action is illegal (then nothing changed)."""
+    return int(_batch(S, cfg, rowcol, OP_STEP, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c, rewards,
+                      done, seats, final_returns))  # fmt: skip
+
+
+@kernel
+def masks(S, cfg, b0, b1, out, num_legal):
+    """The legal-action rows (int8, padded) and counts of slots ``b0..b1``."""
+    _mask_range(S, cfg, b0, b1, out, num_legal)
+
+
+@kernel
+def observe(S, cfg, rowcol, b0, b1, seats, out):
+    """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
