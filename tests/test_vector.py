@@ -350,3 +350,68 @@ def test_copy_false_outputs_refuse_writes() -> None:
         assert np.array_equal(obs2, env.observe(compact=obs_format == "compact"))  # the kernels still write
         assert not np.array_equal(before, obs2)
         env.close()
+
+
+def _vector_equals_reference(cfg: GameConfig, num_envs: int, games: int, obs_format: str, threads: int,
+                             seed: int) -> int:  # fmt: skip
+    """Play ``VectorEnv`` (the fused lock-step with its incremental rows) against one numpy reference game per
+    slot until ``games`` games have finished: seat, mask, observation (float, or compact expanded), rewards,
+    terminations and final scores must agree after every decision. Returns the games finished."""
+    from saboteur_env._reference import base as rb
+    from saboteur_env._reference import duel as rd
+    from saboteur_env._reference import sab2 as rs
+
+    ref_variant = {"base": rb.REFERENCE, "sab2": rs.REFERENCE, "duel": rd.REFERENCE}[cfg.game]
+    env = VectorEnv(num_envs, config=cfg, obs_format=obs_format, num_threads=threads, copy=False)
+    obs, info = env.reset(seed=seed)
+    gens = [np.random.default_rng(seed + b) for b in range(num_envs)]
+    refs = [ref_variant.new_game(cfg, g) for g in gens]
+    sampler = LegalSampler(seed)
+    finished, p = 0, cfg.num_players
+    while finished < games:
+        full = obs if obs_format == "float" else expand_compact(obs, cfg)
+        for b, ref in enumerate(refs):
+            assert info["seat"][b] == ref.current
+            assert np.array_equal(info["action_mask"][b].astype(bool), ref_variant.legal_action_mask(ref))
+            assert np.array_equal(full[b], ref_variant.encode_observation(ref, ref.current)), (cfg, b)
+        actions = env.sample_actions(sampler)
+        obs, rewards, term, _, info = env.step(actions)
+        for b in range(num_envs):
+            ref = ref_variant.apply_action(refs[b], int(actions[b]), inplace=True)
+            expected = ref.last_rewards if ref.round_just_ended else np.zeros(p)
+            assert np.array_equal(rewards[b], np.asarray(expected, dtype=np.float32)), (cfg, b)
+            assert term[b] == ref.game_over
+            if ref.game_over:
+                assert np.array_equal(info["final_returns"][b], ref_variant.returns(ref).astype(np.float32))
+                refs[b] = ref_variant.new_game(cfg, gens[b])
+                finished += 1
+    env.close()
+    return finished
+
+
+VECTOR_EQUIVALENCE = [
+    *(GameConfig(num_players=n) for n in range(3, 11)),
+    *(GameConfig(game="sab2", num_players=n) for n in (2, 3, 5, 7, 9, 12)),
+    GameConfig(game="sab2", num_players=6, rules="official"),
+    GameConfig(game="duel"),
+    GameConfig(game="duel", duel_layout="official_5x10"),
+]
+
+
+@pytest.mark.parametrize("cfg", VECTOR_EQUIVALENCE[::4], ids=repr)
+def test_vector_env_equals_the_reference_engine(cfg: GameConfig) -> None:
+    """A few games per variant in the default run (the slow tier below plays 2,000+ per game)."""
+    assert _vector_equals_reference(cfg, 4, 4, "float", 1, 7) >= 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
+def test_vector_env_equals_the_reference_engine_slow(game: str) -> None:
+    """Issue 13's equivalence proof for the vector env: >= 2,000 games per game across its player counts and
+    options, float and compact observations, one and two threads."""
+    cfgs = [c for c in VECTOR_EQUIVALENCE if c.game == game]
+    per = -(-2000 // len(cfgs))
+    total = 0
+    for i, cfg in enumerate(cfgs):
+        total += _vector_equals_reference(cfg, 32, per, ("float", "compact")[i % 2], 1 + i % 2, 100 + i)
+    assert total >= 2000
