@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The standard-tier runs behind docs/agent_ladder.md (the claims table): 2,000 games per cell at 5 and 7 players,
-# duplicate deals (game g of every cell uses seed g). About 70 minutes of tournament on 2 cores, then ~40 minutes of
+# The runs behind docs/agent_ladder.md (the claims table): GAMES per cell (default 2,000; the docs' tables used
+# GAMES=1000: 74 minutes of tournament and 16 of report on a loaded 2-core machine) at 5 and 7 players,
+# duplicate deals (game g of every cell uses seed g). At 2,000: about 70 minutes of tournament on 2 cores, then ~40 minutes of
 # report (game-level bootstrap intervals, ratings re-run 50 times, T7 calibration re-plays). Resumable.
 #
 # Agent seeds are sealed (experiments/rounds.py): set SECRET=<hex> to reproduce a previous run's agent randomness
