@@ -195,6 +195,10 @@ Version History
   ``reward_range`` / ``final_ranking`` / ``card_conservation`` are in ``<game>.scoring``, Saboteur 2's
   ``action_layout`` in ``saboteur_env.sab2.actions``; subclass ``saboteur_env.variants.BaseGame`` (``Sab2Game``,
   ``DuelGame``) for a game on the same rules. Games, spaces and observations are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): ``VectorEnv(copy=False)`` returns read-only views (its step now rewrites only
+  what changed in its observation and mask rows); the base game's core state has two more fields (``obs_cells``,
+  ``mask_cells``), so self-play checkpoints of earlier versions are refused with a clear error. Games, spaces and
+  observations are unchanged.
 """
 
 from __future__ import annotations
