@@ -290,3 +290,35 @@ def test_browser__the_replay_viewer_steps_and_shows_the_truth_only_when_omniscie
                       f"return f.split('(the true card)').length - 1 === {truth} && f")  # fmt: skip
         assert ("role: " in shown) == (viewer == "omniscient")
     assert driver.execute_script(frame).count("data-cell") == 0  # replay frames are pictures, not a playable board
+
+
+def test_browser__a_late_answer_for_an_earlier_viewer_never_replaces_the_latest(server, browser):
+    """Frames answers can arrive out of order (a slow public view requested before the omniscient one): the page
+    shows the frames of the latest choice only. The test delays every public-view answer by 1.5 s."""
+    from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
+
+    url, _ = server
+    driver = browser
+    cfg = GameConfig(game="sab2", num_players=3, rounds=1)
+    state, actions = new_game(cfg, np.random.default_rng(2)), []
+    for _ in range(4):
+        actions.append(int(np.flatnonzero(legal_action_mask(state))[-1]))
+        state = apply_action(state, actions[-1])
+    driver.get(url + "#replay")
+    _wait(driver, "return document.body.dataset.ready")
+    driver.execute_script("const g = document.getElementById('r-game'); g.value = 'sab2'; g.onchange();"
+                          "document.getElementById('r-players').value = '3';"
+                          "document.getElementById('r-seed').value = '2';"
+                          "document.getElementById('r-actions').value = arguments[0];", " ".join(map(str, actions)))
+    driver.find_element("id", "r-load").click()
+    _wait(driver, "return !document.getElementById('viewer').hidden && document.getElementById('r-frame').innerHTML")
+    driver.execute_script(
+        "const real = window.fetch; window.fetch = async (p, i) => {"
+        " const r = await real(p, i); if (String(p).includes('viewer=public'))"
+        " await new Promise(ok => setTimeout(ok, 1500)); return r; };"
+        "const v = document.getElementById('r-viewer');"
+        "v.value = 'public'; v.onchange(); v.value = 'omniscient'; v.onchange();"
+    )
+    _wait(driver, "return document.getElementById('r-frame').innerHTML.includes('(the true card)')")
+    time.sleep(2.0)  # the delayed public answer has arrived by now
+    assert "(the true card)" in driver.execute_script("return document.getElementById('r-frame').innerHTML")

@@ -380,15 +380,19 @@ async function loadReplay(body) {
   } catch (e) { showError(e.message); }
 }
 
+let framesTicket = 0;  // answers can arrive out of order: only the latest request's frames are shown
+
 async function loadFrames() {
+  const ticket = ++framesTicket;
   try {
     const data = await api(`/api/replays/${replay.id}?viewer=${encodeURIComponent($("r-viewer").value)}`);
+    if (ticket !== framesTicket) return;  // the viewer was changed again while this answer was on its way
     replay.frames = data.frames;
     $("r-slider").max = data.frames.length - 1;
     $("viewer").hidden = false;
     showError("");
     showFrame(Math.min(replay.i, data.frames.length - 1));
-  } catch (e) { showError(e.message); }
+  } catch (e) { if (ticket === framesTicket) showError(e.message); }
 }
 
 function showFrame(k) {
