@@ -261,14 +261,13 @@ def test_browser__the_agents_moves_play_one_by_one_a_click_skips_and_reduced_mot
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
-def test_browser__the_replay_viewer_steps_and_shows_the_truth_only_when_omniscient(server, browser):
+def _load_sab2_replay(driver: Any, url: str, moves: int) -> None:
+    """Open the replay viewer on a 3-player Saboteur 2 game (seed 2) of ``moves`` moves and wait for its frames."""
     from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
 
-    url, _ = server
-    driver = browser
     cfg = GameConfig(game="sab2", num_players=3, rounds=1)
     state, actions = new_game(cfg, np.random.default_rng(2)), []
-    for _ in range(8):
+    for _ in range(moves):
         actions.append(int(np.flatnonzero(legal_action_mask(state))[-1]))
         state = apply_action(state, actions[-1])
     driver.get(url + "#replay")
@@ -279,6 +278,12 @@ def test_browser__the_replay_viewer_steps_and_shows_the_truth_only_when_omniscie
                           "document.getElementById('r-actions').value = arguments[0];", " ".join(map(str, actions)))
     driver.find_element("id", "r-load").click()
     _wait(driver, "return !document.getElementById('viewer').hidden && document.getElementById('r-frame').innerHTML")
+
+
+def test_browser__the_replay_viewer_steps_and_shows_the_truth_only_when_omniscient(server, browser):
+    url, _ = server
+    driver = browser
+    _load_sab2_replay(driver, url, 8)
     assert driver.find_element("id", "r-pos").text == "0 / 8"
     driver.find_element("id", "r-next").click()
     assert driver.find_element("id", "r-pos").text.startswith("1 / 8")
@@ -295,23 +300,9 @@ def test_browser__the_replay_viewer_steps_and_shows_the_truth_only_when_omniscie
 def test_browser__a_late_answer_for_an_earlier_viewer_never_replaces_the_latest(server, browser):
     """Frames answers can arrive out of order (a slow public view requested before the omniscient one): the page
     shows the frames of the latest choice only. The test delays every public-view answer by 1.5 s."""
-    from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
-
     url, _ = server
     driver = browser
-    cfg = GameConfig(game="sab2", num_players=3, rounds=1)
-    state, actions = new_game(cfg, np.random.default_rng(2)), []
-    for _ in range(4):
-        actions.append(int(np.flatnonzero(legal_action_mask(state))[-1]))
-        state = apply_action(state, actions[-1])
-    driver.get(url + "#replay")
-    _wait(driver, "return document.body.dataset.ready")
-    driver.execute_script("const g = document.getElementById('r-game'); g.value = 'sab2'; g.onchange();"
-                          "document.getElementById('r-players').value = '3';"
-                          "document.getElementById('r-seed').value = '2';"
-                          "document.getElementById('r-actions').value = arguments[0];", " ".join(map(str, actions)))
-    driver.find_element("id", "r-load").click()
-    _wait(driver, "return !document.getElementById('viewer').hidden && document.getElementById('r-frame').innerHTML")
+    _load_sab2_replay(driver, url, 4)
     driver.execute_script(
         "const real = window.fetch; window.fetch = async (p, i) => {"
         " const r = await real(p, i); if (String(p).includes('viewer=public'))"
