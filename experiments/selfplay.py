@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents import make_agent
-from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, role_names, role_slice
+from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, num_actions, observation_layout
 from saboteur_env.vector import VectorEnv
@@ -88,6 +88,7 @@ class Args:
     eval_games: int = 60  # paired deals per ladder check
     eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
     tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
+    init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.imitate's)
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -256,6 +257,29 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
     return path
 
 
+def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
+    """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.imitate``'s) into a :class:`Policy` of
+    the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
+    pol = NumpyPolicy(path)
+    pol.check_config(config)
+    want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
+            "num_heads": model.num_heads, "role_slice": [model.role_start, model.role_stop]}  # fmt: skip
+    got = {k: pol.meta.get(k) for k in want}
+    if got != want:
+        raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
+    w = pol.w
+    a = model.num_actions
+    with torch.no_grad():
+        for i, layer in enumerate((model.fc0, model.fc1)):
+            layer.weight.copy_(torch.from_numpy(w[f"w{i}"].T.copy()))
+            layer.bias.copy_(torch.from_numpy(w[f"b{i}"].copy()))
+        for r in range(model.num_heads):
+            model.pi_w.weight[r * a : (r + 1) * a] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
+            model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
+            model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
+            model.v.bias[r] = float(w[f"v_b{r}"][0])
+
+
 # ---- the rollout with per-seat turn accounting --------------------------------------------------------------------
 class Rollout:
     """Decisions of ``rows`` vector steps plus up to one carried decision per (slot, seat), and their credit.
@@ -416,6 +440,8 @@ class Trainer:
         self.gen = torch.Generator().manual_seed(args.seed)
         self.env = VectorEnv(args.num_envs, config=self.config, copy=False)
         self.model = Policy(self.config, args.hidden, args.role_heads)
+        if args.init:
+            load_npz(self.model, args.init, self.config)
         self.optim = torch.optim.Adam(self.model.parameters(), lr=args.lr, eps=1e-5)
         n = self.config.num_players
         self.roll = Rollout(args.rollout, args.num_envs, n, self.model.obs_size, self.model.num_actions)
@@ -752,6 +778,7 @@ HELP = {
     "eval_every": "iterations between paired ladder checks (0: none)",
     "eval_games": "paired deals per ladder check",
     "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
+    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.imitate's output)",
 }
 
 

@@ -50,8 +50,11 @@ MAX_TOTAL_BYTES = 10 << 20
 COMMON = ("--num-envs", "128", "--rollout", "64", "--epochs", "4", "--minibatches", "4", "--lr", "5e-4",
           "--league", "0.7", "--snapshot-every", "10", "--pool-size", "4", "--checkpoint-every", "10",
           "--log-every", "30", "--no-tensorboard")  # fmt: skip
+# The imitation warm start's fitting settings shared by every entry that has one.
+IMITATE = ("--epochs", "10", "--workers", "2")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
-TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py")
+TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py",
+                 "experiments/imitate.py")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class Entry:
     hidden: int = 64
     role_heads: bool = True
     league_agents: str = "heuristic"
+    imitate: int = 0  # teacher decisions of the imitation warm start (0: PPO from scratch)
+    teacher: str = "expert"
+    partners: str = "heuristic,expert"
+    ppo: tuple[str, ...] = ()  # PPO settings after an imitation start (empty: COMMON)
 
     @property
     def name(self) -> str:
@@ -74,10 +81,24 @@ class Entry:
     def key(self) -> str:
         return f"{self.game}:{self.players}"
 
+    def imitate_argv(self, out: Path | str) -> list[str]:
+        """``python -m experiments.imitate`` arguments of the warm start (empty without one)."""
+        if not self.imitate:
+            return []
+        argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
+                "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
+                "--hidden", str(self.hidden), *IMITATE, "--out", str(out)]  # fmt: skip
+        return argv + ([] if self.role_heads else ["--no-role-heads"])
+
     def train_argv(self, out: Path | str) -> list[str]:
+        """``python -m experiments.selfplay`` arguments (empty: the imitation policy is shipped as it is)."""
+        if self.imitate and not self.decisions:
+            return []
         argv = ["--game", self.game, "--players", str(self.players), "--steps", str(self.decisions),
                 "--seed", str(self.seed), "--hidden", str(self.hidden), "--league-agents", self.league_agents,
-                *COMMON, "--out", str(out)]  # fmt: skip
+                *(self.ppo or COMMON), "--out", str(out)]  # fmt: skip
+        if self.imitate:
+            argv += ["--init", str(Path(out) / "imitate" / "policy.npz")]
         return argv + (["--role-heads"] if self.role_heads else [])
 
     def opponents(self) -> tuple[str, ...]:
@@ -91,16 +112,16 @@ class Entry:
 # The budget (learner decisions) is what fixes a run; base 5 players gets the largest. Saboteur 2 has no role heads:
 # six heads of its 2,949 actions would triple the file. Measured wall times are in the manifest.
 ENTRIES: tuple[Entry, ...] = (
-    Entry("base", 5, seed=1405, decisions=1_800_000),
-    Entry("base", 3, seed=1403, decisions=300_000),
-    Entry("base", 4, seed=1404, decisions=150_000),
-    Entry("base", 6, seed=1406, decisions=150_000),
-    Entry("base", 7, seed=1407, decisions=60_000),
-    Entry("base", 8, seed=1408, decisions=60_000),
-    Entry("base", 9, seed=1409, decisions=50_000),
-    Entry("base", 10, seed=1410, decisions=50_000),
-    Entry("sab2", 5, seed=1425, decisions=120_000, role_heads=False),
-    Entry("duel", 2, seed=1402, decisions=100_000, league_agents="greedy"),
+    Entry("base", 5, seed=1405, decisions=0, imitate=300_000),
+    Entry("base", 4, seed=1404, decisions=0, imitate=300_000),
+    Entry("base", 7, seed=1407, decisions=0, imitate=300_000),
+    Entry("base", 10, seed=1410, decisions=0, imitate=300_000),
+    Entry("base", 3, seed=1403, decisions=0, imitate=150_000),
+    Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
+    Entry("base", 8, seed=1408, decisions=0, imitate=150_000),
+    Entry("base", 9, seed=1409, decisions=0, imitate=150_000),
+    Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=150_000),
+    Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=60_000, partners="greedy,expert"),
 )
 
 
@@ -166,7 +187,13 @@ def git_state(commit: str = "") -> dict[str, Any]:
 
 
 def command_text(entry: Entry, out: Path | str) -> str:
-    return shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)])
+    """The commands an entry runs, joined by ``&&``: the imitation warm start, then PPO (either may be absent)."""
+    parts = []
+    if entry.imitate:
+        parts.append(shlex.join(["python", "-m", "experiments.imitate", *entry.imitate_argv(Path(out) / "imitate")]))
+    if entry.train_argv(out):
+        parts.append(shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)]))
+    return " && ".join(parts)
 
 
 def to_half(src: Path, dst: Path) -> None:
@@ -184,11 +211,13 @@ def to_half(src: Path, dst: Path) -> None:
 
 
 def settings(argv: list[str]) -> list[str]:
-    """A training command without its output folder (which does not change what is computed)."""
+    """A training command without its output folder and the warm start's path in it (which do not change what is
+    computed: the warm start is fixed by its own command)."""
     out = list(argv)
-    if "--out" in out:
-        i = out.index("--out")
-        del out[i : i + 2]
+    for flag in ("--out", "--init"):
+        if flag in out:
+            i = out.index(flag)
+            del out[i : i + 2]
     return out
 
 
@@ -198,28 +227,36 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
     path = POLICY_DIR / f"{entry.name}.npz"
     if not isinstance(rec, dict) or not path.exists() or rec.get("sha256") != sha256(path):
         return False
-    return settings(rec.get("training", {}).get("argv", [])) == settings(entry.train_argv(""))
+    t = rec.get("training", {})
+    same_ppo = settings(t.get("argv", [])) == settings(entry.train_argv(""))
+    return same_ppo and settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
 
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     """Train ``entry`` from scratch in this process, export it as float16, return its manifest record."""
-    from experiments import selfplay
+    from experiments import imitate, selfplay
 
     out = runs / entry.name
     for stale in ("checkpoint.pt", "policy.npz", "progress.csv"):  # from scratch: deterministic
         (out / stale).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    argv = entry.train_argv(out)
+    argv, im_argv = entry.train_argv(out), entry.imitate_argv(out / "imitate")
     state = git_state(commit)
     print(f"== {entry.name}: {command_text(entry, out)}", file=sys.stderr, flush=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
-    args = selfplay.parse_args(argv)
-    trainer = selfplay.Trainer(args)
-    trainer.train()
+    decisions, im_meta = 0, None
+    if im_argv:  # data.npz of an earlier run with the same collection options is reused
+        im_meta = imitate.run(imitate.parse_args(im_argv))
+        result = out / "imitate" / "policy.npz"
+    t1 = time.perf_counter()
+    if argv:
+        trainer = selfplay.Trainer(selfplay.parse_args(argv))
+        trainer.train()
+        decisions, result = int(trainer.decisions), out / "policy.npz"
     wall = time.perf_counter() - t0
     dst = POLICY_DIR / f"{entry.name}.npz"
-    to_half(out / "policy.npz", dst)
+    to_half(result, dst)
     return {
         "file": dst.name,
         "game": entry.game,
@@ -232,7 +269,13 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "argv": argv,
             "reproduce": f"python -m experiments.ship_policies --only {entry.key} --force",
             "seed": entry.seed,
-            "decisions": int(trainer.decisions),
+            "imitate_argv": im_argv,
+            "imitate": None if im_meta is None else {
+                "teacher": entry.teacher, "partners": entry.partners, "decisions": im_meta["decisions"],
+                "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
+                "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
+                "wall_s": round(t1 - t0, 1)},
+            "decisions": decisions,
             "budget_decisions": entry.decisions,
             "wall_s": round(wall, 1),
             "started_utc": started,

@@ -953,6 +953,9 @@ class Summary:
         self.seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
         # cell -> seed -> [won as miner, rounds as miner, won as saboteur, rounds as saboteur]
         self.seat_wins: dict[tuple[int, str, str, str], dict[int, list[int]]] = {}
+        # cell -> seed -> the seat's nuggets won in its rounds as [miner, saboteur] (the deal fixes each round's
+        # roles, so the same seed gives the seat the same roles whoever plays it: per-role pairs)
+        self.seat_role_nuggets: dict[tuple[int, str, str, str], dict[int, list[float]]] = {}
 
     def add(self, records: list[dict]) -> None:
         h = records[0]["header"]
@@ -966,17 +969,20 @@ class Summary:
             seat = h["insert_seat"]
             self.seat_nuggets.setdefault(key, {})[h["seed"]] = float(sum(r["end"]["nuggets"][seat] for r in records))
             wins = self.seat_wins.setdefault(key, {}).setdefault(h["seed"], [0, 0, 0, 0])
+            by_role = self.seat_role_nuggets.setdefault(key, {}).setdefault(h["seed"], [0.0, 0.0])
             for r in records:
                 role = r["header"]["roles"][seat]
                 wins[2 * role] += r["end"]["winner"] == ("saboteurs" if role else "gold-diggers")
                 wins[2 * role + 1] += 1
+                by_role[role] += float(r["end"]["nuggets"][seat])
 
     def table(self) -> str:
         """Miner win rate per cell (a game = the share of its rounds won) with a 95% bootstrap interval over games.
 
         With inserted seats, a second table gives the inserted agent's nuggets per game (bootstrap 95% interval)
         and its team's round win rate by role, and a third the paired difference in nuggets per game between each
-        insert and the first one listed, over the same seeds (same deals, same seat; bootstrap over seeds).
+        insert and the first one listed, over the same seeds (same deals, same seat; bootstrap over seeds), in all
+        and per role (the nuggets of the seat's rounds in that role, over the games where it played that role).
         """
         with_insert = any(k[3] for k in self.games)
         width = max([12, *(len(k[3]) for k in self.games)])
@@ -1022,6 +1028,15 @@ class Summary:
                     d, lo, hi, k = paired_difference(self.seat_nuggets[(n, m, s, other)],
                                                      self.seat_nuggets[(n, m, s, ref)])  # fmt: skip
                     lines.append(f"  N={n} {m}/{s}: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
+                    for role, name in ((0, "miner"), (1, "saboteur")):
+                        # Games where the seat played this role in at least one round; the nuggets of those rounds.
+                        a_k, b_k = self.seat_wins[(n, m, s, other)], self.seat_wins[(n, m, s, ref)]
+                        a_n, b_n = self.seat_role_nuggets[(n, m, s, other)], self.seat_role_nuggets[(n, m, s, ref)]
+                        a = {g: v[role] for g, v in a_n.items() if a_k[g][2 * role + 1]}
+                        b = {g: v[role] for g, v in b_n.items() if b_k[g][2 * role + 1]}
+                        d, lo, hi, k = paired_difference(a, b)
+                        lines.append(f"      as {name:<8}: {d:+.2f} [{lo:+.2f}, {hi:+.2f}] nuggets per game over {k} "
+                                     f"games with {name} rounds")  # fmt: skip
         if any(oracle_name(x) for key in self.games for x in key[1:] if x):
             lines += ["", ORACLE_NOTE]
         return "\n".join(lines)

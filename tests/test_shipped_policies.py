@@ -219,14 +219,27 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     pytest.importorskip("torch")
     from experiments import selfplay, ship_policies
 
+    from experiments import imitate
+
     t = rec["training"]
-    words = shlex.split(t["command"])
-    assert words[:3] == ["python", "-m", "experiments.selfplay"] and words[3:] == t["argv"]
-    args = selfplay.parse_args(words[3:])
-    assert (args.game, args.players, args.seed, args.steps) == (rec["game"], rec["players"], t["seed"],
-                                                               t["budget_decisions"])  # fmt: skip
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
-    assert ship_policies.settings(t["argv"]) == ship_policies.settings(entry.train_argv("x"))
+    parts = [shlex.split(p) for p in t["command"].split(" && ")]
+    assert [w[:3] for w in parts] == [["python", "-m", "experiments.imitate"]] * bool(entry.imitate) + [
+        ["python", "-m", "experiments.selfplay"]
+    ] * bool(entry.train_argv("x"))
+    for words in parts:
+        if words[2] == "experiments.imitate":
+            assert words[3:] == t["imitate_argv"]
+            opt = imitate.parse_args(words[3:])
+            assert (opt.game, opt.players, opt.seed, opt.decisions) == (rec["game"], rec["players"], t["seed"],
+                                                                        entry.imitate)  # fmt: skip
+            assert ship_policies.settings(words[3:]) == ship_policies.settings(entry.imitate_argv("x"))
+        else:
+            assert words[3:] == t["argv"]
+            args = selfplay.parse_args(words[3:])
+            assert (args.game, args.players, args.seed, args.steps) == (rec["game"], rec["players"], t["seed"],
+                                                                       t["budget_decisions"])  # fmt: skip
+            assert ship_policies.settings(t["argv"]) == ship_policies.settings(entry.train_argv("x"))
     assert entry.seed == t["seed"] and entry.decisions == t["budget_decisions"]
     assert ship_policies.is_done(entry, {"policies": {name: rec}})  # the declared data is what was shipped
     again = shlex.split(t["reproduce"])
@@ -270,6 +283,8 @@ def test_ship_script__is_done_needs_the_same_file_and_settings(tmp_path: Path) -
     assert ship_policies.is_done(entry, {"policies": {name: rec}})
     assert not ship_policies.is_done(entry, {"policies": {name: {**rec, "sha256": "0" * 64}}})
     other = {**rec, "training": {**rec["training"], "argv": [*entry.train_argv("x"), "--lr", "1e-3"]}}
+    assert not ship_policies.is_done(entry, {"policies": {name: other}})
+    other = {**rec, "training": {**rec["training"], "imitate_argv": [*entry.imitate_argv("x"), "--epochs", "3"]}}
     assert not ship_policies.is_done(entry, {"policies": {name: other}})
     assert not ship_policies.is_done(entry, {"policies": {}})
     assert zipfile.is_zipfile(ship_policies.POLICY_DIR / rec["file"])

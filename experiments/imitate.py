@@ -1,0 +1,458 @@
+"""Imitation warm start for self-play (issue 14): ``python -m experiments.imitate --game base --players 5``.
+
+Behaviour cloning of a scripted teacher (``expert`` by default) into the network of :mod:`experiments.selfplay`,
+so that PPO starts from a policy that already digs, blocks and maps like a player instead of from random play
+(pure self-play from scratch stays near random: docs/selfplay.md). The result is an ordinary ``policy.npz``
+(``make_agent("learned:OUT/policy.npz", config)``) and ``python -m experiments.selfplay --init OUT/policy.npz``
+continues from it.
+
+1. **Collect** (:func:`collect`): games on :class:`saboteur_env.vector.VectorEnv`; in each new game every seat is
+   the teacher with probability ``--teacher-share`` (at least one seat), the others one partner agent drawn from
+   ``--partners``. Every teacher decision is recorded: the seat's float observation (sparse: about 8% of it is
+   nonzero), its legal actions, the teacher's action and the seat's discounted return from that decision on, with
+   the per-seat turn accounting of the PPO trainer (a transition ends at the seat's next decision and carries
+   what it earned meanwhile; ``gamma`` per transition), so the value head starts where PPO will use it. Games
+   still running when the budget is reached are discarded (their returns are unknown). ``--workers`` processes
+   collect on disjoint seed streams (worker ``w``: its own stream and an equal share of the decisions), joined in
+   worker order, so the options (the worker count among them) fix the data whatever the processes' timing.
+2. **Fit** (:func:`fit`): cross-entropy of the teacher's action under the masked softmax of the policy head
+   (legal actions only) plus ``vf_coef`` times the value error; Adam; a held-out tenth of the games reports the
+   agreement (how often the policy's most likely action is the teacher's) and the losses per epoch.
+
+Outputs in ``OUT``: ``data.npz`` (the collected decisions, reused by a rerun with the same collection options),
+``fit.csv`` (per epoch: train/validation loss and agreement), ``policy.npz`` and ``meta.json`` (the options,
+sizes, timings and final agreement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from agents import CHEATING, make_agent
+from saboteur_env import GameConfig
+from saboteur_env.vector import VectorEnv
+
+DATA_VERSION = 1
+_FIELDS = ("obs_ptr", "obs_idx", "obs_val", "legal_ptr", "legal", "action", "ret", "game", "seat", "finals")
+
+
+@dataclass
+class Options:
+    """Command-line options (see ``--help``)."""
+
+    game: str = "base"
+    players: int | None = None
+    teacher: str = "expert"
+    partners: str = "heuristic,expert"  # agents of the non-teacher seats, one drawn per game
+    teacher_share: float = 0.5  # probability that a seat is the teacher (at least one seat per game)
+    decisions: int = 200_000  # teacher decisions to collect
+    num_envs: int = 32  # games per collecting worker, stepped in lock-step
+    workers: int = 2
+    gamma: float = 0.99
+    hidden: int = 64
+    role_heads: bool = True
+    epochs: int = 8
+    batch: int = 1024
+    lr: float = 1e-3
+    vf_coef: float = 0.5
+    seed: int = 0
+    threads: int = 1
+    out: str = "runs/imitate"
+
+    def check(self) -> None:
+        for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}={v!r} must be a positive integer")
+        if self.workers > 64:
+            raise ValueError(f"workers={self.workers} is out of range; valid: 1..64")
+        if not 0.0 < self.teacher_share <= 1.0:
+            raise ValueError(f"teacher_share={self.teacher_share!r} is out of range; valid: (0, 1]")
+        for name, lo, hi in (("gamma", 0.0, 1.0), ("lr", 0.0, 1.0)):
+            v = getattr(self, name)
+            if not lo < v <= hi:
+                raise ValueError(f"{name}={v!r} is out of range; valid: ({lo}, {hi}]")
+        if not self.vf_coef >= 0:
+            raise ValueError(f"vf_coef={self.vf_coef!r} must be >= 0")
+        if self.seed < 0:
+            raise ValueError(f"seed={self.seed} must be >= 0")
+        config = self.config()
+        for name in (self.teacher, *self.partner_names()):
+            if name in CHEATING:
+                raise ValueError(f"agent {name!r} reads hidden state; a teacher or partner must play from views")
+            make_agent(name, config)  # an unknown name fails here, naming the valid ones
+        if self.teacher_share < 1.0 and not self.partner_names():
+            raise ValueError("teacher_share < 1 needs --partners (the agents of the other seats)")
+
+    def partner_names(self) -> list[str]:
+        return [n.strip() for n in self.partners.split(",") if n.strip()]
+
+    def config(self) -> GameConfig:
+        return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
+
+    def collection_key(self) -> dict[str, Any]:
+        """The options that fix the collected data (a rerun with the same key reuses ``data.npz``)."""
+        keys = ("game", "players", "teacher", "partners", "teacher_share", "decisions", "num_envs", "workers",
+                "gamma", "seed")  # fmt: skip
+        return {k: getattr(self, k) for k in keys} | {"num_players": self.config().num_players,
+                                                       "data_version": DATA_VERSION}  # fmt: skip
+
+
+# ---- collection ---------------------------------------------------------------------------------------------------
+@dataclass
+class Data:
+    """Teacher decisions, row ``i``: observation entries ``obs_idx/obs_val[obs_ptr[i]:obs_ptr[i+1]]`` (float
+    observation of size ``obs_size``), legal actions ``legal[legal_ptr[i]:legal_ptr[i+1]]``, the ``action`` taken,
+    the seat's discounted ``ret`` from here on, the ``seat`` and the ``game`` it belongs to; ``finals[g]`` are game
+    ``g``'s final returns (every seat)."""
+
+    obs_ptr: NDArray[np.int64]
+    obs_idx: NDArray[np.int32]
+    obs_val: NDArray[np.float32]
+    legal_ptr: NDArray[np.int64]
+    legal: NDArray[np.int32]
+    action: NDArray[np.int64]
+    ret: NDArray[np.float32]
+    game: NDArray[np.int64]
+    seat: NDArray[np.int64]
+    finals: NDArray[np.float32]
+    obs_size: int
+
+    def __len__(self) -> int:
+        return int(self.action.size)
+
+    def arrays(self) -> dict[str, NDArray[Any]]:
+        return {k: getattr(self, k) for k in _FIELDS} | {"obs_size": np.array(self.obs_size)}
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, NDArray[Any]]) -> Data:
+        return cls(**{k: a[k] for k in _FIELDS}, obs_size=int(a["obs_size"]))
+
+    def dense(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The float observations of ``rows``."""
+        out = np.zeros((rows.size, self.obs_size), dtype=np.float32)
+        pos, counts = _spans(self.obs_ptr, rows)
+        which = np.repeat(np.arange(rows.size), counts)
+        out[which, self.obs_idx[pos]] = self.obs_val[pos]
+        return out
+
+    def legal_pairs(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(row in batch, action)`` of every legal action of ``rows`` (row-major, like ``mask.nonzero()``)."""
+        pos, counts = _spans(self.legal_ptr, rows)
+        which = np.repeat(np.arange(rows.size), counts)
+        return which, self.legal[pos].astype(np.int64)
+
+
+def concat(parts: list[Data]) -> Data:
+    """Join data of several workers (game ids stay distinct: each worker's ids are offset)."""
+    obs_ptr, legal_ptr, games = [np.zeros(1, dtype=np.int64)], [np.zeros(1, dtype=np.int64)], []
+    o = lg = g = 0
+    for p in parts:
+        obs_ptr.append(p.obs_ptr[1:] + o)
+        legal_ptr.append(p.legal_ptr[1:] + lg)
+        games.append(p.game + g)
+        o, lg = o + int(p.obs_ptr[-1]), lg + int(p.legal_ptr[-1])
+        g += len(p.finals)
+    cat = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS}
+    cat.update(obs_ptr=np.concatenate(obs_ptr), legal_ptr=np.concatenate(legal_ptr), game=np.concatenate(games))
+    return Data(**cat, obs_size=parts[0].obs_size)
+
+
+def collect(opt: Options, worker: int, decisions: int) -> Data:
+    """Play games until ``decisions`` teacher decisions of finished games are recorded (worker ``worker``'s seeds)."""
+    config = opt.config()
+    n, b_num = config.num_players, opt.num_envs
+    partners = opt.partner_names()
+    rng = np.random.default_rng([opt.seed, worker, 0x1A17])
+    env = VectorEnv(b_num, config=config)
+    obs, info = env.reset(seed=int(rng.integers(1 << 31)))
+    agents: list[list[Any]] = [[] for _ in range(b_num)]
+    teacher = np.zeros((b_num, n), dtype=bool)
+    game_of = np.zeros(b_num, dtype=np.int64)
+    games = 0
+
+    def seat(b: int) -> None:
+        nonlocal games
+        t = rng.random(n) < opt.teacher_share
+        if not t.any():
+            t[int(rng.integers(n))] = True
+        partner = partners[int(rng.integers(len(partners)))] if partners else opt.teacher
+        seeds = rng.integers(1 << 62, size=n)
+        row = []
+        for s in range(n):
+            a = make_agent(opt.teacher if t[s] else partner, config)
+            a.reset(s, n, int(seeds[s]))
+            row.append(a)
+        agents[b], teacher[b], game_of[b] = row, t, games
+        games += 1
+
+    for b in range(b_num):
+        seat(b)
+    # Per recorded decision: the rewards its seat earned until its next decision (or the game's end), and that
+    # next decision's index (-1: the game ended).
+    rec_idx: list[NDArray[np.int32]] = []
+    rec_val: list[NDArray[np.float32]] = []
+    rec_nnz: list[NDArray[np.int64]] = []
+    rec_legal: list[NDArray[np.int32]] = []
+    rec_nlegal: list[NDArray[np.int64]] = []
+    action_l: list[int] = []
+    game_l: list[int] = []
+    seat_l: list[int] = []
+    finals: dict[int, NDArray[np.float32]] = {}
+    reward: list[float] = []
+    nxt: list[int] = []
+    open_ = np.full((b_num, n), -1, dtype=np.int64)
+    acc = np.zeros((b_num, n), dtype=np.float64)
+    count = np.zeros(b_num, dtype=np.int64)  # decisions recorded in each slot's current game
+    done_decisions = 0  # decisions of finished games
+    finished: list[int] = []
+    while done_decisions < decisions:
+        seats = np.asarray(info["seat"], dtype=np.int64)
+        mask = info["action_mask"]
+        actions = np.array([agents[b][int(seats[b])].act(obs[b], mask[b]) for b in range(b_num)], dtype=np.int64)
+        rows = np.flatnonzero(teacher[np.arange(b_num), seats])
+        if rows.size:
+            sub = obs[rows]
+            r_i, c_i = np.nonzero(sub)
+            rec_idx.append(c_i.astype(np.int32))
+            rec_val.append(sub[r_i, c_i].astype(np.float32))
+            rec_nnz.append(np.bincount(r_i, minlength=rows.size).astype(np.int64))
+            m_r, m_c = np.nonzero(mask[rows])
+            rec_legal.append(m_c.astype(np.int32))
+            rec_nlegal.append(np.bincount(m_r, minlength=rows.size).astype(np.int64))
+            for b in rows.tolist():
+                s = int(seats[b])
+                i = len(action_l)
+                prev = int(open_[b, s])
+                if prev >= 0:
+                    reward[prev], nxt[prev] = float(acc[b, s]), i
+                acc[b, s] = 0.0
+                open_[b, s] = i
+                count[b] += 1
+                action_l.append(int(actions[b]))
+                game_l.append(int(game_of[b]))
+                seat_l.append(s)
+                reward.append(0.0)
+                nxt.append(-1)
+        obs, rewards, term, _, info = env.step(actions)
+        acc += rewards
+        for b in np.flatnonzero(term).tolist():
+            for s in range(n):
+                i = int(open_[b, s])
+                if i >= 0:
+                    reward[i] = float(acc[b, s])
+            done_decisions += int(count[b])
+            count[b], open_[b], acc[b] = 0, -1, 0.0
+            finished.append(int(game_of[b]))
+            finals[int(game_of[b])] = np.asarray(info["final_returns"][b], dtype=np.float32)
+            seat(b)
+    gam = np.asarray(game_l, dtype=np.int64)
+    keep = np.isin(gam, np.asarray(finished, dtype=np.int64))
+    # Discounted return per transition, backwards along each stream (successors always come later).
+    m = len(action_l)
+    ret = np.zeros(m, dtype=np.float64)
+    rew, nx = np.asarray(reward), np.asarray(nxt)
+    for i in range(m - 1, -1, -1):
+        ret[i] = rew[i] + (opt.gamma * ret[nx[i]] if nx[i] >= 0 else 0.0)
+    nnz = np.concatenate(rec_nnz)
+    nleg = np.concatenate(rec_nlegal)
+    idx, val, leg = np.concatenate(rec_idx), np.concatenate(rec_val), np.concatenate(rec_legal)
+    o_ptr = np.concatenate([[0], np.cumsum(nnz)])
+    l_ptr = np.concatenate([[0], np.cumsum(nleg)])
+    # Keep the finished games, renumbered 0.. in the order they started.
+    done_ids = np.asarray(sorted(finished), dtype=np.int64)
+    rows = np.flatnonzero(keep)
+    o_pos, o_cnt = _spans(o_ptr, rows)
+    l_pos, l_cnt = _spans(l_ptr, rows)
+    return Data(np.concatenate([[0], np.cumsum(o_cnt)]).astype(np.int64), idx[o_pos], val[o_pos],
+                np.concatenate([[0], np.cumsum(l_cnt)]).astype(np.int64), leg[l_pos],
+                np.asarray(action_l, dtype=np.int64)[rows], ret.astype(np.float32)[rows],
+                np.searchsorted(done_ids, gam[rows]).astype(np.int64), np.asarray(seat_l, dtype=np.int64)[rows],
+                np.stack([finals[g] for g in done_ids.tolist()]) if done_ids.size else np.zeros((0, n), np.float32),
+                int(obs.shape[1]))  # fmt: skip
+
+
+def _spans(ptr: NDArray[np.int64], rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Positions of the entries of ``rows`` in a CSR array with row pointers ``ptr`` (row after row), and counts."""
+    starts, counts = ptr[rows], ptr[rows + 1] - ptr[rows]
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum())), counts
+
+
+def _collect_worker(args: tuple[dict[str, Any], int, int]) -> dict[str, NDArray[Any]]:
+    opt_d, worker, decisions = args
+    torch.set_num_threads(1)
+    return collect(Options(**opt_d), worker, decisions).arrays()
+
+
+def collect_all(opt: Options) -> Data:
+    """Collect ``opt.decisions`` decisions over ``opt.workers`` processes (the same data whatever their timing)."""
+    share = [opt.decisions // opt.workers + (w < opt.decisions % opt.workers) for w in range(opt.workers)]
+    jobs = [(asdict(opt), w, share[w]) for w in range(opt.workers)]
+    if opt.workers == 1:
+        parts = [_collect_worker(jobs[0])]
+    else:
+        with ProcessPoolExecutor(opt.workers) as pool:
+            parts = list(pool.map(_collect_worker, jobs))
+    return concat([Data.from_arrays(p) for p in parts])
+
+
+# ---- fitting ------------------------------------------------------------------------------------------------------
+def _batch_loss(model: Any, data: Data, rows: NDArray[np.int64], vf_coef: float) -> tuple[torch.Tensor, ...]:
+    obs = torch.from_numpy(data.dense(rows))
+    which, acts = data.legal_pairs(rows)
+    t_rows, t_cols = torch.from_numpy(which), torch.from_numpy(acts)
+    logp, value = model.legal(obs, t_rows, t_cols)
+    target = torch.from_numpy(data.action[rows])
+    hit = (t_cols == target[t_rows]).nonzero().squeeze(1)
+    nll = -logp[hit].sum() / rows.size
+    v_loss = 0.5 * ((value - torch.from_numpy(data.ret[rows])) ** 2).mean()
+    # Agreement: the policy's most likely legal action is the teacher's.
+    top = torch.full((rows.size,), -math.inf).scatter_reduce(0, t_rows, logp.detach(), "amax")
+    agree = (logp.detach()[hit] >= top[t_rows[hit]]).float().mean()
+    return nll + vf_coef * v_loss, nll, v_loss, agree
+
+
+def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) -> tuple[Any, dict[str, float]]:
+    """Train a fresh :class:`experiments.selfplay.Policy` on ``data``; returns it and the last epoch's numbers."""
+    from experiments.selfplay import Policy
+
+    torch.manual_seed(opt.seed)
+    gen = np.random.default_rng([opt.seed, 0xF17])
+    model = Policy(opt.config(), opt.hidden, opt.role_heads)
+    optim = torch.optim.Adam(model.parameters(), lr=opt.lr, eps=1e-5)
+    games = np.unique(data.game)
+    held = set(gen.choice(games, size=max(1, games.size // 10), replace=False).tolist()) if games.size > 1 else set()
+    is_val = np.isin(data.game, np.fromiter(held, dtype=np.int64, count=len(held)))
+    train_rows, val_rows = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    cols = ["epoch", "train_loss", "train_nll", "train_v_loss", "train_agree", "val_nll", "val_v_loss", "val_agree",
+            "seconds"]  # fmt: skip
+    if log is not None:
+        with log.open("w", newline="") as fh:
+            csv.writer(fh).writerow(cols)
+    last: dict[str, float] = {}
+    steps_total = opt.epochs * max(1, math.ceil(train_rows.size / opt.batch))
+    step = 0
+    for epoch in range(1, opt.epochs + 1):
+        t0 = time.perf_counter()
+        perm = gen.permutation(train_rows)
+        sums = np.zeros(4)
+        count = 0
+        model.train()
+        for chunk in np.array_split(perm, max(1, math.ceil(perm.size / opt.batch))):
+            for g in optim.param_groups:  # cosine decay to 5%: the last epochs settle
+                g["lr"] = opt.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * step / steps_total)))
+            loss, nll, v_loss, agree = _batch_loss(model, data, np.sort(chunk), opt.vf_coef)
+            optim.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optim.step()
+            step += 1
+            sums += np.array([float(x.detach()) for x in (loss, nll, v_loss, agree)]) * chunk.size
+            count += chunk.size
+        model.eval()
+        val = np.zeros(3)
+        if val_rows.size:
+            with torch.no_grad():
+                for chunk in np.array_split(val_rows, max(1, math.ceil(val_rows.size / 4096))):
+                    _, nll, v_loss, agree = _batch_loss(model, data, chunk, opt.vf_coef)
+                    val += np.array([float(nll), float(v_loss), float(agree)]) * chunk.size
+            val /= val_rows.size
+        tr = sums / max(count, 1)
+        last = dict(zip(cols, [epoch, *tr.tolist(), *val.tolist(), round(time.perf_counter() - t0, 2)], strict=True))
+        if log is not None:
+            with log.open("a", newline="") as fh:
+                csv.writer(fh).writerow([last[c] for c in cols])
+        if not quiet:
+            print(f"epoch {epoch}/{opt.epochs}: train nll {tr[1]:.3f} agree {tr[3]:.3f} | held-out nll {val[0]:.3f} "
+                  f"agree {val[2]:.3f} v_loss {val[1]:.3f} ({last['seconds']:.1f} s)", file=sys.stderr, flush=True)
+    return model, last
+
+
+# ---- the command --------------------------------------------------------------------------------------------------
+def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
+    """Collect (or reuse ``OUT/data.npz``), fit, export; returns what ``meta.json`` records."""
+    from experiments.selfplay import export_npz
+
+    opt.check()
+    torch.set_num_threads(opt.threads)
+    out = Path(opt.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data_path, key = out / "data.npz", opt.collection_key()
+    t0 = time.perf_counter()
+    data: Data | None = None
+    if data_path.exists():
+        with np.load(data_path, allow_pickle=False) as z:
+            if json.loads(str(z["key"])) == key:
+                data = Data.from_arrays({k: z[k] for k in z.files if k != "key"})
+    reused = data is not None
+    if data is None:
+        if not quiet:
+            print(f"collecting {opt.decisions:,} {opt.teacher} decisions with {opt.workers} workers",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        data = collect_all(opt)
+        tmp = out / "data.tmp.npz"
+        np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), **data.arrays())  # type: ignore[arg-type]
+        tmp.replace(data_path)
+    t1 = time.perf_counter()
+    model, last = fit(opt, data, out / "fit.csv", quiet)
+    t2 = time.perf_counter()
+    export_npz(model, opt.config(), out / "policy.npz", len(data))
+    meta = {"options": asdict(opt), "decisions": len(data), "games": int(np.unique(data.game).size),
+            "collect_s": round(t1 - t0, 1), "data_reused": reused, "fit_s": round(t2 - t1, 1),
+            "final": last}  # fmt: skip
+    (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return meta
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    d = Options()
+    p = argparse.ArgumentParser(prog="python -m experiments.imitate", description=__doc__.splitlines()[0])
+    p.add_argument("--game", default=d.game, help="base, sab2 or duel")
+    p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
+    helps = {"teacher": "the scripted agent imitated", "partners": "comma-separated agents of the other seats",
+             "teacher_share": "probability that a seat is the teacher", "decisions": "teacher decisions to collect",
+             "num_envs": "games per worker in lock-step", "workers": "collecting processes",
+             "hidden": "width of the two tanh layers", "epochs": "passes over the data", "batch": "minibatch rows",
+             "out": "output folder"}  # fmt: skip
+    from dataclasses import fields
+
+    for f in fields(Options):
+        if f.name in ("game", "players", "role_heads"):
+            continue
+        default = getattr(d, f.name)
+        p.add_argument("--" + f.name.replace("_", "-"), type=type(default), default=default,
+                       help=f"{helps.get(f.name, f.name.replace('_', ' '))} (default: {default})")  # fmt: skip
+    p.add_argument("--no-role-heads", dest="role_heads", action="store_false", help="one head for every role")
+    return Options(**vars(p.parse_args(argv)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        opt = parse_args(argv)
+        opt.check()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    meta = run(opt)
+    f = meta["final"]
+    print(f"{meta['decisions']:,} decisions of {meta['games']:,} games (collect {meta['collect_s']} s, fit "
+          f"{meta['fit_s']} s): held-out agreement {f['val_agree']:.3f}, nll {f['val_nll']:.3f}; "
+          f"policy in {Path(opt.out) / 'policy.npz'}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

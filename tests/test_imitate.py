@@ -1,0 +1,144 @@
+"""Imitation warm start (experiments.imitate) and selfplay --init: data, returns, fitting, export, errors."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from experiments.imitate import Data, Options, collect, concat, fit, main, run
+from experiments.selfplay import Args, Policy, Trainer, export_npz, load_npz
+from saboteur_env import GameConfig
+from saboteur_env.vector import VectorEnv
+
+SMALL = Options(players=4, teacher="heuristic", partners="random", decisions=400, num_envs=4, workers=1, epochs=2)
+
+
+@pytest.fixture(scope="module")
+def data() -> Data:
+    return collect(SMALL, 0, SMALL.decisions)
+
+
+def test_collected_rows_are_the_teachers_legal_decisions(data: Data) -> None:
+    assert len(data) >= SMALL.decisions
+    rows = np.arange(len(data))
+    which, acts = data.legal_pairs(rows)
+    legal = set(zip(which.tolist(), acts.tolist(), strict=True))
+    assert all((i, int(a)) in legal for i, a in enumerate(data.action))
+    obs = data.dense(rows)
+    assert obs.shape == (len(data), data.obs_size)
+    assert np.isfinite(obs).all() and (obs != 0).any(axis=1).all()
+    # Game ids are 0..G-1 and every game has its final returns.
+    assert data.game.min() == 0 and data.game.max() == len(data.finals) - 1
+    assert set(np.unique(data.game).tolist()) == set(range(len(data.finals)))
+
+
+def test_undiscounted_return_of_a_seats_first_decision_is_its_final_score() -> None:
+    opt = replace(SMALL, gamma=1.0, teacher_share=1.0, decisions=300)
+    d = collect(opt, 0, opt.decisions)
+    seen: set[tuple[int, int]] = set()
+    checked = 0
+    for i in range(len(d)):  # rows are in play order within a game
+        key = (int(d.game[i]), int(d.seat[i]))
+        if key in seen:
+            continue
+        seen.add(key)
+        assert d.ret[i] == pytest.approx(d.finals[key[0], key[1]], abs=1e-5)
+        checked += 1
+    assert checked == len(d.finals) * 4  # every seat of every game is the teacher with teacher_share=1
+
+
+def test_dense_observations_are_the_envs_observations() -> None:
+    """Replaying the recorded actions of one full-teacher game reproduces its recorded observations exactly."""
+    opt = replace(SMALL, teacher_share=1.0, num_envs=1, decisions=50)
+    d = collect(opt, 0, opt.decisions)
+    rows = np.flatnonzero(d.game == 0)
+    rng = np.random.default_rng([opt.seed, 0, 0x1A17])
+    env = VectorEnv(1, config=opt.config())
+    obs, info = env.reset(seed=int(rng.integers(1 << 31)))
+    for i in rows.tolist():
+        assert np.array_equal(d.dense(np.array([i]))[0], obs[0])
+        assert int(info["seat"][0]) == d.seat[i]
+        obs, _, term, _, info = env.step(np.array([d.action[i]]))
+    assert term[0]
+
+
+def test_collection_is_deterministic_and_workers_join_in_order(data: Data) -> None:
+    again = collect(SMALL, 0, SMALL.decisions)
+    for k, v in data.arrays().items():
+        assert np.array_equal(v, again.arrays()[k]), k
+    other = collect(SMALL, 1, 100)
+    both = concat([data, other])
+    assert len(both) == len(data) + len(other)
+    assert np.array_equal(both.dense(np.arange(len(data), len(both))), other.dense(np.arange(len(other))))
+    assert both.game.max() == len(data.finals) + len(other.finals) - 1
+
+
+def test_fit_learns_the_teacher_and_exports_a_playable_policy(tmp_path: Path, data: Data) -> None:
+    opt = replace(SMALL, epochs=6, out=str(tmp_path))
+    model, last = fit(opt, data, tmp_path / "fit.csv", quiet=True)
+    lines = (tmp_path / "fit.csv").read_text().splitlines()
+    assert len(lines) == 7
+    first = dict(zip(lines[0].split(","), map(float, lines[1].split(",")), strict=True))
+    assert last["train_nll"] < first["train_nll"]
+    # Agreement with the teacher well above a uniform choice among the legal actions.
+    which, _ = data.legal_pairs(np.arange(len(data)))
+    uniform = float(np.mean(1.0 / np.bincount(which)))
+    assert last["train_agree"] > uniform + 0.1
+    path = export_npz(model, opt.config(), tmp_path / "p.npz")
+    agent = make_agent(f"learned:{path}", opt.config())
+    env = VectorEnv(1, config=opt.config())
+    obs, info = env.reset(seed=3)
+    agent.reset(0, 4, 0)
+    a = agent.act(obs[0], info["action_mask"][0])
+    assert info["action_mask"][0][a] == 1
+
+
+def test_load_npz_round_trip_and_selfplay_init(tmp_path: Path) -> None:
+    config = GameConfig(game="base", num_players=4)
+    torch.manual_seed(5)
+    src = Policy(config, 16, True)
+    path = export_npz(src, config, tmp_path / "src.npz")
+    dst = Policy(config, 16, True)
+    load_npz(dst, path, config)
+    obs = torch.rand(3, src.obs_size)
+    with torch.no_grad():
+        assert torch.allclose(src(obs)[0], dst(obs)[0], atol=1e-6)
+        assert torch.allclose(src(obs)[1], dst(obs)[1], atol=1e-6)
+    trainer = Trainer(Args(players=4, hidden=16, role_heads=True, num_envs=4, init=str(path), out=str(tmp_path)))
+    with torch.no_grad():
+        assert torch.allclose(trainer.model(obs)[0], src(obs)[0], atol=1e-6)
+    with pytest.raises(ValueError, match="does not fit"):
+        load_npz(Policy(config, 32, True), path, config)
+    with pytest.raises(ValueError, match="num_players"):
+        load_npz(Policy(GameConfig(game="base", num_players=5), 16, True), path, GameConfig(num_players=5))
+
+
+def test_run_reuses_its_data_and_writes_meta(tmp_path: Path) -> None:
+    opt = replace(SMALL, decisions=150, epochs=1, out=str(tmp_path))
+    meta = run(opt, quiet=True)
+    assert not meta["data_reused"] and (tmp_path / "policy.npz").is_file()
+    again = run(replace(opt, epochs=2), quiet=True)  # fitting options do not change the data
+    assert again["data_reused"] and again["decisions"] == meta["decisions"]
+    assert not run(replace(opt, seed=1), quiet=True)["data_reused"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--teacher", "role_oracle"], "hidden state"),
+        (["--teacher", "nobody"], "nobody"),
+        (["--teacher-share", "0"], "teacher_share"),
+        (["--decisions", "0"], "decisions"),
+        (["--gamma", "1.5"], "gamma"),
+        (["--players", "11"], "11"),
+    ],
+)
+def test_bad_options_are_clear_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
