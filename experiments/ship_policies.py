@@ -51,7 +51,7 @@ COMMON = ("--num-envs", "128", "--rollout", "64", "--epochs", "4", "--minibatche
           "--league", "0.7", "--snapshot-every", "10", "--pool-size", "4", "--checkpoint-every", "10",
           "--log-every", "30", "--no-tensorboard")  # fmt: skip
 # The imitation warm start's fitting settings shared by every entry that has one.
-IMITATE = ("--epochs", "10", "--workers", "2")
+IMITATE = ("--epochs", "10", "--workers", "2", "--temperature", "0.3")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
 TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py",
                  "experiments/imitate.py")  # fmt: skip
