@@ -142,3 +142,47 @@ def test_bad_options_are_clear_errors(argv: list[str], message: str, capsys: pyt
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err
+
+
+# ---- the cross-play matrix (experiments.crossplay) ----------------------------------------------------------------
+def _policy(tmp_path: Path, name: str, seed: int, players: int = 4) -> Path:
+    config = GameConfig(game="base", num_players=players)
+    torch.manual_seed(seed)
+    return export_npz(Policy(config, 8, True), config, tmp_path / f"{name}.npz")
+
+
+def test_crossplay_cells_are_paired_and_the_diagonal_is_self_play(tmp_path: Path) -> None:
+    from agents.learned import NumpyPolicy
+    from experiments.crossplay import matrix, play_cells
+
+    config = GameConfig(game="base", num_players=4)
+    a, b = NumpyPolicy(_policy(tmp_path, "a", 1)), NumpyPolicy(_policy(tmp_path, "b", 2))
+    s = play_cells(config, [a, a], [(0, 0), (1, 1)], 12, 77, np.random.default_rng(0))
+    assert s.shape == (2, 12) and np.isfinite(s).all() and (s >= 0).all()
+    assert s.sum() > 0  # someone wins nuggets in 24 games
+    r1 = matrix(config, {"a": a, "b": b}, 10, seed=5)
+    r2 = matrix(config, {"a": a, "b": b}, 10, seed=5)
+    assert r1 == r2  # deterministic for a seed
+    assert set(r1["cells"]) == {"a|a", "a|b", "b|a", "b|b"}
+    diag = (r1["cells"]["a|a"]["mean"] + r1["cells"]["b|b"]["mean"]) / 2
+    off = (r1["cells"]["a|b"]["mean"] + r1["cells"]["b|a"]["mean"]) / 2
+    assert r1["gap"]["mean"] == pytest.approx(diag - off)
+
+
+def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.crossplay import main as crossplay
+
+    a, b = _policy(tmp_path, "a", 1), _policy(tmp_path, "b", 2, players=5)
+    assert crossplay([f"a={a}", "--players", "4"]) == 2
+    assert "at least 2" in capsys.readouterr().err
+    assert crossplay([f"a={a}", f"b={b}", "--players", "4", "--deals", "2"]) == 2
+    assert "policy 'b'" in capsys.readouterr().err
+    assert crossplay([f"a={a}", f"a={a}", "--players", "4"]) == 2
+    assert "twice" in capsys.readouterr().err
+    assert crossplay([str(a), f"b={a}"]) == 2
+    assert "NAME=PATH" in capsys.readouterr().err
+    assert crossplay([f"a={a}", f"b={a}", "--players", "4", "--deals", "0"]) == 2
+    assert "deals=0" in capsys.readouterr().err
+    out = tmp_path / "m.json"
+    assert crossplay([f"a={a}", f"b={a}", "--players", "4", "--deals", "3", "--json", str(out)]) == 0
+    assert "Self-play minus cross-play" in capsys.readouterr().out and out.is_file()
