@@ -186,3 +186,33 @@ def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.Captur
     out = tmp_path / "m.json"
     assert crossplay([f"a={a}", f"b={a}", "--players", "4", "--deals", "3", "--json", str(out)]) == 0
     assert "Self-play minus cross-play" in capsys.readouterr().out and out.is_file()
+
+
+# ---- the behaviour table (experiments.behaviour) ------------------------------------------------------------------
+def test_behaviour_counts_the_inserted_seats_moves_by_role() -> None:
+    from experiments.behaviour import count, table
+
+    header = {"players": 4, "miners": "heuristic", "saboteurs": "heuristic", "insert": "learned", "insert_seat": 1,
+              "roles": [0, 1, 0, 0]}  # fmt: skip
+    events = [
+        {"type": "place", "actor": 1, "kind": "T09"},  # a dead end
+        {"type": "place", "actor": 1, "kind": "T01"},
+        {"type": "break", "actor": 1, "target": 0},  # a digger: the other team
+        {"type": "break", "actor": 0, "target": 1},  # not the inserted seat
+        {"type": "rockfall", "actor": 1},
+        {"type": "discard", "actor": 1},
+        {"type": "round_end", "actor": None},
+    ]
+    second = {**header, "roles": [1, 0, 0, 0]}
+    rounds = [
+        {"header": header, "events": events},
+        {"header": second, "events": [{"type": "break", "actor": 1, "target": 2}, {"type": "map", "actor": 1}]},
+        {"header": {**header, "insert": None}, "events": events},  # no inserted seat: ignored
+    ]
+    c = count(rounds)
+    sab, dig = c[(4, "heuristic", "heuristic", "learned", 1)], c[(4, "heuristic", "heuristic", "learned", 0)]
+    assert dict(sab) == {"rounds": 1, "moves": 5, "place": 2, "dead_end": 1, "break_other_team": 1, "rockfall": 1,
+                         "discard": 1}  # fmt: skip
+    assert dict(dig) == {"rounds": 1, "moves": 2, "break_own_team": 1, "map": 1}
+    text = table(c)
+    assert "| 4 | heuristic/heuristic | learned | saboteur | 1 | 5.00 | 2.00 | 1.00 | 1.00 | 0.00 |" in text
