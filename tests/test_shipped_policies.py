@@ -288,6 +288,32 @@ def test_ship_script__is_done_needs_the_same_file_and_settings(tmp_path: Path) -
     assert zipfile.is_zipfile(ship_policies.POLICY_DIR / rec["file"])
 
 
+def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from agents.learned import NumpyPolicy
+    from experiments import ship_policies as sp
+
+    monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
+    monkeypatch.setattr(sp, "IMITATE", ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    monkeypatch.setattr(sp, "COMMON", ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
+    entry = sp.Entry("base", 4, seed=3, decisions=64, imitate=120, teacher="heuristic", partners="random")
+    rec = sp.train(entry, tmp_path / "runs")
+    t = rec["training"]
+    assert t["imitate"]["decisions"] >= 120 and not t["imitate"]["data_reused"] and t["decisions"] >= 64
+    assert "experiments.imitate" in t["command"] and " && python -m experiments.selfplay" in t["command"]
+    assert "--init" in t["argv"] and sp.is_done(entry, {"policies": {entry.name: rec}})
+    # Imitation only: the same collection is reused and the shipped file is the imitation policy in float16.
+    alone = replace(entry, decisions=0)
+    rec2 = sp.train(alone, tmp_path / "runs")
+    assert rec2["training"]["imitate"]["data_reused"] and rec2["training"]["argv"] == []
+    shipped = NumpyPolicy(tmp_path / "policies" / "base-4p.npz")
+    fitted = NumpyPolicy(tmp_path / "runs" / "base-4p" / "imitate" / "policy.npz")
+    obs = np.random.default_rng(0).random((3, fitted.obs_size), dtype=np.float32)
+    assert np.allclose(shipped.forward(obs)[0], fitted.forward(obs)[0], atol=0.05)
+
+
 # ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
 def test_tournament__plays_learned_by_name_in_every_game(capsys: pytest.CaptureFixture[str]) -> None:
     from experiments import tournament
