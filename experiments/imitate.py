@@ -24,7 +24,8 @@ continues from it.
 
 Outputs in ``OUT``: ``data.npz`` (the collected decisions, reused by a rerun with the same collection options),
 ``fit.csv`` (per epoch: train/validation loss and agreement), ``policy.npz`` and ``meta.json`` (the options,
-sizes, timings and final agreement).
+sizes, timings and final agreement; ``collect_s`` is the collection's own wall time, also when the data were
+reused; null for data written before it was recorded).
 """
 
 from __future__ import annotations
@@ -405,18 +406,22 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     data_path, key = out / "data.npz", opt.collection_key()
     t0 = time.perf_counter()
     data: Data | None = None
+    collect_s = float("nan")  # the collection's own wall time (recorded with the data, so a reuse reports it)
     if data_path.exists():
         with np.load(data_path, allow_pickle=False) as z:
             if json.loads(str(z["key"])) == key:
-                data = Data.from_arrays({k: z[k] for k in z.files if k != "key"})
+                data = Data.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
+                collect_s = float(z["collect_s"]) if "collect_s" in z.files else collect_s
     reused = data is not None
     if data is None:
         if not quiet:
             print(f"collecting {opt.decisions:,} {opt.teacher} decisions with {opt.workers} workers",
                   file=sys.stderr, flush=True)  # fmt: skip
         data = collect_all(opt)
+        collect_s = time.perf_counter() - t0
         tmp = out / "data.tmp.npz"
-        np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), **data.arrays())  # type: ignore[arg-type]
+        np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), collect_s=np.array(collect_s),
+                 **data.arrays())  # type: ignore[arg-type]  # fmt: skip
         tmp.replace(data_path)
     t1 = time.perf_counter()
     model, last = fit(opt, data, out / "fit.csv", quiet)
@@ -424,7 +429,9 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     sharpen(model, opt.temperature)
     export_npz(model, opt.config(), out / "policy.npz", len(data))
     meta = {"options": asdict(opt), "decisions": len(data), "games": int(np.unique(data.game).size),
-            "collect_s": round(t1 - t0, 1), "data_reused": reused, "fit_s": round(t2 - t1, 1),
+            "collect_s": None if math.isnan(collect_s) else round(collect_s, 1), "data_reused": reused,
+            "load_s": round(t1 - t0, 1) if reused else 0.0,
+            "fit_s": round(t2 - t1, 1),
             "final": last}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta

@@ -124,6 +124,7 @@ def test_run_reuses_its_data_and_writes_meta(tmp_path: Path) -> None:
     assert not meta["data_reused"] and (tmp_path / "policy.npz").is_file()
     again = run(replace(opt, epochs=2), quiet=True)  # fitting options do not change the data
     assert again["data_reused"] and again["decisions"] == meta["decisions"]
+    assert again["collect_s"] == meta["collect_s"] > 0  # the collection's own time, kept with the data
     assert not run(replace(opt, seed=1), quiet=True)["data_reused"]
 
 
