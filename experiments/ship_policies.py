@@ -51,7 +51,7 @@ COMMON = ("--num-envs", "128", "--rollout", "64", "--epochs", "4", "--minibatche
           "--league", "0.7", "--snapshot-every", "10", "--pool-size", "4", "--checkpoint-every", "10",
           "--log-every", "30", "--no-tensorboard")  # fmt: skip
 # The imitation warm start's fitting settings shared by every entry that has one.
-IMITATE = ("--epochs", "10", "--workers", "2", "--temperature", "0.3")
+IMITATE = ("--workers", "2", "--temperature", "0.3")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
 TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py",
                  "experiments/imitate.py")  # fmt: skip
@@ -72,6 +72,7 @@ class Entry:
     teacher: str = "expert"
     partners: str = "heuristic,expert"
     ppo: tuple[str, ...] = ()  # PPO settings after an imitation start (empty: COMMON)
+    epochs: int = 10  # imitation fitting epochs
 
     @property
     def name(self) -> str:
@@ -87,7 +88,7 @@ class Entry:
             return []
         argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
                 "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
-                "--hidden", str(self.hidden), *IMITATE, "--out", str(out)]  # fmt: skip
+                "--hidden", str(self.hidden), "--epochs", str(self.epochs), *IMITATE, "--out", str(out)]  # fmt: skip
         return argv + ([] if self.role_heads else ["--no-role-heads"])
 
     def train_argv(self, out: Path | str) -> list[str]:
@@ -111,11 +112,13 @@ class Entry:
 
 # The budget (learner decisions) is what fixes a run; base 5 players gets the largest. Saboteur 2 has no role heads:
 # six heads of its 2,949 actions would triple the file. Measured wall times are in the manifest.
+# The player counts of the issue's evidence (4, 5, 7, 10) get a wider network fitted longer: at 5 players width 128
+# and 15 epochs raise the held-out agreement with the teacher from 0.645 to 0.691 (docs/training.md).
 ENTRIES: tuple[Entry, ...] = (
-    Entry("base", 5, seed=1405, decisions=0, imitate=300_000),
-    Entry("base", 4, seed=1404, decisions=0, imitate=300_000),
-    Entry("base", 7, seed=1407, decisions=0, imitate=300_000),
-    Entry("base", 10, seed=1410, decisions=0, imitate=300_000),
+    Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15),
+    Entry("base", 4, seed=1404, decisions=0, imitate=300_000, hidden=128, epochs=15),
+    Entry("base", 7, seed=1407, decisions=0, imitate=300_000, hidden=128, epochs=15),
+    Entry("base", 10, seed=1410, decisions=0, imitate=300_000, hidden=128, epochs=15),
     Entry("base", 3, seed=1403, decisions=0, imitate=150_000),
     Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
     Entry("base", 8, seed=1408, decisions=0, imitate=150_000),
@@ -131,7 +134,7 @@ DEFAULT_PAIRS: dict[str, dict[str, int]] = {
     "sab2": {"heuristic": 120, "random": 150},
     "duel": {"greedy": 150, "random": 150},
 }
-EVAL_PAIRS: dict[str, dict[str, int]] = {"base-5p": {"heuristic": 400, "expert": 150, "random": 400}}
+EVAL_PAIRS: dict[str, dict[str, int]] = {}  # per-entry overrides (the 1,000-game evidence: experiments/evidence.sh)
 
 
 class ShipError(ValueError):
