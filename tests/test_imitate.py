@@ -217,3 +217,42 @@ def test_behaviour_counts_the_inserted_seats_moves_by_role() -> None:
     assert dict(dig) == {"rounds": 1, "moves": 2, "break_own_team": 1, "map": 1}
     text = table(c)
     assert "| 4 | heuristic/heuristic | learned | saboteur | 1 | 5.00 | 2.00 | 1.00 | 1.00 | 0.00 |" in text
+
+
+# ---- the evidence scripts: every command they run parses -----------------------------------------------------------
+class _Parsed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("script", ["experiments/evidence.sh", "experiments/crossplay.sh"])
+def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    import argparse
+    import importlib
+    import json
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    log = tmp_path / "calls.jsonl"
+    fake.write_text(f'#!/usr/bin/env bash\nprintf "%s\\0" "$@" >> {log}\nprintf "\\n" >> {log}\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    subprocess.run(["bash", str(root / script), str(tmp_path / "out")], cwd=root, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    calls = [line.strip("\0").split("\0") for line in log.read_text().splitlines() if line]
+    assert calls and all(c[0] == "-m" for c in calls)
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self: argparse.ArgumentParser, args: list[str] | None = None, namespace: object = None) -> object:
+        original(self, args, namespace)  # a bad option exits with status 2 here
+        raise _Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    for call in calls:
+        module = importlib.import_module(call[1])
+        with pytest.raises(_Parsed):
+            module.main(call[2:])
+    assert json.dumps(calls)  # (the commands, for a failing run's report)
