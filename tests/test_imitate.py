@@ -220,8 +220,8 @@ def test_behaviour_counts_the_inserted_seats_moves_by_role() -> None:
 
 
 # ---- the evidence scripts: every command they run parses -----------------------------------------------------------
-class _Parsed(Exception):
-    pass
+class _ParsedError(Exception):
+    """Raised after a command's options parsed (the test stops there)."""
 
 
 @pytest.mark.parametrize("script", ["experiments/evidence.sh", "experiments/crossplay.sh"])
@@ -246,13 +246,14 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
     assert calls and all(c[0] == "-m" for c in calls)
     original = argparse.ArgumentParser.parse_args
 
-    def parse_then_stop(self: argparse.ArgumentParser, args: list[str] | None = None, namespace: object = None) -> object:
+    def parse_then_stop(self: argparse.ArgumentParser, args: list[str] | None = None, namespace: object = None
+                        ) -> None:  # fmt: skip
         original(self, args, namespace)  # a bad option exits with status 2 here
-        raise _Parsed
+        raise _ParsedError
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
     for call in calls:
         module = importlib.import_module(call[1])
-        with pytest.raises(_Parsed):
+        with pytest.raises(_ParsedError):
             module.main(call[2:])
     assert json.dumps(calls)  # (the commands, for a failing run's report)
