@@ -367,8 +367,8 @@ def table(manifest: dict[str, Any]) -> str:
             return "-"
         return f"{r['diff']:+.2f} [{r['lo']:+.2f}, {r['hi']:+.2f}] ({r['pairs']})"
 
-    lines = ["| game | players | decisions | wall time | vs random | vs heuristic / greedy | vs expert |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| game | players | trained by | decisions | wall time | vs random | vs heuristic / greedy | vs expert |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for e in sorted(ENTRIES, key=lambda e: (("base", "sab2", "duel").index(e.game), e.players)):
         rec = manifest["policies"].get(e.name)
         if rec is None:
@@ -376,7 +376,15 @@ def table(manifest: dict[str, Any]) -> str:
         t, ev = rec["training"], rec.get("evaluation", {})
         best = "greedy" if e.game == "duel" else "heuristic"
         expert = cell(ev, "expert") if e.game == "base" else "-"
-        lines.append(f"| {e.game} | {e.players} | {t['decisions']:,} | {t['wall_s'] / 60:.1f} min | "
+        im = t.get("imitate")
+        if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection
+            how = f"imitation, {t['hidden']} wide (agreement {im['held_out_agreement']:.3f})"
+            how += f" + PPO {t['decisions']:,}" if t["decisions"] else ""
+            decisions, wall = im["decisions"] + t["decisions"], t["wall_s"] + (im.get("collect_s") or 0.0) * \
+                im["data_reused"]
+        else:
+            how, decisions, wall = f"PPO league, {t['hidden']} wide", t["decisions"], t["wall_s"]
+        lines.append(f"| {e.game} | {e.players} | {how} | {decisions:,} | {wall / 60:.1f} min | "
                      f"{cell(ev, 'random')} | {cell(ev, best)} | {expert} |")  # fmt: skip
     recs = list(manifest["policies"].values())
     total = sum(r["training"]["wall_s"] for r in recs)
