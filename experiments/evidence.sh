@@ -10,7 +10,7 @@ OUT=${1:-runs/evidence}
 GAMES=${GAMES:-1000}
 SEED=5000000000
 SECRET=${SECRET:-14e71de9ce00000000000000000000e1}
-PLAYERS=${PLAYERS:-4 5 7}  # 10: not yet re-trained by imitation (docs/training.md)
+PLAYERS=${PLAYERS:-4 5 7 10}
 mkdir -p "$OUT"
 # Base: the learned seat against the role-dispatching `heuristic` and against `bayes`, each in its own table.
 for TABLE in heuristic bayes; do
