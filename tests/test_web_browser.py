@@ -270,6 +270,9 @@ def _load_sab2_replay(driver: Any, url: str, moves: int) -> None:
     for _ in range(moves):
         actions.append(int(np.flatnonzero(legal_action_mask(state))[-1]))
         state = apply_action(state, actions[-1])
+    # A fresh page: navigating to the same URL with a fragment keeps the document, and the previous test's frames
+    # would satisfy the wait below before this replay's frames arrive.
+    driver.get("about:blank")
     driver.get(url + "#replay")
     _wait(driver, "return document.body.dataset.ready")
     driver.execute_script("const g = document.getElementById('r-game'); g.value = 'sab2'; g.onchange();"
