@@ -119,9 +119,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("base", 4, seed=1404, decisions=0, imitate=300_000, hidden=128, epochs=15),
     Entry("base", 7, seed=1407, decisions=0, imitate=300_000, hidden=128, epochs=15),
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15),
+    Entry("base", 3, seed=1403, decisions=0, imitate=150_000),
+    Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
     # Not yet re-trained by imitation: PPO from scratch, a league against heuristic (the earlier shipped set).
-    Entry("base", 3, seed=1403, decisions=300_000),
-    Entry("base", 6, seed=1406, decisions=150_000),
     Entry("base", 8, seed=1408, decisions=60_000),
     Entry("base", 9, seed=1409, decisions=50_000),
     Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=150_000),
