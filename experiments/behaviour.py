@@ -19,8 +19,9 @@ from collections import Counter
 from collections.abc import Iterable
 
 from experiments.tournament import read_rounds
+from saboteur_env.common.cards import BASE_PATH_CARDS
 
-DEAD_ENDS = {f"T{i:02d}" for i in range(8, 17)}  # the dead-end path cards (cards.py kinds 8-16)
+DEAD_ENDS = frozenset(s.code for s in BASE_PATH_CARDS if s.dead_end)  # T08-T16, from the card data
 COLUMNS = ("rounds", "moves", "place", "dead_end", "break_other_team", "break_own_team", "repair", "rockfall",
            "map", "discard")  # fmt: skip
 ROLES = ("gold-digger", "saboteur")

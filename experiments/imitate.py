@@ -216,14 +216,13 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     action_l: list[int] = []
     game_l: list[int] = []
     seat_l: list[int] = []
-    finals: dict[int, NDArray[np.float32]] = {}
+    finals: dict[int, NDArray[np.float32]] = {}  # final returns of every finished game, by game id
     reward: list[float] = []
     nxt: list[int] = []
     open_ = np.full((b_num, n), -1, dtype=np.int64)
     acc = np.zeros((b_num, n), dtype=np.float64)
     count = np.zeros(b_num, dtype=np.int64)  # decisions recorded in each slot's current game
     done_decisions = 0  # decisions of finished games
-    finished: list[int] = []
     while done_decisions < decisions:
         seats = np.asarray(info["seat"], dtype=np.int64)
         mask = info["action_mask"]
@@ -261,11 +260,11 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
                     reward[i] = float(acc[b, s])
             done_decisions += int(count[b])
             count[b], open_[b], acc[b] = 0, -1, 0.0
-            finished.append(int(game_of[b]))
             finals[int(game_of[b])] = np.asarray(info["final_returns"][b], dtype=np.float32)
             seat(b)
     gam = np.asarray(game_l, dtype=np.int64)
-    keep = np.isin(gam, np.asarray(finished, dtype=np.int64))
+    done_ids = np.asarray(sorted(finals), dtype=np.int64)
+    keep = np.isin(gam, done_ids)
     # Discounted return per transition, backwards along each stream (successors always come later).
     m = len(action_l)
     ret = np.zeros(m, dtype=np.float64)
@@ -278,7 +277,6 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     o_ptr = np.concatenate([[0], np.cumsum(nnz)])
     l_ptr = np.concatenate([[0], np.cumsum(nleg)])
     # Keep the finished games, renumbered 0.. in the order they started.
-    done_ids = np.asarray(sorted(finished), dtype=np.int64)
     rows = np.flatnonzero(keep)
     o_pos, o_cnt = _spans(o_ptr, rows)
     l_pos, l_cnt = _spans(l_ptr, rows)

@@ -59,6 +59,7 @@ from experiments.stats import (
     paired_difference,
     resample_weights,
 )
+from saboteur_env.common.cards import BASE_PATH_CARDS
 
 FRACTIONS = (0.25, 0.5, 0.75, 1.0)
 OBSERVERS = ("reference", "heuristic", "agent")
@@ -513,7 +514,7 @@ def _align(rows: list[dict]) -> list[dict]:
     return [{c: row.get(c, NAN) for c in cols} for row in rows]
 
 
-_DEAD_END_CODES = {f"T{i:02d}" for i in range(8, 17)}
+_DEAD_END_CODES = frozenset(s.code for s in BASE_PATH_CARDS if s.dead_end)  # T08-T16, from the card data
 
 
 def _ratings(matches: list[dict], order: np.ndarray, model) -> dict[str, object]:

@@ -380,8 +380,8 @@ def table(manifest: dict[str, Any]) -> str:
         if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection
             how = f"imitation, {t['hidden']} wide (agreement {im['held_out_agreement']:.3f})"
             how += f" + PPO {t['decisions']:,}" if t["decisions"] else ""
-            decisions, wall = im["decisions"] + t["decisions"], t["wall_s"] + (im.get("collect_s") or 0.0) * \
-                im["data_reused"]
+            decisions = im["decisions"] + t["decisions"]
+            wall = t["wall_s"] + ((im.get("collect_s") or 0.0) if im["data_reused"] else 0.0)
         else:
             how, decisions, wall = f"PPO league, {t['hidden']} wide", t["decisions"], t["wall_s"]
         lines.append(f"| {e.game} | {e.players} | {how} | {decisions:,} | {wall / 60:.1f} min | "
