@@ -121,10 +121,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15),
     Entry("base", 3, seed=1403, decisions=0, imitate=150_000),
     Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
-    # Not yet re-trained by imitation: PPO from scratch, a league against heuristic (the earlier shipped set).
-    Entry("base", 8, seed=1408, decisions=60_000),
-    Entry("base", 9, seed=1409, decisions=50_000),
-    Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=150_000),
+    Entry("base", 8, seed=1408, decisions=0, imitate=150_000),
+    Entry("base", 9, seed=1409, decisions=0, imitate=150_000),
+    Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=150_000, hidden=128, epochs=15),
     Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=60_000, partners="greedy,expert"),
 )
 
