@@ -4,6 +4,9 @@ The file is a plain ``.npz`` (read with ``allow_pickle=False``, so loading runs 
 (format, version, the config fields that fix what observation and action indices mean, sizes, the role slice,
 head count), ``scale`` the observation scaling, ``w0 b0 w1 b1`` the tanh trunk (weights stored input-major),
 ``pi_w{r} pi_b{r} v_w{r} v_b{r}`` the policy and value heads of role group ``r`` (one group without role heads).
+With ``embed`` > 0 in the header, ``pe_w pe_b`` map the trunk's output linearly to ``embed`` features, the input
+of every policy head (a bottleneck: ``embed x A`` head weights instead of ``hidden x A``); the value heads read the
+trunk's output. A header without ``embed`` has none.
 Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
 
@@ -92,18 +95,22 @@ class NumpyPolicy:
         try:
             self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
             self.num_heads, hidden = int(meta["num_heads"]), int(meta["hidden"])
+            self.embed = int(meta.get("embed", 0))
             self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
         except (KeyError, TypeError, ValueError) as e:
             raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e
-        if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16:
-            raise PolicyFileError(f"{self.path}: hidden={hidden} / num_heads={self.num_heads} out of range")
+        if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
+            raise PolicyFileError(f"{self.path}: hidden={hidden} / embed={self.embed} / num_heads={self.num_heads} "
+                                  "out of range (1..4096 / 0..hidden / 1..16)")
         if not (1 <= self.obs_size <= 1 << 20 and 1 <= self.num_actions <= 1 << 20):
             sizes = f"obs_size={self.obs_size} / num_actions={self.num_actions}"
             raise PolicyFileError(f"{self.path}: {sizes} out of range")
         shapes = {"scale": (self.obs_size,), "w0": (self.obs_size, hidden), "b0": (hidden,), "w1": (hidden, hidden),
                   "b1": (hidden,)}  # fmt: skip
+        if self.embed:
+            shapes.update({"pe_w": (hidden, self.embed), "pe_b": (self.embed,)})
         for r in range(self.num_heads):
-            shapes.update({f"pi_w{r}": (hidden, self.num_actions), f"pi_b{r}": (self.num_actions,),
+            shapes.update({f"pi_w{r}": (self.embed or hidden, self.num_actions), f"pi_b{r}": (self.num_actions,),
                            f"v_w{r}": (hidden, 1), f"v_b{r}": (1,)})  # fmt: skip
         for k, shape in shapes.items():
             a = arrays.get(k)
@@ -129,6 +136,7 @@ class NumpyPolicy:
                                   f"actions; this game has {size} / {n}")  # fmt: skip
 
     def _hidden(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        """The trunk's output and each observation's head."""
         x = np.atleast_2d(np.asarray(obs, dtype=np.float32))
         if x.shape[1] != self.obs_size:
             raise ValueError(f"observation has {x.shape[1]} entries; this policy takes {self.obs_size}")
@@ -143,12 +151,13 @@ class NumpyPolicy:
     def forward(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Raw logits (batch x actions) and values (batch) of a batch of observations."""
         h, role = self._hidden(obs)
+        e = h if not self.embed else h @ self.w["pe_w"] + self.w["pe_b"]
         logits = np.empty((h.shape[0], self.num_actions), dtype=np.float32)
         value = np.empty(h.shape[0], dtype=np.float32)
         for r in range(self.num_heads):
             idx = np.flatnonzero(role == r)
             if idx.size:
-                logits[idx] = h[idx] @ self.w[f"pi_w{r}"] + self.w[f"pi_b{r}"]
+                logits[idx] = e[idx] @ self.w[f"pi_w{r}"] + self.w[f"pi_b{r}"]
                 value[idx] = (h[idx] @ self.w[f"v_w{r}"] + self.w[f"v_b{r}"])[:, 0]
         return logits, value
 

@@ -67,6 +67,7 @@ class Options:
     workers: int = 2
     gamma: float = 0.99
     hidden: int = 64
+    embed: int = 0  # width of a linear bottleneck before the policy heads (0: none)
     role_heads: bool = True
     epochs: int = 8
     batch: int = 1024
@@ -82,6 +83,8 @@ class Options:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}={v!r} must be a positive integer")
+        if isinstance(self.embed, bool) or not isinstance(self.embed, int) or not 0 <= self.embed <= self.hidden:
+            raise ValueError(f"embed={self.embed!r} is out of range; valid: 0 (none) or 1..hidden={self.hidden}")
         if self.workers > 64:
             raise ValueError(f"workers={self.workers} is out of range; valid: 1..64")
         if not 0.0 < self.teacher_share <= 1.0:
@@ -334,7 +337,7 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
 
     torch.manual_seed(opt.seed)
     gen = np.random.default_rng([opt.seed, 0xF17])
-    model = Policy(opt.config(), opt.hidden, opt.role_heads)
+    model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed)
     optim = torch.optim.Adam(model.parameters(), lr=opt.lr, eps=1e-5)
     games = np.unique(data.game)
     held = set(gen.choice(games, size=max(1, games.size // 10), replace=False).tolist()) if games.size > 1 else set()
@@ -444,7 +447,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "teacher_share": "probability that a seat is the teacher", "decisions": "teacher decisions to collect",
              "num_envs": "games per worker in lock-step", "workers": "collecting processes",
              "temperature": "the exported policy's temperature (logits / T, folded into the weights)",
-             "hidden": "width of the two tanh layers", "epochs": "passes over the data", "batch": "minibatch rows",
+             "hidden": "width of the two tanh layers",
+             "embed": "width of a linear bottleneck before the policy heads (0: none)",
+             "epochs": "passes over the data", "batch": "minibatch rows",
              "out": "output folder"}  # fmt: skip
     from dataclasses import fields
 

@@ -72,6 +72,7 @@ class Args:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     hidden: int = 64
+    embed: int = 0  # width of a linear bottleneck before the policy heads (0: none)
     role_heads: bool = False
     seed: int = 0
     threads: int = 1
@@ -96,6 +97,8 @@ class Args:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}={v!r} must be a positive integer")
+        if isinstance(self.embed, bool) or not isinstance(self.embed, int) or not 0 <= self.embed <= self.hidden:
+            raise ValueError(f"embed={self.embed!r} is out of range; valid: 0 (none) or 1..hidden={self.hidden}")
         if self.threads > 64:
             raise ValueError(f"threads={self.threads} is out of range; valid: 1..64")
         for name, lo, hi in (("lr", 0.0, 1.0), ("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("clip", 0.0, 1.0)):
@@ -146,7 +149,7 @@ class Policy(nn.Module):
     :meth:`forward` computes all logits (export, tests). ``agents.learned.NumpyPolicy`` evaluates the exported
     weights with the same arithmetic."""
 
-    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False) -> None:
+    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0) -> None:
         super().__init__()
         lay = observation_layout(config)
         high = np.asarray(lay.high, dtype=np.float32)
@@ -155,13 +158,16 @@ class Policy(nn.Module):
         self.role_start: int = sl.start if sl is not None else 0
         self.role_stop: int = sl.stop if sl is not None else 0
         self.num_heads = (self.role_stop - self.role_start) if role_heads and sl is not None else 1
-        self.hidden = hidden
+        self.hidden, self.embed = hidden, embed
         self.scale: torch.Tensor
         self.register_buffer("scale", torch.from_numpy(np.where(high > 0, 1.0 / np.maximum(high, 1e-12), 1.0)))
         self.fc0 = _layer(self.obs_size, hidden, math.sqrt(2))
         self.fc1 = _layer(hidden, hidden, math.sqrt(2))
         a, k = self.num_actions, self.num_heads
-        self.pi_w = nn.Embedding(k * a, hidden)  # row r * A + action: the head-r weights of that action's logit
+        # ``embed`` > 0: a linear bottleneck of that width between the trunk and the policy heads. The heads then
+        # hold embed x A weights instead of hidden x A (the Duel's 5,701 actions dominate its file otherwise).
+        self.pe = nn.Linear(hidden, embed) if embed else None
+        self.pi_w = nn.Embedding(k * a, embed or hidden)  # row r * A + action: head r's weights of that logit
         self.pi_b = nn.Embedding(k * a, 1)
         with torch.no_grad():
             for r in range(k):  # CleanRL's small orthogonal policy init, per head
@@ -176,11 +182,13 @@ class Policy(nn.Module):
         return obs[:, self.role_start : self.role_stop].argmax(dim=1)
 
     def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The policy heads' input, each observation's head, and the values."""
         # The scale folded into the first layer: one small product instead of one per observation entry.
         h = torch.tanh(nn.functional.linear(obs, self.fc0.weight * self.scale, self.fc0.bias))
         h = torch.tanh(self.fc1(h))
         head = self.roles(obs)
-        return h, head, self.v(h).gather(1, head[:, None]).squeeze(1)
+        value = self.v(h).gather(1, head[:, None]).squeeze(1)
+        return (h if self.pe is None else self.pe(h)), head, value
 
     def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probabilities of the legal actions, flat: entry ``i`` is action ``cols[i]`` of observation
@@ -236,6 +244,7 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
         "obs_size": model.obs_size,
         "num_actions": model.num_actions,
         "hidden": model.hidden,
+        "embed": model.embed,
         "num_heads": model.num_heads,
         "role_slice": [model.role_start, model.role_stop],
         "activation": "tanh",
@@ -246,6 +255,9 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
     for i, layer in enumerate((model.fc0, model.fc1)):
         arrays[f"w{i}"] = layer.weight.detach().numpy().T.astype(np.float32)
         arrays[f"b{i}"] = layer.bias.detach().numpy().astype(np.float32)
+    if model.pe is not None:
+        arrays["pe_w"] = model.pe.weight.detach().numpy().T.astype(np.float32)
+        arrays["pe_b"] = model.pe.bias.detach().numpy().astype(np.float32)
     a = model.num_actions
     for r in range(model.num_heads):
         arrays[f"pi_w{r}"] = model.pi_w.weight[r * a : (r + 1) * a].detach().numpy().T.astype(np.float32)
@@ -263,8 +275,9 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     pol = NumpyPolicy(path)
     pol.check_config(config)
     want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
-            "num_heads": model.num_heads, "role_slice": [model.role_start, model.role_stop]}  # fmt: skip
-    got = {k: pol.meta.get(k) for k in want}
+            "embed": model.embed, "num_heads": model.num_heads,
+            "role_slice": [model.role_start, model.role_stop]}  # fmt: skip
+    got = {k: pol.meta.get(k, 0 if k == "embed" else None) for k in want}
     if got != want:
         raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
     w = pol.w
@@ -273,6 +286,9 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
         for i, layer in enumerate((model.fc0, model.fc1)):
             layer.weight.copy_(torch.from_numpy(w[f"w{i}"].T.copy()))
             layer.bias.copy_(torch.from_numpy(w[f"b{i}"].copy()))
+        if model.pe is not None:
+            model.pe.weight.copy_(torch.from_numpy(w["pe_w"].T.copy()))
+            model.pe.bias.copy_(torch.from_numpy(w["pe_b"].copy()))
         for r in range(model.num_heads):
             model.pi_w.weight[r * a : (r + 1) * a] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
             model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
@@ -439,7 +455,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.gen = torch.Generator().manual_seed(args.seed)
         self.env = VectorEnv(args.num_envs, config=self.config, copy=False)
-        self.model = Policy(self.config, args.hidden, args.role_heads)
+        self.model = Policy(self.config, args.hidden, args.role_heads, args.embed)
         if args.init:
             load_npz(self.model, args.init, self.config)
         self.optim = torch.optim.Adam(self.model.parameters(), lr=args.lr, eps=1e-5)
@@ -509,7 +525,8 @@ class Trainer:
             raise ValueError(f"{path} has checkpoint version {state.get('version')!r}; this code reads "
                              f"{CHECKPOINT_VERSION}")  # fmt: skip
         saved = state["args"]
-        fixed = ("game", "players", "num_envs", "rollout", "hidden", "role_heads", "seed")
+        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed")
+        saved = {"embed": 0} | saved  # checkpoints from before the bottleneck option had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise ValueError(f"{path} was trained with other settings (saved, given): {diff}")
@@ -767,6 +784,7 @@ HELP = {
     "epochs": "PPO epochs per iteration",
     "minibatches": "minibatches per epoch",
     "hidden": "width of the two tanh layers",
+    "embed": "width of a linear bottleneck before the policy heads (0: none; fewer head weights)",
     "threads": "torch threads (1 is fastest on a small shared machine)",
     "out": "output folder: progress.csv, checkpoint.pt, policy.npz",
     "checkpoint_every": "iterations between checkpoints",

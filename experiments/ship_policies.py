@@ -66,6 +66,7 @@ class Entry:
     seed: int
     decisions: int
     hidden: int = 64
+    embed: int = 0  # linear bottleneck before the policy heads (0: none)
     role_heads: bool = True
     league_agents: str = "heuristic"
     imitate: int = 0  # teacher decisions of the imitation warm start (0: PPO from scratch)
@@ -89,6 +90,7 @@ class Entry:
         argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
                 "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
                 "--hidden", str(self.hidden), "--epochs", str(self.epochs), *IMITATE, "--out", str(out)]  # fmt: skip
+        argv += ["--embed", str(self.embed)] if self.embed else []
         return argv + ([] if self.role_heads else ["--no-role-heads"])
 
     def train_argv(self, out: Path | str) -> list[str]:
@@ -98,6 +100,7 @@ class Entry:
         argv = ["--game", self.game, "--players", str(self.players), "--steps", str(self.decisions),
                 "--seed", str(self.seed), "--hidden", str(self.hidden), "--league-agents", self.league_agents,
                 *(self.ppo or COMMON), "--out", str(out)]  # fmt: skip
+        argv += ["--embed", str(self.embed)] if self.embed else []
         if self.imitate:
             argv += ["--init", str(Path(out) / "imitate" / "policy.npz")]
         return argv + (["--role-heads"] if self.role_heads else [])
@@ -283,6 +286,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "wall_s": round(wall, 1),
             "started_utc": started,
             "hidden": entry.hidden,
+            "embed": entry.embed,
             "role_heads": entry.role_heads,
             "league_agents": entry.league_agents,
             "nice": _niceness(),
@@ -377,7 +381,8 @@ def table(manifest: dict[str, Any]) -> str:
         expert = cell(ev, "expert") if e.game == "base" else "-"
         im = t.get("imitate")
         if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection
-            how = f"imitation, {t['hidden']} wide (agreement {im['held_out_agreement']:.3f})"
+            wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
+            how = f"imitation, {wide} (agreement {im['held_out_agreement']:.3f})"
             how += f" + PPO {t['decisions']:,}" if t["decisions"] else ""
             decisions = im["decisions"] + t["decisions"]
             wall = t["wall_s"] + ((im.get("collect_s") or 0.0) if im["data_reused"] else 0.0)

@@ -116,6 +116,24 @@ def test_load_npz_round_trip_and_selfplay_init(tmp_path: Path) -> None:
         load_npz(Policy(config, 32, True), path, config)
     with pytest.raises(ValueError, match="num_players"):
         load_npz(Policy(GameConfig(game="base", num_players=5), 16, True), path, GameConfig(num_players=5))
+    with pytest.raises(ValueError, match="embed"):  # a bottleneck network does not take a plain file
+        load_npz(Policy(config, 16, True, embed=4), path, config)
+
+
+def test_load_npz_round_trip_with_a_bottleneck(tmp_path: Path) -> None:
+    config = GameConfig(game="duel")
+    torch.manual_seed(6)
+    src = Policy(config, 16, False, embed=4)
+    path = export_npz(src, config, tmp_path / "src.npz")
+    dst = Policy(config, 16, False, embed=4)
+    load_npz(dst, path, config)
+    obs = torch.rand(3, src.obs_size)
+    with torch.no_grad():
+        assert torch.allclose(src(obs)[0], dst(obs)[0], atol=1e-6)
+    with pytest.raises(ValueError, match="embed"):
+        load_npz(Policy(config, 16, False), path, config)
+    with pytest.raises(ValueError, match="embed=17"):
+        Options(game="duel", hidden=16, embed=17).check()
 
 
 def test_run_reuses_its_data_and_writes_meta(tmp_path: Path) -> None:

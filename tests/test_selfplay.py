@@ -142,11 +142,15 @@ def test_learning_curves_report_rounds_by_role(tmp_path: Path) -> None:
     assert sum(float(r["games"]) > 0 for r in rows) >= 1
 
 
-@pytest.mark.parametrize(("game", "players", "role_heads"), [("base", 5, True), ("sab2", 4, True), ("duel", 2, False)])
-def test_npz_export_matches_the_torch_policy(tmp_path: Path, game: str, players: int, role_heads: bool) -> None:
+@pytest.mark.parametrize(
+    ("game", "players", "role_heads", "embed"),
+    [("base", 5, True, 0), ("sab2", 4, True, 0), ("duel", 2, False, 0), ("base", 4, True, 6), ("duel", 2, False, 5)],
+)
+def test_npz_export_matches_the_torch_policy(tmp_path: Path, game: str, players: int, role_heads: bool,
+                                             embed: int) -> None:  # fmt: skip
     config = GameConfig(game=game, num_players=players)
     torch.manual_seed(0)
-    model = Policy(config, hidden=24, role_heads=role_heads)
+    model = Policy(config, hidden=24, role_heads=role_heads, embed=embed)
     with torch.no_grad():  # away from the tiny policy init, so that logits differ in earnest
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.3)
@@ -158,6 +162,7 @@ def test_npz_export_matches_the_torch_policy(tmp_path: Path, game: str, players:
     path = export_npz(model, config, tmp_path / "p.npz")
     policy = NumpyPolicy(path)
     policy.check_config(config)
+    assert policy.embed == embed and policy.w["pi_w0"].shape == (embed or 24, policy.num_actions)
     logits, value = model(torch.from_numpy(obs))
     np_logits, np_value = policy.forward(obs)
     np.testing.assert_allclose(np_logits, logits.detach().numpy(), rtol=1e-4, atol=1e-4)

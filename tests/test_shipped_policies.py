@@ -183,7 +183,11 @@ def test_corrupted_file__policy_file_error(tmp_path: Path) -> None:
 
 def test_malformed_entries__policy_file_error(tmp_path: Path) -> None:
     w1 = np.load(_shipped_file())["w1"]
+    meta = json.loads(str(np.load(_shipped_file())["meta"]))
     cases = {
+        # a bottleneck header without its weights, or wider than the trunk
+        "no_pe": ({"meta": np.array(json.dumps({**meta, "embed": 4}))}, "pe_w"),
+        "wide_pe": ({"meta": np.array(json.dumps({**meta, "embed": meta["hidden"] + 1}))}, "embed="),
         "missing": ({"pi_w0": None}, "pi_w0"),
         "shape": ({"w1": w1[:, :3]}, "w1"),
         "dtype": ({"w1": w1.astype(np.int32)}, "w1"),
