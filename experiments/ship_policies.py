@@ -126,8 +126,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
     Entry("base", 8, seed=1408, decisions=0, imitate=150_000),
     Entry("base", 9, seed=1409, decisions=0, imitate=150_000),
-    Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=150_000, hidden=128, epochs=15),
-    Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=60_000, partners="greedy,expert"),
+    Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=300_000, hidden=128, epochs=15),
+    # The Duel's 5,701 actions: a 24-wide bottleneck before the head keeps the 128-wide trunk at the 64-wide size.
+    Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=400_000, partners="greedy,expert",
+          hidden=128, embed=24, epochs=15),
 )
 
 
