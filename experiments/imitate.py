@@ -22,6 +22,13 @@ continues from it.
    spreads its mass over moves the teacher made in similar observations; T < 1 plays its likely moves more often
    (at 5 players, 300 paired deals against ``heuristic`` in the same seat: docs/training.md).
 
+**DAgger** (``--student POLICY.npz --student-share p``, with ``--extra OLD/data.npz`` to aggregate): a teacher
+seat's moves are played by the student policy in a share ``p`` of the teacher seats (drawn per seat and game),
+while the teacher still labels every decision of that seat. The recorded states are then the ones the student's
+own mistakes lead to, the fix for a clone's compounding errors (Ross, Gordon & Bagnell 2011). ``--extra`` adds
+earlier data files of the same game to the fit (DAgger fits the union); the held-out tenth is drawn over all games.
+Without ``--student`` no draw is added, so the data of earlier options stay bit for bit what they were.
+
 Outputs in ``OUT``: ``data.npz`` (the collected decisions, reused by a rerun with the same collection options),
 ``fit.csv`` (per epoch: train/validation loss and agreement), ``policy.npz`` and ``meta.json`` (the options,
 sizes, timings and final agreement; ``collect_s`` is the collection's own wall time, also when the data were
@@ -46,7 +53,8 @@ import torch
 from numpy.typing import NDArray
 
 from agents import CHEATING, make_agent
-from saboteur_env import GameConfig
+from agents.learned import NumpyPolicy
+from saboteur_env import GameConfig, observation_layout
 from saboteur_env.vector import VectorEnv
 
 DATA_VERSION = 1
@@ -77,6 +85,9 @@ class Options:
     seed: int = 0
     threads: int = 1
     out: str = "runs/imitate"
+    student: str = ""  # DAgger: a policy.npz that plays a share of the teacher seats (the teacher labels them)
+    student_share: float = 0.5  # probability, per teacher seat and game, that the student plays it
+    extra: str = ""  # comma-separated data.npz files of earlier collections, fitted together with this one
 
     def check(self) -> None:
         for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
@@ -104,6 +115,16 @@ class Options:
             make_agent(name, config)  # an unknown name fails here, naming the valid ones
         if self.teacher_share < 1.0 and not self.partner_names():
             raise ValueError("teacher_share < 1 needs --partners (the agents of the other seats)")
+        if not 0.0 < self.student_share <= 1.0:
+            raise ValueError(f"student_share={self.student_share!r} is out of range; valid: (0, 1]")
+        if self.student:
+            NumpyPolicy(self.student).check_config(config)  # a missing, malformed or foreign file fails here
+        for path in self.extra_paths():
+            if not Path(path).is_file():
+                raise ValueError(f"extra data file {path!r} does not exist")
+
+    def extra_paths(self) -> list[str]:
+        return [x.strip() for x in self.extra.split(",") if x.strip()]
 
     def partner_names(self) -> list[str]:
         return [n.strip() for n in self.partners.split(",") if n.strip()]
@@ -115,8 +136,11 @@ class Options:
         """The options that fix the collected data (a rerun with the same key reuses ``data.npz``)."""
         keys = ("game", "players", "teacher", "partners", "teacher_share", "decisions", "num_envs", "workers",
                 "gamma", "seed")  # fmt: skip
-        return {k: getattr(self, k) for k in keys} | {"num_players": self.config().num_players,
-                                                       "data_version": DATA_VERSION}  # fmt: skip
+        key = {k: getattr(self, k) for k in keys} | {"num_players": self.config().num_players,
+                                                      "data_version": DATA_VERSION}  # fmt: skip
+        if self.student:  # the student's weights fix the data, not its path
+            key |= {"student_sha256": _sha256(self.student), "student_share": self.student_share}
+        return key
 
 
 # ---- collection ---------------------------------------------------------------------------------------------------
@@ -179,8 +203,15 @@ def concat(parts: list[Data]) -> Data:
     return Data(**cat, obs_size=parts[0].obs_size)
 
 
+def _sha256(path: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def collect(opt: Options, worker: int, decisions: int) -> Data:
-    """Play games until ``decisions`` teacher decisions of finished games are recorded (worker ``worker``'s seeds)."""
+    """Play games until ``decisions`` teacher decisions of finished games are recorded (worker ``worker``'s seeds);
+    with ``opt.student`` the student plays a share of the teacher seats and the teacher labels their decisions."""
     config = opt.config()
     n, b_num = config.num_players, opt.num_envs
     partners = opt.partner_names()
@@ -188,6 +219,7 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     env = VectorEnv(b_num, config=config)
     obs, info = env.reset(seed=int(rng.integers(1 << 31)))
     agents: list[list[Any]] = [[] for _ in range(b_num)]
+    players: list[dict[int, Any]] = [{} for _ in range(b_num)]  # per slot: seat -> the student playing it
     teacher = np.zeros((b_num, n), dtype=bool)
     game_of = np.zeros(b_num, dtype=np.int64)
     games = 0
@@ -204,7 +236,14 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
             a = make_agent(opt.teacher if t[s] else partner, config)
             a.reset(s, n, int(seeds[s]))
             row.append(a)
-        agents[b], teacher[b], game_of[b] = row, t, games
+        students: dict[int, Any] = {}
+        if opt.student:  # drawn only with a student: the streams of student-free options stay as they were
+            play = t & (rng.random(n) < opt.student_share)
+            student_seeds = rng.integers(1 << 62, size=n)
+            for s in np.flatnonzero(play).tolist():
+                students[s] = make_agent(f"learned:{opt.student}", config)
+                students[s].reset(s, n, int(student_seeds[s]))
+        agents[b], players[b], teacher[b], game_of[b] = row, students, t, games
         games += 1
 
     for b in range(b_num):
@@ -229,7 +268,13 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     while done_decisions < decisions:
         seats = np.asarray(info["seat"], dtype=np.int64)
         mask = info["action_mask"]
+        # The teacher's (or partner's) choice is the label; a student seat then plays its own choice instead.
         actions = np.array([agents[b][int(seats[b])].act(obs[b], mask[b]) for b in range(b_num)], dtype=np.int64)
+        played = actions.copy()
+        for b in range(b_num):
+            student = players[b].get(int(seats[b]))
+            if student is not None:
+                played[b] = student.act(obs[b], mask[b])
         rows = np.flatnonzero(teacher[np.arange(b_num), seats])
         if rows.size:
             sub = obs[rows]
@@ -254,7 +299,7 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
                 seat_l.append(s)
                 reward.append(0.0)
                 nxt.append(-1)
-        obs, rewards, term, _, info = env.step(actions)
+        obs, rewards, term, _, info = env.step(played)
         acc += rewards
         for b in np.flatnonzero(term).tolist():
             for s in range(n):
@@ -396,6 +441,18 @@ def sharpen(model: Any, temperature: float) -> None:
 
 
 # ---- the command --------------------------------------------------------------------------------------------------
+def load_data(path: str | Path, obs_size: int) -> Data:
+    """An earlier collection's ``data.npz`` (``--extra``), checked to hold observations of this size."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = Data.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"{path} is not an imitation data file ({type(e).__name__}: {e})") from e
+    if data.obs_size != obs_size:
+        raise ValueError(f"{path} holds observations of {data.obs_size} entries; this game has {obs_size}")
+    return data
+
+
 def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     """Collect (or reuse ``OUT/data.npz``), fit, export; returns what ``meta.json`` records."""
     from experiments.selfplay import export_npz
@@ -406,6 +463,8 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     data_path, key = out / "data.npz", opt.collection_key()
     t0 = time.perf_counter()
+    size = observation_layout(opt.config()).size
+    extras = [load_data(p, size) for p in opt.extra_paths()]  # before collecting: a bad file fails at once
     data: Data | None = None
     collect_s = float("nan")  # the collection's own wall time (recorded with the data, so a reuse reports it)
     if data_path.exists():
@@ -424,12 +483,16 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
         np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), collect_s=np.array(collect_s),
                  **data.arrays())  # type: ignore[arg-type]  # fmt: skip
         tmp.replace(data_path)
+    collected = len(data)
+    if extras:
+        data = concat([data, *extras])
     t1 = time.perf_counter()
     model, last = fit(opt, data, out / "fit.csv", quiet)
     t2 = time.perf_counter()
     sharpen(model, opt.temperature)
     export_npz(model, opt.config(), out / "policy.npz", len(data))
-    meta = {"options": asdict(opt), "decisions": len(data), "games": int(np.unique(data.game).size),
+    meta = {"options": asdict(opt), "decisions": len(data), "collected": collected,
+            "games": int(np.unique(data.game).size),
             "collect_s": None if math.isnan(collect_s) else round(collect_s, 1), "data_reused": reused,
             "load_s": round(t1 - t0, 1) if reused else 0.0,
             "fit_s": round(t2 - t1, 1),
@@ -448,6 +511,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "num_envs": "games per worker in lock-step", "workers": "collecting processes",
              "temperature": "the exported policy's temperature (logits / T, folded into the weights)",
              "hidden": "width of the two tanh layers",
+             "student": "DAgger: a policy.npz that plays a share of the teacher seats, labelled by the teacher",
+             "student_share": "probability per teacher seat and game that the student plays it",
+             "extra": "comma-separated earlier data.npz files fitted together with this collection",
              "embed": "width of a linear bottleneck before the policy heads (0: none)",
              "epochs": "passes over the data", "batch": "minibatch rows",
              "out": "output folder"}  # fmt: skip
@@ -470,7 +536,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    meta = run(opt)
+    try:
+        meta = run(opt)
+    except ValueError as e:  # an --extra file that is not imitation data of this game
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     f = meta["final"]
     print(f"{meta['decisions']:,} decisions of {meta['games']:,} games (collect {meta['collect_s']} s, fit "
           f"{meta['fit_s']} s): held-out agreement {f['val_agree']:.3f}, nll {f['val_nll']:.3f}; "

@@ -146,9 +146,60 @@ def test_run_reuses_its_data_and_writes_meta(tmp_path: Path) -> None:
     assert not run(replace(opt, seed=1), quiet=True)["data_reused"]
 
 
+class _LowestLegal:
+    """A stateless teacher with a checkable label: the lowest legal action."""
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_dagger_student_plays_and_the_teacher_labels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import experiments.imitate as imitate
+
+    real = imitate.make_agent
+    monkeypatch.setattr(imitate, "make_agent",
+                        lambda name, cfg: _LowestLegal() if name == "lowest" else real(name, cfg))  # fmt: skip
+    opt = replace(SMALL, teacher="lowest", teacher_share=1.0, decisions=200, num_envs=2)
+    plain = collect(opt, 0, opt.decisions)
+    student = _policy(tmp_path, "student", 3)
+    dagger = collect(replace(opt, student=str(student), student_share=1.0), 0, opt.decisions)
+    for d in (plain, dagger):  # every label is the teacher's choice on the recorded legal actions
+        which, acts = d.legal_pairs(np.arange(len(d)))
+        lowest = np.array([acts[which == i].min() for i in range(len(d))])
+        np.testing.assert_array_equal(d.action, lowest)
+    # ... but the student played: the games went elsewhere (the lowest legal action is nearly always a discard)
+    assert len(dagger.finals) != len(plain.finals) or not np.array_equal(dagger.finals, plain.finals)
+    assert not np.array_equal(dagger.obs_val[:5000], plain.obs_val[:5000])
+    # Without a student nothing is drawn: the streams of earlier options are unchanged.
+    np.testing.assert_array_equal(collect(replace(opt, student_share=0.3), 0, opt.decisions).action, plain.action)
+    key = replace(opt, student=str(student)).collection_key()
+    assert key["student_sha256"] and "student_sha256" not in opt.collection_key()
+
+
+def test_extra_data_are_fitted_together(tmp_path: Path) -> None:
+    first = run(replace(SMALL, decisions=150, epochs=1, out=str(tmp_path / "a")), quiet=True)
+    both = run(replace(SMALL, decisions=150, epochs=1, seed=1, out=str(tmp_path / "b"),
+                       extra=str(tmp_path / "a" / "data.npz")), quiet=True)  # fmt: skip
+    assert both["decisions"] == both["collected"] + first["decisions"]
+    assert both["games"] == first["games"] + run(replace(SMALL, decisions=150, epochs=1, seed=1,
+                                                         out=str(tmp_path / "b")), quiet=True)["games"]  # fmt: skip
+    bad = tmp_path / "five"
+    run(replace(SMALL, players=5, decisions=60, epochs=1, out=str(bad)), quiet=True)
+    with pytest.raises(ValueError, match="observations of"):
+        run(replace(SMALL, decisions=150, epochs=1, out=str(tmp_path / "c"), extra=str(bad / "data.npz")), quiet=True)
+    with pytest.raises(ValueError, match="num_players"):  # a student trained for another player count
+        replace(SMALL, student=str(bad / "policy.npz")).check()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["--student", "/nonexistent/p.npz"], "does not exist"),
+        (["--student-share", "0"], "student_share"),
+        (["--extra", "/nonexistent/data.npz"], "does not exist"),
         (["--teacher", "role_oracle"], "hidden state"),
         (["--teacher", "nobody"], "nobody"),
         (["--teacher-share", "0"], "teacher_share"),
