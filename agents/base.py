@@ -89,6 +89,12 @@ class RoleDispatch:
             return self.active.act_view(view, action_mask)
         return self.active.act(observation, action_mask)
 
+    def played_instead(self, chosen: int, played: int) -> None:
+        """Tell the policy that chose ``chosen`` that its seat played ``played`` (see ``ExpertAgent``)."""
+        fn = getattr(self.active, "played_instead", None)
+        if fn is not None:
+            fn(chosen, played)
+
     def role_beliefs(self) -> dict[int, float] | None:
         fn = getattr(self.active, "role_beliefs", None)
         return fn() if fn else None

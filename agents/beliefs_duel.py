@@ -126,13 +126,14 @@ class DuelBelief:
         self.opp_face_down = 0
 
     # ---- facts ----
-    def note_action(self, action: int) -> None:
-        """The seat's own action: its face-down discards (a pass, a repair by discarding) are its private facts."""
+    def note_action(self, action: int, count: int = 1) -> None:
+        """The seat's own action: its face-down discards (a pass, a repair by discarding) are its private facts
+        (``count=-1`` takes back an action noted but not played)."""
         act = self.layout.decode(action)
         if act.segment in ("pass", "repair_discard"):
             kinds = [act.kind] if act.kind >= 0 else list(PAIRS[act.pair]) if act.pair >= 0 else []
             for k in kinds:
-                self.own_face_down[k] += 1
+                self.own_face_down[k] += count
 
     def _event(self, ev: tuple[int, bool, int, int, float]) -> None:
         etype, mine, kind, cell, arg = ev

@@ -281,6 +281,11 @@ class DuelBeliever(DuelGreedyAgent):
         self.belief.note_action(action)
         return action
 
+    def played_instead(self, chosen: int, played: int) -> None:
+        """My seat played ``played``, not ``chosen`` (DAgger's student): the noted own action is corrected."""
+        self.belief.note_action(chosen, -1)
+        self.belief.note_action(played)
+
     def _slot_values(self, view: DuelView) -> list[float]:
         return self.belief.expected_nuggets().tolist()
 

@@ -114,6 +114,14 @@ class ExpertAgent(LadderAgent):
             self.counter.played(int(self.layout.kind_arr[action]))  # my own face-down discard
         return action
 
+    def played_instead(self, chosen: int, played: int) -> None:
+        """My seat played ``played``, not the ``chosen`` move I returned (DAgger's student, ``experiments.imitate``):
+        the own-discard fact recorded for ``chosen`` is taken back and ``played``'s recorded."""
+        if self.layout.type_arr[chosen] == ActionType.DISCARD:
+            self.counter.played(int(self.layout.kind_arr[chosen]), -1)
+        if self.layout.type_arr[played] == ActionType.DISCARD:
+            self.counter.played(int(self.layout.kind_arr[played]))
+
     # ---- beliefs ----
     def goal_weights(self, view: PlayerView) -> NDArray[np.float64]:
         """P(gold in slot g): settled facts first (reveals, own maps, two known stones), else the Bayes posterior."""

@@ -95,7 +95,9 @@ class NumpyPolicy:
         try:
             self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
             self.num_heads, hidden = int(meta["num_heads"]), int(meta["hidden"])
-            self.embed = int(meta.get("embed", 0))
+            self.embed = meta.get("embed", 0)
+            if isinstance(self.embed, bool) or not isinstance(self.embed, int):
+                raise ValueError(f"embed={self.embed!r} is not an integer")
             self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
         except (KeyError, TypeError, ValueError) as e:
             raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e

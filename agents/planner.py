@@ -279,9 +279,10 @@ class CardCounter:
     def reset(self) -> None:
         self.gone = np.zeros(NUM_DECK_KINDS, dtype=np.int64)  # played action cards, removed path cards, my discards
 
-    def played(self, kind: int) -> None:
+    def played(self, kind: int, count: int = 1) -> None:
+        """``count`` more copies of ``kind`` gone (-1: take back a discard that was not played after all)."""
         if 0 <= kind < NUM_DECK_KINDS:
-            self.gone[kind] += 1
+            self.gone[kind] += count
 
     def unseen(self, shape: NDArray[np.int16], hand: NDArray[np.int64]) -> NDArray[np.int64]:
         """Copies per deck kind that may still be in the pile or in other hands."""

@@ -27,7 +27,9 @@ seat's moves are played by the student policy in a share ``p`` of the teacher se
 while the teacher still labels every decision of that seat. The recorded states are then the ones the student's
 own mistakes lead to, the fix for a clone's compounding errors (Ross, Gordon & Bagnell 2011). ``--extra`` adds
 earlier data files of the same game to the fit (DAgger fits the union); the held-out tenth is drawn over all games.
-Without ``--student`` no draw is added, so the data of earlier options stay bit for bit what they were.
+Without ``--student`` no draw is added, so the data of earlier options stay bit for bit what they were. A teacher
+that notes private facts from its own moves (``expert``'s own face-down discards, the Duel believers' passes) is
+told the move actually played (``played_instead(chosen, played)``), so its card counts stay those of its seat.
 
 Outputs in ``OUT``: ``data.npz`` (the collected decisions, reused by a rerun with the same collection options),
 ``fit.csv`` (per epoch: train/validation loss and agreement), ``policy.npz`` and ``meta.json`` (the options,
@@ -43,6 +45,8 @@ import json
 import math
 import sys
 import time
+import zipfile
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,7 +58,7 @@ from numpy.typing import NDArray
 
 from agents import CHEATING, make_agent
 from agents.learned import NumpyPolicy
-from saboteur_env import GameConfig, observation_layout
+from saboteur_env import GameConfig, num_actions, observation_layout
 from saboteur_env.vector import VectorEnv
 
 DATA_VERSION = 1
@@ -119,9 +123,16 @@ class Options:
             raise ValueError(f"student_share={self.student_share!r} is out of range; valid: (0, 1]")
         if self.student:
             NumpyPolicy(self.student).check_config(config)  # a missing, malformed or foreign file fails here
+            if Path(self.student).resolve() == (Path(self.out) / "policy.npz").resolve():
+                raise ValueError(f"student {self.student!r} is this run's own output (it would be overwritten); "
+                                 "copy it elsewhere first")  # fmt: skip
+        extra = [Path(p).resolve() for p in self.extra_paths()]
         for path in self.extra_paths():
             if not Path(path).is_file():
                 raise ValueError(f"extra data file {path!r} does not exist")
+        if len(set(extra)) != len(extra) or (Path(self.out) / "data.npz").resolve() in extra:
+            raise ValueError(f"extra={self.extra!r} names a file twice or this run's own data.npz: every decision "
+                             "would count twice")  # fmt: skip
 
     def extra_paths(self) -> list[str]:
         return [x.strip() for x in self.extra.split(",") if x.strip()]
@@ -275,6 +286,9 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
             student = players[b].get(int(seats[b]))
             if student is not None:
                 played[b] = student.act(obs[b], mask[b])
+                hook = getattr(agents[b][int(seats[b])], "played_instead", None)
+                if hook is not None and played[b] != actions[b]:
+                    hook(int(actions[b]), int(played[b]))  # teachers that note their own moves correct them
         rows = np.flatnonzero(teacher[np.arange(b_num), seats])
         if rows.size:
             sub = obs[rows]
@@ -441,15 +455,31 @@ def sharpen(model: Any, temperature: float) -> None:
 
 
 # ---- the command --------------------------------------------------------------------------------------------------
-def load_data(path: str | Path, obs_size: int) -> Data:
-    """An earlier collection's ``data.npz`` (``--extra``), checked to hold observations of this size."""
+class DataFileError(ValueError):
+    """An ``--extra`` file that is not imitation data of this game and player count."""
+
+
+def load_data(path: str | Path, config: GameConfig) -> Data:
+    """An earlier collection's ``data.npz`` (``--extra``), checked to be data of ``config``'s game and players."""
+    bad = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("a single array, not an .npz archive")
+        with loaded as z:
+            key = json.loads(str(z["key"]))
             data = Data.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
-    except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"{path} is not an imitation data file ({type(e).__name__}: {e})") from e
-    if data.obs_size != obs_size:
-        raise ValueError(f"{path} holds observations of {data.obs_size} entries; this game has {obs_size}")
+    except bad as e:
+        raise DataFileError(f"{path} is not an imitation data file ({type(e).__name__}: {e})") from e
+    got = (key.get("game"), key.get("num_players")) if isinstance(key, dict) else None
+    if got != (config.game, config.num_players):
+        raise DataFileError(f"{path} holds data of (game, players) {got}; this run is "
+                            f"{(config.game, config.num_players)}")  # fmt: skip
+    size, n = observation_layout(config).size, num_actions(config)
+    if data.obs_size != size:
+        raise DataFileError(f"{path} holds observations of {data.obs_size} entries; this game has {size}")
+    if len(data) and (data.legal.max(initial=0) >= n or data.action.max() >= n or data.obs_idx.max(initial=0) >= size):
+        raise DataFileError(f"{path} holds action or observation indices out of range (actions 0..{n - 1})")
     return data
 
 
@@ -463,8 +493,7 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     data_path, key = out / "data.npz", opt.collection_key()
     t0 = time.perf_counter()
-    size = observation_layout(opt.config()).size
-    extras = [load_data(p, size) for p in opt.extra_paths()]  # before collecting: a bad file fails at once
+    extras = [load_data(p, opt.config()) for p in opt.extra_paths()]  # before collecting: a bad file fails at once
     data: Data | None = None
     collect_s = float("nan")  # the collection's own wall time (recorded with the data, so a reuse reports it)
     if data_path.exists():
@@ -538,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         meta = run(opt)
-    except ValueError as e:  # an --extra file that is not imitation data of this game
+    except DataFileError as e:  # an --extra file that is not imitation data of this game
         print(f"error: {e}", file=sys.stderr)
         return 2
     f = meta["final"]

@@ -173,10 +173,22 @@ def test_dagger_student_plays_and_the_teacher_labels(tmp_path: Path, monkeypatch
     # ... but the student played: the games went elsewhere (the lowest legal action is nearly always a discard)
     assert len(dagger.finals) != len(plain.finals) or not np.array_equal(dagger.finals, plain.finals)
     assert not np.array_equal(dagger.obs_val[:5000], plain.obs_val[:5000])
-    # Without a student nothing is drawn: the streams of earlier options are unchanged.
     np.testing.assert_array_equal(collect(replace(opt, student_share=0.3), 0, opt.decisions).action, plain.action)
     key = replace(opt, student=str(student)).collection_key()
     assert key["student_sha256"] and "student_sha256" not in opt.collection_key()
+
+
+def test_collection_without_a_student_is_the_data_of_earlier_versions() -> None:
+    """The digest of a small collection made before DAgger existed (commit ba98032): without ``--student`` no
+    draw is added, so data and collection keys of earlier options stay valid."""
+    import hashlib
+
+    d = collect(replace(SMALL, teacher_share=0.6, decisions=120), 0, 120)
+    h = hashlib.sha256()
+    for k, v in sorted(d.arrays().items()):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(v).tobytes())
+    assert (len(d), h.hexdigest()) == (157, "830e93ab88deccaca104792b03ecfd5442701f6753c1f516fd9868caeb1a0f3a")
 
 
 def test_extra_data_are_fitted_together(tmp_path: Path) -> None:
@@ -188,8 +200,18 @@ def test_extra_data_are_fitted_together(tmp_path: Path) -> None:
                                                          out=str(tmp_path / "b")), quiet=True)["games"]  # fmt: skip
     bad = tmp_path / "five"
     run(replace(SMALL, players=5, decisions=60, epochs=1, out=str(bad)), quiet=True)
-    with pytest.raises(ValueError, match="observations of"):
+    with pytest.raises(ValueError, match=r"\(game, players\) \('base', 5\)"):
         run(replace(SMALL, decisions=150, epochs=1, out=str(tmp_path / "c"), extra=str(bad / "data.npz")), quiet=True)
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    for path in (tmp_path / "one.npy", bad / "policy.npz"):  # not imitation data: a clear error, no traceback
+        with pytest.raises(ValueError, match="not an imitation data file"):
+            run(replace(SMALL, decisions=150, epochs=1, out=str(tmp_path / "c"), extra=str(path)), quiet=True)
+    a = str(tmp_path / "a" / "data.npz")
+    for extra, out in ((f"{a},{a}", tmp_path / "d"), (a, tmp_path / "a")):  # twice, or the run's own data
+        with pytest.raises(ValueError, match="count twice"):
+            replace(SMALL, extra=extra, out=str(out)).check()
+    with pytest.raises(ValueError, match="own output"):
+        replace(SMALL, student=str(tmp_path / "a" / "policy.npz"), out=str(tmp_path / "a")).check()
     with pytest.raises(ValueError, match="num_players"):  # a student trained for another player count
         replace(SMALL, student=str(bad / "policy.npz")).check()
 
@@ -326,3 +348,84 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
         with pytest.raises(_ParsedError):
             module.main(call[2:])
     assert json.dumps(calls)  # (the commands, for a failing run's report)
+
+
+def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
+    """DAgger plays the student's move in a teacher seat: ``expert`` takes back the own discard it noted for its
+    choice and notes the played one, so its card counter is that of a counter that saw the played moves."""
+    import saboteur_env as se
+    from agents.base import RandomAgent
+    from agents.expert import _CountingTracker
+    from agents.planner import CardCounter
+    from saboteur_env import ActionType, PlayerView, action_layout
+
+    cfg = GameConfig(num_players=4)
+    layout = action_layout(cfg)
+    env = se.raw_env(num_players=4)
+    env.reset(seed=11)
+    teacher, student = make_agent("expert", cfg), RandomAgent(cfg)
+    teacher.reset(0, 4, 1)
+    student.reset(0, 4, 2)
+    others = [RandomAgent(cfg) for _ in range(4)]
+    for s, a in enumerate(others):
+        a.reset(s, 4, 10 + s)
+    counter = CardCounter(cfg)
+    tracker = _CountingTracker(cfg, 0, counter)
+    corrected = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.agents.index(name)
+        if seat != 0:
+            env.step(others[seat].act(obs["observation"], obs["action_mask"]))
+            continue
+        tracker.update(PlayerView.from_observation(obs["observation"], cfg))
+        chosen = teacher.act(obs["observation"], obs["action_mask"])
+        played = student.act(obs["observation"], obs["action_mask"])
+        if played != chosen:
+            teacher.played_instead(chosen, played)
+            corrected += ActionType.DISCARD in (layout.type_arr[chosen], layout.type_arr[played])
+        if layout.type_arr[played] == ActionType.DISCARD:
+            counter.played(int(layout.kind_arr[played]))
+        np.testing.assert_array_equal(teacher.active.counter.gone, counter.gone)
+        env.step(played)
+    assert corrected > 5  # the corrections were exercised
+
+
+def test_a_duel_teacher_told_what_was_played_keeps_its_own_discards() -> None:
+    """The Duel's ``expert`` notes its own face-down passes: corrected to the played move, its belief is that of a
+    belief that saw the played moves."""
+    import saboteur_env as se
+    from agents.base import RandomAgent
+    from agents.beliefs_duel import DuelBelief
+    from saboteur_env.duel.view import DuelView
+
+    cfg = GameConfig(game="duel")
+    env = se.raw_env(game="duel")
+    env.reset(seed=4)
+    teacher, student, other = make_agent("expert", cfg), RandomAgent(cfg), RandomAgent(cfg)
+    for i, a in enumerate((teacher, student)):
+        a.reset(0, 2, i)
+    other.reset(1, 2, 9)
+    shadow = DuelBelief(cfg, 0)
+    differed = 0
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if env.agents.index(name) != 0:
+            env.step(other.act(obs["observation"], obs["action_mask"]))
+            continue
+        shadow.update(DuelView.from_observation(obs["observation"], cfg))
+        chosen = teacher.act(obs["observation"], obs["action_mask"])
+        played = student.act(obs["observation"], obs["action_mask"])
+        if played != chosen:
+            teacher.played_instead(chosen, played)
+            differed += 1
+        shadow.note_action(played)
+        np.testing.assert_array_equal(teacher.belief.own_face_down, shadow.own_face_down)
+        env.step(played)
+    assert differed > 5 and shadow.own_face_down.min() >= 0
