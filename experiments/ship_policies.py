@@ -74,6 +74,8 @@ class Entry:
     partners: str = "heuristic,expert"
     ppo: tuple[str, ...] = ()  # PPO settings after an imitation start (empty: COMMON)
     epochs: int = 10  # imitation fitting epochs
+    dagger: int = 0  # teacher decisions of one DAgger round after the imitation (0: none)
+    dagger_share: float = 0.5  # share of the teacher seats the round-0 policy plays in that round
 
     @property
     def name(self) -> str:
@@ -93,6 +95,20 @@ class Entry:
         argv += ["--embed", str(self.embed)] if self.embed else []
         return argv + ([] if self.role_heads else ["--no-role-heads"])
 
+    def dagger_argv(self, out: Path | str) -> list[str]:
+        """``python -m experiments.imitate`` arguments of the DAgger round (empty without one): the imitation's
+        policy as shipped (float16, ``OUT/imitate/policy-f16.npz``) plays a share of the teacher seats, the new
+        data are fitted together with the imitation's, seeds offset by 100 from the imitation's."""
+        if not (self.imitate and self.dagger):
+            return []
+        im = Path(out) / "imitate"
+        argv = self.imitate_argv(im)
+        argv[argv.index("--decisions") + 1] = str(self.dagger)
+        argv[argv.index("--seed") + 1] = str(self.seed + 100)
+        argv[argv.index("--out") + 1] = str(Path(out) / "dagger")
+        return [*argv, "--student", str(im / "policy-f16.npz"), "--student-share", str(self.dagger_share),
+                "--extra", str(im / "data.npz")]  # fmt: skip
+
     def train_argv(self, out: Path | str) -> list[str]:
         """``python -m experiments.selfplay`` arguments (empty: the imitation policy is shipped as it is)."""
         if self.imitate and not self.decisions:
@@ -102,7 +118,7 @@ class Entry:
                 *(self.ppo or COMMON), "--out", str(out)]  # fmt: skip
         argv += ["--embed", str(self.embed)] if self.embed else []
         if self.imitate:
-            argv += ["--init", str(Path(out) / "imitate" / "policy.npz")]
+            argv += ["--init", str(Path(out) / ("dagger" if self.dagger else "imitate") / "policy.npz")]
         return argv + (["--role-heads"] if self.role_heads else [])
 
     def opponents(self) -> tuple[str, ...]:
@@ -199,6 +215,11 @@ def command_text(entry: Entry, out: Path | str) -> str:
     parts = []
     if entry.imitate:
         parts.append(shlex.join(["python", "-m", "experiments.imitate", *entry.imitate_argv(Path(out) / "imitate")]))
+    if entry.dagger_argv(out):  # the student file is the imitation's policy as shipped (float16)
+        im = Path(out) / "imitate"
+        half = ["python", "-m", "experiments.ship_policies", "--to-half", str(im / "policy.npz"),
+                str(im / "policy-f16.npz")]  # fmt: skip
+        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.imitate", *entry.dagger_argv(out)])]
     if entry.train_argv(out):
         parts.append(shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)]))
     return " && ".join(parts)
@@ -222,7 +243,7 @@ def settings(argv: list[str]) -> list[str]:
     """A training command without its output folder and the warm start's path in it (which do not change what is
     computed: the warm start is fixed by its own command)."""
     out = list(argv)
-    for flag in ("--out", "--init"):
+    for flag in ("--out", "--init", "--student", "--extra"):
         if flag in out:
             i = out.index(flag)
             del out[i : i + 2]
@@ -237,7 +258,8 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
         return False
     t = rec.get("training", {})
     same_ppo = settings(t.get("argv", [])) == settings(entry.train_argv(""))
-    return same_ppo and settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
+    same_dagger = settings(t.get("dagger_argv", [])) == settings(entry.dagger_argv(""))
+    return same_ppo and same_dagger and settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
 
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
@@ -248,15 +270,19 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     for stale in ("checkpoint.pt", "policy.npz", "progress.csv"):  # from scratch: deterministic
         (out / stale).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    argv, im_argv = entry.train_argv(out), entry.imitate_argv(out / "imitate")
+    argv, im_argv, dg_argv = entry.train_argv(out), entry.imitate_argv(out / "imitate"), entry.dagger_argv(out)
     state = git_state(commit)
     print(f"== {entry.name}: {command_text(entry, out)}", file=sys.stderr, flush=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
-    decisions, im_meta = 0, None
+    decisions, im_meta, dg_meta = 0, None, None
     if im_argv:  # data.npz of an earlier run with the same collection options is reused
         im_meta = imitate.run(imitate.parse_args(im_argv))
         result = out / "imitate" / "policy.npz"
+    if dg_argv:  # one DAgger round: the imitation's policy as shipped plays, the teacher labels
+        to_half(result, out / "imitate" / "policy-f16.npz")
+        dg_meta = imitate.run(imitate.parse_args(dg_argv))
+        result = out / "dagger" / "policy.npz"
     t1 = time.perf_counter()
     if argv:
         trainer = selfplay.Trainer(selfplay.parse_args(argv))
@@ -283,6 +309,11 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
                 "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
                 "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
                 "wall_s": round(t1 - t0, 1)},
+            "dagger_argv": dg_argv,
+            "dagger": None if dg_meta is None else {
+                "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
+                "collect_s": dg_meta["collect_s"], "fit_s": dg_meta["fit_s"], "data_reused": dg_meta["data_reused"],
+                "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)},
             "decisions": decisions,
             "budget_decisions": entry.decisions,
             "wall_s": round(wall, 1),
@@ -384,10 +415,15 @@ def table(manifest: dict[str, Any]) -> str:
         im = t.get("imitate")
         if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection
             wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
-            how = f"imitation, {wide} (agreement {im['held_out_agreement']:.3f})"
+            dg = t.get("dagger")
+            if dg:  # agreement over the union of both rounds' data
+                how = f"imitation + DAgger {dg['decisions']:,}, {wide} (agreement {dg['held_out_agreement']:.3f})"
+            else:
+                how = f"imitation, {wide} (agreement {im['held_out_agreement']:.3f})"
             how += f" + PPO {t['decisions']:,}" if t["decisions"] else ""
-            decisions = im["decisions"] + t["decisions"]
+            decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"]
             wall = t["wall_s"] + ((im.get("collect_s") or 0.0) if im["data_reused"] else 0.0)
+            wall += ((dg.get("collect_s") or 0.0) if dg["data_reused"] else 0.0) if dg else 0.0
         else:
             how, decisions, wall = f"PPO league, {t['hidden']} wide", t["decisions"], t["wall_s"]
         lines.append(f"| {e.game} | {e.players} | {how} | {decisions:,} | {wall / 60:.1f} min | "
@@ -417,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponents", default="", help="comma-separated evaluation opponents (default: per game)")
     p.add_argument("--policies", default=str(POLICY_DIR), help="where the .npz files and manifest.json go")
     p.add_argument("--commit", default="", help="record this commit (the tree is a git archive of it, no .git)")
+    p.add_argument("--to-half", nargs=2, metavar=("SRC", "DST"), help="only store policy SRC as float16 in DST")
     p.add_argument("--runs", default="runs/ship", help="folder of the training runs (default runs/ship)")
     return p
 
@@ -435,6 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if ns.table:
         print(table(manifest))
+        return 0
+    if ns.to_half:  # one step of an entry's commands (the DAgger round's student is the shipped form)
+        try:
+            to_half(Path(ns.to_half[0]), Path(ns.to_half[1]))
+        except (OSError, ValueError) as e:
+            print(f"error: --to-half {ns.to_half[0]}: {e}", file=sys.stderr)
+            return 2
         return 0
     runs = Path(ns.runs)
     opponents = tuple(o.strip() for o in ns.opponents.split(",") if o.strip()) or None

@@ -239,12 +239,19 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     t = rec["training"]
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
     parts = [shlex.split(p) for p in t["command"].split(" && ")]
-    assert [w[:3] for w in parts] == [["python", "-m", "experiments.imitate"]] * bool(entry.imitate) + [
-        ["python", "-m", "experiments.selfplay"]
-    ] * bool(entry.train_argv("x"))
+    im, sp = ["python", "-m", "experiments.imitate"], ["python", "-m", "experiments.selfplay"]
+    dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
+    assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + [sp] * bool(entry.train_argv("x"))
+    assert bool(t.get("dagger_argv")) == bool(entry.dagger)
+    imitations = iter([t["imitate_argv"], *([t["dagger_argv"]] if entry.dagger else [])])
     for words in parts:
-        if words[2] == "experiments.imitate":
-            assert words[3:] == t["imitate_argv"]
+        if words[2] == "experiments.ship_policies":  # the DAgger student: the imitation's policy in float16
+            assert words[3] == "--to-half" and ship_policies.build_parser().parse_args(words[3:]).to_half
+        elif words[2] == "experiments.imitate":
+            assert words[3:] == next(imitations)
+            if "--student" in words:
+                assert ship_policies.settings(words[3:]) == ship_policies.settings(entry.dagger_argv("x"))
+                continue
             opt = imitate.parse_args(words[3:])
             assert (opt.game, opt.players, opt.seed, opt.decisions) == (rec["game"], rec["players"], t["seed"],
                                                                         entry.imitate)  # fmt: skip
@@ -329,6 +336,21 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     fitted = NumpyPolicy(tmp_path / "runs" / "base-4p" / "imitate" / "policy.npz")
     obs = np.random.default_rng(0).random((3, fitted.obs_size), dtype=np.float32)
     assert np.allclose(shipped.forward(obs)[0], fitted.forward(obs)[0], atol=0.05)
+    # A DAgger round: the imitation's shipped form plays, the union is fitted, and that policy is shipped.
+    dag = replace(alone, dagger=80)
+    rec3 = sp.train(dag, tmp_path / "runs")
+    t3 = rec3["training"]
+    assert t3["imitate"]["data_reused"] and t3["dagger"]["decisions"] >= 80
+    assert t3["dagger"]["fitted"] == t3["dagger"]["decisions"] + t3["imitate"]["decisions"]
+    assert "--to-half" in t3["command"] and "--student" in t3["dagger_argv"]
+    student = tmp_path / "runs" / "base-4p" / "imitate" / "policy-f16.npz"
+    assert sp.sha256(student) == rec2["sha256"]  # the student is exactly the imitation's shipped file
+    dagged = NumpyPolicy(tmp_path / "runs" / "base-4p" / "dagger" / "policy.npz")
+    assert np.allclose(NumpyPolicy(tmp_path / "policies" / "base-4p.npz").forward(obs)[0], dagged.forward(obs)[0],
+                       atol=0.05)  # fmt: skip
+    assert sp.is_done(dag, {"policies": {dag.name: rec3}}) and not sp.is_done(alone, {"policies": {dag.name: rec3}})
+    assert "DAgger" in sp.table({"policies": {dag.name: {**rec3, "evaluation": {}}}})
+    assert sp.main(["--to-half", str(tmp_path / "missing.npz"), str(tmp_path / "x.npz")]) == 2  # a clear error
 
 
 # ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
