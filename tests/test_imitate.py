@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -350,28 +351,22 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
     assert json.dumps(calls)  # (the commands, for a failing run's report)
 
 
-def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
-    """DAgger plays the student's move in a teacher seat: ``expert`` takes back the own discard it noted for its
-    choice and notes the played one, so its card counter is that of a counter that saw the played moves."""
+def _teacher_seat_played_by_random(cfg: GameConfig, seed: int, check: Any) -> int:
+    """One game: seat 0's ``expert`` chooses, a random student plays, the teacher is told (``played_instead``);
+    ``check(obs, chosen, played, teacher)`` runs at every seat-0 decision. Returns how often the two differed."""
     import saboteur_env as se
     from agents.base import RandomAgent
-    from agents.expert import _CountingTracker
-    from agents.planner import CardCounter
-    from saboteur_env import ActionType, PlayerView, action_layout
 
-    cfg = GameConfig(num_players=4)
-    layout = action_layout(cfg)
-    env = se.raw_env(num_players=4)
-    env.reset(seed=11)
+    n = cfg.num_players
+    env = se.raw_env(game=cfg.game, num_players=n)
+    env.reset(seed=seed)
     teacher, student = make_agent("expert", cfg), RandomAgent(cfg)
-    teacher.reset(0, 4, 1)
-    student.reset(0, 4, 2)
-    others = [RandomAgent(cfg) for _ in range(4)]
+    teacher.reset(0, n, 1)
+    student.reset(0, n, 2)
+    others = [RandomAgent(cfg) for _ in range(n)]
     for s, a in enumerate(others):
-        a.reset(s, 4, 10 + s)
-    counter = CardCounter(cfg)
-    tracker = _CountingTracker(cfg, 0, counter)
-    corrected = 0
+        a.reset(s, n, 10 + s)
+    differed = 0
     for name in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
@@ -381,51 +376,54 @@ def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
         if seat != 0:
             env.step(others[seat].act(obs["observation"], obs["action_mask"]))
             continue
-        tracker.update(PlayerView.from_observation(obs["observation"], cfg))
-        chosen = teacher.act(obs["observation"], obs["action_mask"])
-        played = student.act(obs["observation"], obs["action_mask"])
-        if played != chosen:
-            teacher.played_instead(chosen, played)
-            corrected += ActionType.DISCARD in (layout.type_arr[chosen], layout.type_arr[played])
-        if layout.type_arr[played] == ActionType.DISCARD:
-            counter.played(int(layout.kind_arr[played]))
-        np.testing.assert_array_equal(teacher.active.counter.gone, counter.gone)
-        env.step(played)
-    assert corrected > 5  # the corrections were exercised
-
-
-def test_a_duel_teacher_told_what_was_played_keeps_its_own_discards() -> None:
-    """The Duel's ``expert`` notes its own face-down passes: corrected to the played move, its belief is that of a
-    belief that saw the played moves."""
-    import saboteur_env as se
-    from agents.base import RandomAgent
-    from agents.beliefs_duel import DuelBelief
-    from saboteur_env.duel.view import DuelView
-
-    cfg = GameConfig(game="duel")
-    env = se.raw_env(game="duel")
-    env.reset(seed=4)
-    teacher, student, other = make_agent("expert", cfg), RandomAgent(cfg), RandomAgent(cfg)
-    for i, a in enumerate((teacher, student)):
-        a.reset(0, 2, i)
-    other.reset(1, 2, 9)
-    shadow = DuelBelief(cfg, 0)
-    differed = 0
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        if env.agents.index(name) != 0:
-            env.step(other.act(obs["observation"], obs["action_mask"]))
-            continue
-        shadow.update(DuelView.from_observation(obs["observation"], cfg))
         chosen = teacher.act(obs["observation"], obs["action_mask"])
         played = student.act(obs["observation"], obs["action_mask"])
         if played != chosen:
             teacher.played_instead(chosen, played)
             differed += 1
+        check(obs["observation"], chosen, played, teacher)
+        env.step(played)
+    return differed
+
+
+def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
+    """DAgger plays the student's move in a teacher seat: ``expert`` takes back the own discard it noted for its
+    choice and notes the played one, so its card counter is that of a counter that saw the played moves."""
+    from agents.expert import _CountingTracker
+    from agents.planner import CardCounter
+    from saboteur_env import ActionType, PlayerView, action_layout
+
+    cfg = GameConfig(num_players=4)
+    layout = action_layout(cfg)
+    counter = CardCounter(cfg)
+    tracker = _CountingTracker(cfg, 0, counter)
+    corrected = [0]
+
+    def check(obs: np.ndarray, chosen: int, played: int, teacher: Any) -> None:
+        tracker.update(PlayerView.from_observation(obs, cfg))
+        if played != chosen:
+            corrected[0] += ActionType.DISCARD in (layout.type_arr[chosen], layout.type_arr[played])
+        if layout.type_arr[played] == ActionType.DISCARD:
+            counter.played(int(layout.kind_arr[played]))
+        np.testing.assert_array_equal(teacher.active.counter.gone, counter.gone)
+
+    assert _teacher_seat_played_by_random(cfg, 11, check) > 5
+    assert corrected[0] > 5  # the corrections were exercised
+
+
+def test_a_duel_teacher_told_what_was_played_keeps_its_own_discards() -> None:
+    """The Duel's ``expert`` notes its own face-down passes: corrected to the played move, its belief is that of a
+    belief that saw the played moves."""
+    from agents.beliefs_duel import DuelBelief
+    from saboteur_env.duel.view import DuelView
+
+    cfg = GameConfig(game="duel")
+    shadow = DuelBelief(cfg, 0)
+
+    def check(obs: np.ndarray, chosen: int, played: int, teacher: Any) -> None:
+        shadow.update(DuelView.from_observation(obs, cfg))
         shadow.note_action(played)
         np.testing.assert_array_equal(teacher.belief.own_face_down, shadow.own_face_down)
-        env.step(played)
-    assert differed > 5 and shadow.own_face_down.min() >= 0
+
+    assert _teacher_seat_played_by_random(cfg, 4, check) > 5
+    assert shadow.own_face_down.min() >= 0
