@@ -184,6 +184,11 @@ class Data:
     def from_arrays(cls, a: dict[str, NDArray[Any]]) -> Data:
         return cls(**{k: a[k] for k in _FIELDS}, obs_size=int(a["obs_size"]))
 
+    @classmethod
+    def from_npz(cls, z: Any) -> Data:
+        """The data of an open ``data.npz`` (its ``key`` and ``collect_s`` header entries left out)."""
+        return cls.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
+
     def dense(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         """The float observations of ``rows``."""
         out = np.zeros((rows.size, self.obs_size), dtype=np.float32)
@@ -468,7 +473,7 @@ def load_data(path: str | Path, config: GameConfig) -> Data:
             raise ValueError("a single array, not an .npz archive")
         with loaded as z:
             key = json.loads(str(z["key"]))
-            data = Data.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
+            data = Data.from_npz(z)
     except bad as e:
         raise DataFileError(f"{path} is not an imitation data file ({type(e).__name__}: {e})") from e
     got = (key.get("game"), key.get("num_players")) if isinstance(key, dict) else None
@@ -499,7 +504,7 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     if data_path.exists():
         with np.load(data_path, allow_pickle=False) as z:
             if json.loads(str(z["key"])) == key:
-                data = Data.from_arrays({k: z[k] for k in z.files if k not in ("key", "collect_s")})
+                data = Data.from_npz(z)
                 collect_s = float(z["collect_s"]) if "collect_s" in z.files else collect_s
     reused = data is not None
     if data is None:
