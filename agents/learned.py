@@ -7,6 +7,9 @@ head count), ``scale`` the observation scaling, ``w0 b0 w1 b1`` the tanh trunk (
 With ``embed`` > 0 in the header, ``pe_w pe_b`` map the trunk's output linearly to ``embed`` features, the input
 of every policy head (a bottleneck: ``embed x A`` head weights instead of ``hidden x A``); the value heads read the
 trunk's output. A header without ``embed`` has none.
+With ``features`` in the header (``"bayes"``, base game), the network's input is the observation followed by the
+seat's belief features (:mod:`agents.belief_features`), which the agent keeps up to date from its own observations:
+``obs_size`` counts both. A header without ``features`` has none.
 Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
 
@@ -25,7 +28,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env import GameConfig, num_actions, observation_layout
+from agents.belief_features import BeliefFeatures, feature_size
+from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
 
 FORMAT = "saboteur-env/learned-mlp"
 FORMAT_VERSION = 1
@@ -99,6 +103,9 @@ class NumpyPolicy:
             if isinstance(self.embed, bool) or not isinstance(self.embed, int):
                 raise ValueError(f"embed={self.embed!r} is not an integer")
             self.role_start, self.role_stop = (int(x) for x in meta["role_slice"])
+            self.features = meta.get("features", "")
+            if not isinstance(self.features, str):
+                raise ValueError(f"features={self.features!r} is not a string")
         except (KeyError, TypeError, ValueError) as e:
             raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
@@ -132,7 +139,11 @@ class NumpyPolicy:
         if diff:
             text = ", ".join(f"{f}={a!r} (this game: {b!r})" for f, (a, b) in diff.items())
             raise PolicyMismatchError(f"policy {self.path} was trained for {text}")
-        size, n = observation_layout(config).size, num_actions(config)
+        try:
+            extra = feature_size(self.features, config)
+        except ValueError as e:
+            raise PolicyFileError(f"{self.path}: {e}") from e
+        size, n = observation_layout(config).size + extra, num_actions(config)
         if (size, n) != (self.obs_size, self.num_actions):
             raise PolicyMismatchError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
                                   f"actions; this game has {size} / {n}")  # fmt: skip
@@ -174,11 +185,25 @@ class LearnedAgent:
         self.greedy = greedy
         self.name = f"learned:{Path(path).name}"
         self.rng = np.random.default_rng()
+        self.beliefs: BeliefFeatures | None = None
+        if self.policy.features:
+            self.beliefs = BeliefFeatures(config, self.policy.features)
+            self.beliefs.reset(0)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         if num_players != self.config.num_players:
             raise ValueError(f"num_players={num_players} but this policy plays {self.config.num_players}")
         self.rng = np.random.default_rng(seed)
+        if self.beliefs is not None:
+            self.beliefs.reset(seat)
+
+    def network_input(self, observation: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The observation, followed by the belief features after it when the file has them (which follows the
+        game: call once per decision of the seat, in order)."""
+        if self.beliefs is None:
+            return observation
+        view = PlayerView.from_observation(observation, self.config)
+        return np.concatenate([np.asarray(observation, dtype=np.float32).ravel(), self.beliefs.update(view)])
 
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         mask = np.asarray(action_mask).astype(bool)
@@ -187,7 +212,7 @@ class LearnedAgent:
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("act() needs a mask with at least one legal action")
-        logits, _ = self.policy.forward(observation)
+        logits, _ = self.policy.forward(self.network_input(observation))
         z = logits[0, legal].astype(np.float64)
         if self.greedy:
             return int(legal[int(np.argmax(z))])

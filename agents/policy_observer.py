@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base import is_oracle
+from agents.belief_features import BeliefFeatures
 from agents.beliefs import BayesModel
 from agents.determinize import BaseDeterminizer, RoleSample
 from agents.ladder import LadderAgent
@@ -224,6 +225,9 @@ class PolicyModel:
                 raise PolicyModelError(f"policy {n!r} ({type(agent).__name__}) is not supported: use 'random', a "
                                        "ladder agent name or learned:PATH.npz")  # fmt: skip
         self.shadows: dict[tuple[int, int, int], LadderAgent] = {}
+        # learned files with belief features: per hypothesis, the follower and the features after its latest view
+        self.followers: dict[tuple[int, int, int], BeliefFeatures] = {}
+        self.features: dict[tuple[int, int, int], NDArray[np.float32]] = {}
         self._make: Callable[[int], Any] = lambda r: make_agent(names[r], config, "saboteur" if r else "miner")
 
     def shadow(self, seat: int, role: int, gold: int) -> LadderAgent:
@@ -239,6 +243,13 @@ class PolicyModel:
         """Show the hypothesised observation to the shadow (its memory of public events, role and map results)."""
         if self.kinds[role] == "ladder":
             self.shadow(seat, role, gold).observe_view(view)
+        elif self.kinds[role] == "learned" and getattr(self.probes[role], "beliefs", None) is not None:
+            key = (seat, role, gold)
+            f = self.followers.get(key)
+            if f is None:
+                f = self.followers[key] = BeliefFeatures(self.config, self.probes[role].policy.features)  # type: ignore[attr-defined]
+                f.reset(seat)
+            self.features[key] = f.update(view)  # public events, the role and map results: not the hand
 
     def distribution(self, seat: int, role: int, gold: int, obs: NDArray[np.float32], view: PlayerView,
                      mask: NDArray[np.bool_]) -> dict[int, float]:  # fmt: skip
@@ -249,6 +260,8 @@ class PolicyModel:
             return {int(a): 1.0 / legal.size for a in legal}
         if kind == "learned":
             agent = self.probes[role]
+            if agent.beliefs is not None:  # type: ignore[attr-defined]
+                obs = np.concatenate([obs, self.features[(seat, role, gold)]])
             logits, _ = agent.policy.forward(obs)  # type: ignore[attr-defined]
             z = logits[0, legal].astype(np.float64)
             if agent.greedy:  # type: ignore[attr-defined]

@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
+import multiprocessing
 import sys
 import time
 import zipfile
@@ -57,6 +59,7 @@ import torch
 from numpy.typing import NDArray
 
 from agents import CHEATING, make_agent
+from agents.belief_features import feature_size, features_of_sequence
 from agents.learned import NumpyPolicy
 from saboteur_env import GameConfig, num_actions, observation_layout
 from saboteur_env.vector import VectorEnv
@@ -92,6 +95,7 @@ class Options:
     student: str = ""  # DAgger: a policy.npz that plays a share of the teacher seats (the teacher labels them)
     student_share: float = 0.5  # probability, per teacher seat and game, that the student plays it
     extra: str = ""  # comma-separated data.npz files of earlier collections, fitted together with this one
+    features: str = ""  # belief features the network reads besides the observation ("bayes"; "" = none)
 
     def check(self) -> None:
         for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
@@ -113,6 +117,7 @@ class Options:
         if self.seed < 0:
             raise ValueError(f"seed={self.seed} must be >= 0")
         config = self.config()
+        feature_size(self.features, config)  # an unknown set, or one for another game, fails here
         for name in (self.teacher, *self.partner_names()):
             if name in CHEATING:
                 raise ValueError(f"agent {name!r} reads hidden state; a teacher or partner must play from views")
@@ -173,6 +178,7 @@ class Data:
     seat: NDArray[np.int64]
     finals: NDArray[np.float32]
     obs_size: int
+    feat: NDArray[np.float32] | None = None  # belief features per row (with_features), read after the observation
 
     def __len__(self) -> int:
         return int(self.action.size)
@@ -191,10 +197,13 @@ class Data:
 
     def dense(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         """The float observations of ``rows``."""
-        out = np.zeros((rows.size, self.obs_size), dtype=np.float32)
+        extra = 0 if self.feat is None else self.feat.shape[1]
+        out = np.zeros((rows.size, self.obs_size + extra), dtype=np.float32)
         pos, counts = _spans(self.obs_ptr, rows)
         which = np.repeat(np.arange(rows.size), counts)
         out[which, self.obs_idx[pos]] = self.obs_val[pos]
+        if self.feat is not None:
+            out[:, self.obs_size :] = self.feat[rows]
         return out
 
     def legal_pairs(self, rows: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -217,6 +226,48 @@ def concat(parts: list[Data]) -> Data:
     cat = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS}
     cat.update(obs_ptr=np.concatenate(obs_ptr), legal_ptr=np.concatenate(legal_ptr), game=np.concatenate(games))
     return Data(**cat, obs_size=parts[0].obs_size)
+
+
+# ---- belief features ----------------------------------------------------------------------------------------------
+_FEATURE_JOB: tuple[Data, GameConfig, str] | None = None  # what forked feature workers read (not pickled per job)
+
+
+def _features_of(data: Data, config: GameConfig, name: str,
+                 groups: list[NDArray[np.int64]]) -> list[NDArray[np.float32]]:  # fmt: skip
+    return [features_of_sequence(config, int(data.seat[g[0]]), data.dense(g), name) for g in groups]
+
+
+def _features_worker(groups: list[NDArray[np.int64]]) -> list[NDArray[np.float32]]:
+    assert _FEATURE_JOB is not None
+    return _features_of(*_FEATURE_JOB, groups)
+
+
+def with_features(data: Data, config: GameConfig, name: str, workers: int = 1) -> Data:
+    """``data`` with its belief features (``agents.belief_features``): each seat's recorded decisions of a game are
+    replayed in order through the seat's follower, exactly as the learned agent follows its own observations. Every
+    decision of a teacher seat is recorded (collect), so each sequence is complete."""
+    global _FEATURE_JOB
+    if not name:
+        return data
+    order = np.lexsort((np.arange(len(data)), data.seat, data.game))  # by game, seat, then time
+    key = data.game[order] * (config.num_players + 1) + data.seat[order]
+    groups = np.split(order, np.flatnonzero(np.diff(key)) + 1) if len(data) else []
+    feat = np.zeros((len(data), feature_size(name, config)), dtype=np.float32)
+    if workers <= 1 or len(groups) < 2 * workers:
+        parts = [_features_of(data, config, name, groups)]
+        chunks = [groups]
+    else:
+        chunks = [groups[i::workers] for i in range(workers)]
+        _FEATURE_JOB = (data, config, name)
+        try:  # fork: the workers share the data instead of receiving a copy each
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                parts = list(pool.map(_features_worker, chunks))
+        finally:
+            _FEATURE_JOB = None
+    for chunk, part in zip(chunks, parts, strict=True):
+        for g, f in zip(chunk, part, strict=True):
+            feat[g] = f
+    return dataclasses.replace(data, feat=feat)
 
 
 def _sha256(path: str) -> str:
@@ -401,7 +452,7 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
 
     torch.manual_seed(opt.seed)
     gen = np.random.default_rng([opt.seed, 0xF17])
-    model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed)
+    model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed, opt.features)
     optim = torch.optim.Adam(model.parameters(), lr=opt.lr, eps=1e-5)
     games = np.unique(data.game)
     held = set(gen.choice(games, size=max(1, games.size // 10), replace=False).tolist()) if games.size > 1 else set()
@@ -521,6 +572,9 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     if extras:
         data = concat([data, *extras])
     t1 = time.perf_counter()
+    data = with_features(data, opt.config(), opt.features, opt.workers)
+    features_s = time.perf_counter() - t1
+    t1 = time.perf_counter()
     model, last = fit(opt, data, out / "fit.csv", quiet)
     t2 = time.perf_counter()
     sharpen(model, opt.temperature)
@@ -529,7 +583,7 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
             "games": int(np.unique(data.game).size),
             "collect_s": None if math.isnan(collect_s) else round(collect_s, 1), "data_reused": reused,
             "load_s": round(t1 - t0, 1) if reused else 0.0,
-            "fit_s": round(t2 - t1, 1),
+            "fit_s": round(t2 - t1, 1), "features_s": round(features_s, 1),
             "final": last}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
@@ -549,6 +603,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "student_share": "probability per teacher seat and game that the student plays it",
              "extra": "comma-separated earlier data.npz files fitted together with this collection",
              "embed": "width of a linear bottleneck before the policy heads (0: none)",
+             "features": "belief features read besides the observation: bayes (base game) or '' for none",
              "epochs": "passes over the data", "batch": "minibatch rows",
              "out": "output folder"}  # fmt: skip
     from dataclasses import fields

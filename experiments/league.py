@@ -217,8 +217,11 @@ def _play_once(
     act_learner: ActFn,
     role_of: RoleOf,
     num_roles: int = 2,
+    learner_agents: list[Any] | None = None,
 ) -> Played:
     """Play game ``b`` of ``games`` once on ``seed``; ``learner_seat[b]`` (None: nobody) is the learner's seat.
+    With ``learner_agents`` the learner of deal ``b`` is the agent ``learner_agents[b]`` (one that remembers its
+    game, e.g. a learned file with belief features) instead of the batched ``act_learner``.
 
     Returns each game's final returns ``(games, N)``, what the watched seat ``b % N`` earned in each role
     ``(games, num_roles)`` (a round's reward goes to the role of the seat's latest decision: the role it played
@@ -248,7 +251,9 @@ def _play_once(
         actions = np.zeros(games, dtype=np.int64)
         live = np.flatnonzero(~done)
         mine = live[:0] if learner_seat is None else live[seats[live] == learner_seat[live]]
-        if mine.size:
+        if mine.size and learner_agents is not None:
+            actions[mine] = [learner_agents[b].act(obs[b], mask[b]) for b in mine.tolist()]
+        elif mine.size:
             actions[mine] = act_learner(obs[mine], mask[mine])
         for b in np.setdiff1d(live, mine).tolist():
             actions[b] = agents[b][int(seats[b])].act(obs[b], mask[b])
@@ -266,9 +271,10 @@ def _play_once(
     return finals, earned, seen
 
 
-def evaluate(config: GameConfig, model: PolicyLike, opponent: str, games: int, seed: int,
+def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: int, seed: int,
              role_names: tuple[str, ...], role_of: RoleOf) -> dict[str, float]:  # fmt: skip
     """The learner in seat ``b % N`` of deal ``b`` among ``opponent`` agents, paired with ``opponent`` in that seat.
+    ``model``: a batched policy, or an agent name (``learned:PATH``: one agent per deal, seeded from ``seed``).
 
     Returns ``eval_diff`` (mean score difference per game), ``eval_lo``/``eval_hi`` (its 95% interval) and per role
     ``eval_diff_ROLE`` (the mean difference per game of what the watched seat earned in rounds it played in that
@@ -280,11 +286,18 @@ def evaluate(config: GameConfig, model: PolicyLike, opponent: str, games: int, s
     gen = torch.Generator().manual_seed(seed)
 
     def act(obs: NDArray[np.float32], mask: NDArray[np.int8]) -> NDArray[np.int64]:
+        assert not isinstance(model, str)
         return sample_rows(model, obs, mask, gen)[0]
 
     n, k = config.num_players, len(role_names)
     seat = np.arange(games) % n
-    with_learner, earned_a, seen_a = _play_once(config, games, seed, seat, opponent, act, role_of, k)
+    learners = None
+    if isinstance(model, str):
+        seeds = np.random.SeedSequence([seed, 0x1EA2]).generate_state(games)
+        learners = [make_agent(model, config) for _ in range(games)]
+        for b, a in enumerate(learners):
+            a.reset(int(seat[b]), n, int(seeds[b]))
+    with_learner, earned_a, seen_a = _play_once(config, games, seed, seat, opponent, act, role_of, k, learners)
     baseline, earned_b, seen_b = _play_once(config, games, seed, None, opponent, act, role_of, k)
     diff = with_learner[np.arange(games), seat] - baseline[np.arange(games), seat]
     mean, lo, hi = mean_interval(diff.tolist())

@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents import make_agent
+from agents.belief_features import feature_size
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, num_actions, observation_layout
@@ -149,10 +150,14 @@ class Policy(nn.Module):
     :meth:`forward` computes all logits (export, tests). ``agents.learned.NumpyPolicy`` evaluates the exported
     weights with the same arithmetic."""
 
-    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0) -> None:
+    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0,
+                 features: str = "") -> None:  # fmt: skip
         super().__init__()
         lay = observation_layout(config)
-        high = np.asarray(lay.high, dtype=np.float32)
+        # Belief features (agents.belief_features) follow the observation; they are probabilities and fractions.
+        self.features = features
+        high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
+                               np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
         self.obs_size, self.num_actions = int(high.size), int(num_actions(config))
         sl = role_slice(config)
         self.role_start: int = sl.start if sl is not None else 0
@@ -250,6 +255,8 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
         "activation": "tanh",
         "decisions": int(decisions),
     }
+    if model.features:  # only then: the headers of files without features stay as they were
+        meta["features"] = model.features
     arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
     arrays["scale"] = model.scale.numpy().astype(np.float32)
     for i, layer in enumerate((model.fc0, model.fc1)):
@@ -276,8 +283,8 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     pol.check_config(config)
     want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
             "embed": model.embed, "num_heads": model.num_heads,
-            "role_slice": [model.role_start, model.role_stop]}  # fmt: skip
-    got = {k: pol.meta.get(k, 0 if k == "embed" else None) for k in want}
+            "role_slice": [model.role_start, model.role_stop], "features": model.features}  # fmt: skip
+    got = {k: pol.meta.get(k, {"embed": 0, "features": ""}.get(k)) for k in want}
     if got != want:
         raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
     w = pol.w

@@ -78,6 +78,12 @@ class Entry:
     epochs: int = 10  # imitation fitting epochs
     dagger: int = 0  # teacher decisions of one DAgger round after the imitation (0: none)
     dagger_share: float = 0.5  # share of the teacher seats the round-0 policy plays in that round
+    features: str = ""  # belief features the imitation network reads ("bayes"; agents.belief_features)
+
+    def __post_init__(self) -> None:
+        if self.features and (self.decisions or not self.imitate):
+            raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry without PPO "
+                             "(experiments.selfplay trains on observations only)")  # fmt: skip
 
     @property
     def name(self) -> str:
@@ -95,6 +101,7 @@ class Entry:
                 "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
                 "--hidden", str(self.hidden), "--epochs", str(self.epochs), *IMITATE, "--out", str(out)]  # fmt: skip
         argv += ["--embed", str(self.embed)] if self.embed else []
+        argv += ["--features", self.features] if self.features else []
         return argv + ([] if self.role_heads else ["--no-role-heads"])
 
     def dagger_argv(self, out: Path | str) -> list[str]:
@@ -385,7 +392,9 @@ def evaluate_entry(entry: Entry, pairs: int | None = None, opponents: tuple[str,
             out[opp] = old
             continue
         t0 = time.perf_counter()
-        r = evaluate(config, model, opp, n, EVAL_SEED, names, role_of)
+        # A file with belief features follows its game: one agent per deal instead of the batched policy.
+        learner = f"learned:{path}" if model.policy.features else model
+        r = evaluate(config, learner, opp, n, EVAL_SEED, names, role_of)
         res: dict[str, Any] = {"pairs": n, "seed": EVAL_SEED, "sha256": digest,
                                "wall_s": round(time.perf_counter() - t0, 1)}  # fmt: skip
         for k, v in r.items():

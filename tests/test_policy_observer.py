@@ -371,6 +371,42 @@ def test_learned_policy_scores_its_softmax(tmp_path) -> None:
     assert np.ptp(traj[-1]) > 0.01  # the two heads differ: the posterior moves
 
 
+def test_learned_policy_with_belief_features_scores_each_hypothesis_with_its_own(tmp_path) -> None:
+    """A file with belief features: each (seat, role, gold) hypothesis has its own follower, and the likelihood is
+    the network's softmax on the hypothesised observation followed by that hypothesis' features (its own row of
+    P(saboteur) is the hypothesised role)."""
+    import torch
+
+    from agents.learned import NumpyPolicy
+    from experiments.selfplay import Policy, export_npz
+
+    cfg = GameConfig(num_players=4, rounds=1)
+    torch.manual_seed(0)
+    name = f"learned:{export_npz(Policy(cfg, 8, True, features='bayes'), cfg, tmp_path / 'f.npz')}"
+    net = NumpyPolicy(name[8:])
+    model = PolicyObserver(cfg, name, samples=2, seed=0)
+    seen = [0]
+
+    def check(state, s, obs, mask, a, before) -> None:
+        legal = np.flatnonzero(mask)
+        view = PlayerView.from_observation(obs, cfg)
+        for role in ROLES_:
+            key = next(k for k in model.policy.features if k[:2] == (s, role))
+            feats = model.policy.features[key]
+            assert feats[0] == role
+            o = obs.copy()
+            o[bobs.observation_layout(cfg).slices["role"]] = np.eye(2)[role]
+            z = net.forward(np.concatenate([o, feats]))[0][0, legal].astype(np.float64)
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            got = model.policy.distribution(s, role, key[2], o, view, mask)
+            np.testing.assert_allclose([got[int(x)] for x in legal], p, rtol=1e-5)
+        seen[0] += 1
+
+    _play(cfg, name, 2, model, decisions=12, check=check)
+    assert seen[0] == 12
+
+
 def test_a_pair_of_role_policies() -> None:
     """(miner name, saboteur name): ("suspicious", "covert") is "heuristic"; ("random", "covert") scores miners as
     uniform players."""
