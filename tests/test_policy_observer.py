@@ -316,19 +316,20 @@ def test_experiment_script_is_deterministic(capsys: pytest.CaptureFixture[str]) 
     assert "| heuristic | policy | 2 |" in first
 
 
-def _random_mlp(path, config: GameConfig, hidden: int = 8, heads: int = 2) -> str:
+def _random_mlp(path, config: GameConfig, hidden: int = 8, heads: int = 2, features: str = "") -> str:
     """A learned:PATH.npz policy file with random weights (two role heads), written without torch."""
     import json
 
+    from agents.belief_features import feature_size
     from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS
 
     lay = bobs.observation_layout(config)
     role = lay.slices["role"]
     rng = np.random.default_rng(0)
-    n, a = lay.size, num_actions(config)
+    n, a = lay.size + feature_size(features, config), num_actions(config)
     meta = {"format": FORMAT, "version": FORMAT_VERSION, "config": {f: getattr(config, f) for f in LAYOUT_FIELDS},
             "obs_size": n, "num_actions": a, "hidden": hidden, "num_heads": heads,
-            "role_slice": [role.start, role.stop]}  # fmt: skip
+            "role_slice": [role.start, role.stop]} | ({"features": features} if features else {})  # fmt: skip
     arrays = {"meta": np.array(json.dumps(meta)), "scale": np.ones(n, np.float32),
               "w0": rng.normal(0, 0.3, (n, hidden)).astype(np.float32), "b0": np.zeros(hidden, np.float32),
               "w1": rng.normal(0, 0.5, (hidden, hidden)).astype(np.float32),
@@ -341,13 +342,16 @@ def _random_mlp(path, config: GameConfig, hidden: int = 8, heads: int = 2) -> st
     return str(path)
 
 
-def test_learned_policy_scores_its_softmax(tmp_path) -> None:
+@pytest.mark.parametrize("features", ["", "bayes"])
+def test_learned_policy_scores_its_softmax(tmp_path, features: str) -> None:
     """learned:PATH.npz: the likelihood is the exported network's softmax over the legal ids of the hypothesised
-    observation (its role head chosen by the hypothesised role); the real action always has positive weight."""
+    observation (its role head chosen by the hypothesised role); the real action always has positive weight. With
+    belief features each (seat, role, gold) hypothesis has its own follower, and the network reads that
+    hypothesis' features after the observation (its own P(saboteur) row is the hypothesised role)."""
     from agents.learned import NumpyPolicy
 
     cfg = GameConfig(num_players=4, rounds=1)
-    name = f"learned:{_random_mlp(tmp_path / 'p.npz', cfg)}"
+    name = f"learned:{_random_mlp(tmp_path / 'p.npz', cfg, features=features)}"
     net = NumpyPolicy(name[8:])
     model = PolicyObserver(cfg, name, samples=2, seed=0)
     seen = [0]
@@ -358,10 +362,15 @@ def test_learned_policy_scores_its_softmax(tmp_path) -> None:
         for role in ROLES_:
             o = obs.copy()
             o[bobs.observation_layout(cfg).slices["role"]] = np.eye(2)[role]
-            z = net.forward(o)[0][0, legal].astype(np.float64)
+            key, extra = (s, role, 0), np.zeros(0, np.float32)
+            if features:
+                key = next(k for k in model.policy.features if k[:2] == (s, role))
+                extra = model.policy.features[key]
+                assert extra[0] == role
+            z = net.forward(np.concatenate([o, extra]))[0][0, legal].astype(np.float64)
             p = np.exp(z - z.max())
             p /= p.sum()
-            got = model.policy.distribution(s, role, 0, o, view, mask)
+            got = model.policy.distribution(s, role, key[2], o, view, mask)
             np.testing.assert_allclose([got[int(x)] for x in legal], p, rtol=1e-6)
         assert model.last_likelihood.min() > 0
         seen[0] += 1
@@ -369,42 +378,6 @@ def test_learned_policy_scores_its_softmax(tmp_path) -> None:
     traj, _ = _play(cfg, name, 2, model, decisions=12, check=check)
     assert seen[0] == 12
     assert np.ptp(traj[-1]) > 0.01  # the two heads differ: the posterior moves
-
-
-def test_learned_policy_with_belief_features_scores_each_hypothesis_with_its_own(tmp_path) -> None:
-    """A file with belief features: each (seat, role, gold) hypothesis has its own follower, and the likelihood is
-    the network's softmax on the hypothesised observation followed by that hypothesis' features (its own row of
-    P(saboteur) is the hypothesised role)."""
-    import torch
-
-    from agents.learned import NumpyPolicy
-    from experiments.selfplay import Policy, export_npz
-
-    cfg = GameConfig(num_players=4, rounds=1)
-    torch.manual_seed(0)
-    name = f"learned:{export_npz(Policy(cfg, 8, True, features='bayes'), cfg, tmp_path / 'f.npz')}"
-    net = NumpyPolicy(name[8:])
-    model = PolicyObserver(cfg, name, samples=2, seed=0)
-    seen = [0]
-
-    def check(state, s, obs, mask, a, before) -> None:
-        legal = np.flatnonzero(mask)
-        view = PlayerView.from_observation(obs, cfg)
-        for role in ROLES_:
-            key = next(k for k in model.policy.features if k[:2] == (s, role))
-            feats = model.policy.features[key]
-            assert feats[0] == role
-            o = obs.copy()
-            o[bobs.observation_layout(cfg).slices["role"]] = np.eye(2)[role]
-            z = net.forward(np.concatenate([o, feats]))[0][0, legal].astype(np.float64)
-            p = np.exp(z - z.max())
-            p /= p.sum()
-            got = model.policy.distribution(s, role, key[2], o, view, mask)
-            np.testing.assert_allclose([got[int(x)] for x in legal], p, rtol=1e-5)
-        seen[0] += 1
-
-    _play(cfg, name, 2, model, decisions=12, check=check)
-    assert seen[0] == 12
 
 
 def test_a_pair_of_role_policies() -> None:
