@@ -1,8 +1,9 @@
 """Train, export and evaluate the shipped learned policies (issue 14): ``python -m experiments.ship_policies``.
 
 One command (re)trains every policy of ``agents/policies/`` from fixed seeds (the collected data are reproduced
-exactly; a refit from reused data was not bit-identical to the first fit: base 5 players, held-out agreement
-0.691 both): each :class:`Entry` below declares
+exactly, and a refit from reused data gives the same weights: base 7 players, every array equal; a file written
+before the ``embed`` header field differs from its refit in that field only, so its SHA-256, which keys a DAgger
+round's data, does too): each :class:`Entry` below declares
 its game, player count, seed and budget (learner decisions) as data; the training run is
 ``python -m experiments.selfplay`` with the arguments of :meth:`Entry.train_argv` (a league against the scripted
 ``heuristic``, the Duel's ``greedy``: what learned something so far, docs/selfplay.md), run in this process. The
