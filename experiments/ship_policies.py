@@ -429,6 +429,9 @@ def table(manifest: dict[str, Any]) -> str:
         im = t.get("imitate")
         if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection
             wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
+            argv = t.get("imitate_argv") or []
+            if "--features" in argv:  # the belief features the network reads besides the observation
+                wide += f", {argv[argv.index('--features') + 1]} features"
             dg = t.get("dagger")
             if dg:  # agreement over the union of both rounds' data
                 how = f"imitation + DAgger {dg['decisions']:,}, {wide} (agreement {dg['held_out_agreement']:.3f})"

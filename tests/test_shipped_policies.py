@@ -353,6 +353,14 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     assert sp.is_done(dag, {"policies": {dag.name: rec3}}) and not sp.is_done(alone, {"policies": {dag.name: rec3}})
     assert "DAgger" in sp.table({"policies": {dag.name: {**rec3, "evaluation": {}}}})
     assert sp.main(["--to-half", str(tmp_path / "missing.npz"), str(tmp_path / "x.npz")]) == 2  # a clear error
+    # Belief features: the same data refitted with them, shipped, listed, and evaluated one agent per deal.
+    feat = replace(alone, features="bayes")
+    rec4 = sp.train(feat, tmp_path / "runs")
+    assert rec4["training"]["imitate"]["data_reused"] and "--features" in rec4["training"]["imitate_argv"]
+    assert NumpyPolicy(tmp_path / "policies" / "base-4p.npz").features == "bayes"
+    assert "bayes features" in sp.table({"policies": {feat.name: {**rec4, "evaluation": {}}}})
+    ev = sp.evaluate_entry(feat, pairs=2, opponents=("random",))
+    assert ev["random"]["pairs"] == 2 and ev["random"]["sha256"] == rec4["sha256"]
 
 
 # ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
