@@ -87,6 +87,9 @@ class RoleDispatch:
             view = PlayerView.from_observation(observation, self.config)
             idle.observe_view(view)
             return self.active.act_view(view, action_mask)
+        follow = getattr(idle, "follow", None)
+        if follow is not None:  # e.g. a learned policy with belief features follows the rounds it does not play
+            follow(observation)
         return self.active.act(observation, action_mask)
 
     def played_instead(self, chosen: int, played: int) -> None:

@@ -62,13 +62,16 @@ class BeliefFeatures:
     """The ``bayes`` feature vector of one seat, updated with each of its views (see the module docstring)."""
 
     def __init__(self, config: GameConfig, name: str = "bayes") -> None:
+        if not name:
+            raise ValueError("BeliefFeatures needs a feature set; valid: " + ", ".join(map(repr, NAMES)))
         self.size = feature_size(name, config)
         self.config = config
         self.follower = _Follower(config)
         self.seat = 0
+        self.last: NDArray[np.float32] | None = None  # the features after the latest view
 
     def reset(self, seat: int) -> None:
-        self.seat = seat
+        self.seat, self.last = seat, None
         self.follower.reset(seat, self.config.num_players, 0)  # it never draws
 
     def update(self, view: PlayerView) -> NDArray[np.float32]:
@@ -77,10 +80,11 @@ class BeliefFeatures:
         f.observe_view(view)
         assert f.beliefs is not None and f.public is not None
         order = (self.seat + np.arange(self.config.num_players)) % self.config.num_players
-        return np.concatenate([
+        self.last = np.concatenate([
             f.beliefs.p_saboteur()[order], f.public.p_saboteur()[order], f.beliefs.p_gold(),
             np.minimum(f.tracker.board.distance, CAP) / CAP,
         ]).astype(np.float32)  # fmt: skip
+        return self.last
 
 
 def features_of_sequence(config: GameConfig, seat: int, observations: NDArray[np.float32],

@@ -197,6 +197,12 @@ class LearnedAgent:
         if self.beliefs is not None:
             self.beliefs.reset(seat)
 
+    def follow(self, observation: NDArray[np.float32]) -> None:
+        """See a decision of the seat without choosing its move (a role-dispatching composite's idle policy): the
+        belief features, if any, stay those of a follower of every decision."""
+        if self.beliefs is not None:
+            self.beliefs.update(PlayerView.from_observation(observation, self.config))
+
     def network_input(self, observation: NDArray[np.float32]) -> NDArray[np.float32]:
         """The observation, followed by the belief features after it when the file has them (which follows the
         game: call once per decision of the seat, in order)."""

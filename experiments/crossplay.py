@@ -84,6 +84,9 @@ def matrix(config: GameConfig, policies: dict[str, NumpyPolicy], deals: int, see
             pol.check_config(config)
         except ValueError as e:
             raise ValueError(f"policy {name!r}: {e}") from e
+        if pol.features:  # the batched play here feeds observations only
+            raise ValueError(f"policy {name!r} reads belief features ({pol.features!r}): the cross-play matrix "
+                             "plays self-play files without them; use experiments.tournament for this one")  # fmt: skip
     names = list(policies)
     rng = np.random.default_rng([seed, 0xC055])
     pairs = [(i, j) for i in range(len(names)) for j in range(len(names))]

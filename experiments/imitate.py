@@ -450,6 +450,9 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
     """Train a fresh :class:`experiments.selfplay.Policy` on ``data``; returns it and the last epoch's numbers."""
     from experiments.selfplay import Policy
 
+    if bool(opt.features) != (data.feat is not None):
+        raise ValueError(f"features={opt.features!r} but the data {'lack' if opt.features else 'carry'} belief "
+                         "features (with_features adds them)")  # fmt: skip
     torch.manual_seed(opt.seed)
     gen = np.random.default_rng([opt.seed, 0xF17])
     model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed, opt.features)
@@ -571,10 +574,10 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     collected = len(data)
     if extras:
         data = concat([data, *extras])
-    t1 = time.perf_counter()
+    loaded = time.perf_counter()
     data = with_features(data, opt.config(), opt.features, opt.workers)
-    features_s = time.perf_counter() - t1
     t1 = time.perf_counter()
+    features_s = t1 - loaded
     model, last = fit(opt, data, out / "fit.csv", quiet)
     t2 = time.perf_counter()
     sharpen(model, opt.temperature)
@@ -582,7 +585,7 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     meta = {"options": asdict(opt), "decisions": len(data), "collected": collected,
             "games": int(np.unique(data.game).size),
             "collect_s": None if math.isnan(collect_s) else round(collect_s, 1), "data_reused": reused,
-            "load_s": round(t1 - t0, 1) if reused else 0.0,
+            "load_s": round(loaded - t0, 1) if reused else 0.0,
             "fit_s": round(t2 - t1, 1), "features_s": round(features_s, 1),
             "final": last}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")

@@ -82,6 +82,10 @@ class Entry:
     features: str = ""  # belief features the imitation network reads ("bayes"; agents.belief_features)
 
     def __post_init__(self) -> None:
+        from agents.belief_features import feature_size
+        from saboteur_env import GameConfig
+
+        feature_size(self.features, GameConfig(game=self.game, num_players=self.players))  # a clear ValueError
         if self.features and (self.decisions or not self.imitate):
             raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry without PPO "
                              "(experiments.selfplay trains on observations only)")  # fmt: skip

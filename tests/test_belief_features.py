@@ -15,7 +15,7 @@ from agents.belief_features import BeliefFeatures, feature_size, features_of_seq
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError, PolicyMismatchError
 from experiments.imitate import Options, collect, main, run, with_features
 from experiments.selfplay import Policy, export_npz, load_npz
-from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
+from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, observation_layout
 from saboteur_env.base.cards import SABOTEURS_BY_PLAYERS
 from saboteur_env.vector import VectorEnv
 
@@ -34,6 +34,11 @@ def test_sizes_and_bad_names() -> None:
         feature_size("belief", CFG)
     with pytest.raises(ValueError, match="base game only, not game='sab2'"):
         feature_size("bayes", GameConfig(game="sab2"))
+
+
+def test_a_follower_needs_a_feature_set() -> None:
+    with pytest.raises(ValueError, match="needs a feature set; valid: 'bayes'"):
+        BeliefFeatures(CFG, "")
 
 
 def test_first_decision_features_are_the_priors() -> None:
@@ -114,6 +119,72 @@ def test_the_fit_computes_what_the_agent_computes(tmp_path: Path, monkeypatch: p
     np.testing.assert_array_equal(one.dense(np.arange(3))[:, data.obs_size :], one.feat[:3])
 
 
+def test_joined_workers_and_extra_data_replay_each_game_and_seat_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mixed seats (teacher, student, partners), two workers' data joined and a second collection added as extra
+    data: every row's offline features are the student's online ones (game ids stay distinct after joining)."""
+    from experiments.imitate import concat
+
+    student = _features_policy(tmp_path / "s.npz", seed=1)
+    online: dict[tuple[int, bytes], np.ndarray] = {}
+    real = LearnedAgent.network_input
+
+    def record(self: LearnedAgent, observation: np.ndarray) -> np.ndarray:
+        x = real(self, observation)
+        assert self.beliefs is not None
+        online[(self.beliefs.seat, np.asarray(observation, np.float32).tobytes())] = x[observation.size :]
+        return x
+
+    monkeypatch.setattr(LearnedAgent, "network_input", record)
+    opt = Options(players=4, teacher="heuristic", partners="random", teacher_share=0.6, decisions=150, num_envs=3,
+                  workers=1, student=str(student), student_share=0.6)  # fmt: skip
+    parts = [collect(opt, w, opt.decisions) for w in (0, 1)] + [collect(replace(opt, seed=5), 0, opt.decisions)]
+    data = with_features(concat(parts), CFG, "bayes", 2)
+    assert data.feat is not None
+    dense = data.dense(np.arange(len(data)))[:, : data.obs_size]
+    hits = [i for i in range(len(data)) if (int(data.seat[i]), dense[i].tobytes()) in online]
+    assert len(hits) > 50  # the student's rows (the teacher's own rows have no online features)
+    for i in hits:
+        np.testing.assert_array_equal(data.feat[i], online[(int(data.seat[i]), dense[i].tobytes())])
+    pieces = [with_features(p, CFG, "bayes", 1).feat for p in parts]
+    np.testing.assert_array_equal(data.feat, np.concatenate(pieces))  # each part is replayed on its own games
+
+
+def test_a_role_dispatching_seat_follows_every_decision(tmp_path: Path) -> None:
+    """In a tournament a seat is a RoleDispatch of two agents (one per role); with a features file the idle one
+    keeps following, so both hold the features of a single follower of every decision, across role changes."""
+    from agents.base import RoleDispatch
+
+    name = f"learned:{_features_policy(tmp_path / 'p.npz')}"
+    cfg, seat = GameConfig(num_players=4, rounds=3), 2
+    for seed in range(40):
+        env = VectorEnv(1, config=cfg)
+        obs, info = env.reset(seed=seed)
+        pair = RoleDispatch(cfg, make_agent(name, cfg), make_agent(name, cfg))
+        pair.reset(seat, 4, 0)
+        single = BeliefFeatures(cfg)
+        single.reset(seat)
+        roles: set[int] = set()
+        while True:
+            s = int(info["seat"][0])
+            if s == seat:
+                want = single.update(PlayerView.from_observation(obs[0], cfg))
+                a = pair.act(obs[0], info["action_mask"][0])
+                for half in (pair.miner, pair.saboteur):
+                    assert half.beliefs is not None and half.beliefs.last is not None
+                    np.testing.assert_array_equal(half.beliefs.last, want)
+                roles.add(int(obs[0][observation_layout(cfg).slices["role"]].argmax()))
+            else:
+                a = int(np.flatnonzero(info["action_mask"][0])[-1])
+            obs, _, term, _, info = env.step(np.array([a]))
+            if term[0]:
+                break
+        if roles == {0, 1}:
+            return
+    raise AssertionError("no deal gave the seat both roles")
+
+
 def test_imitation_with_features_exports_a_file_that_plays(tmp_path: Path) -> None:
     meta = run(Options(players=4, teacher="heuristic", partners="random", decisions=200, num_envs=4, workers=1,
                        epochs=1, features="bayes", out=str(tmp_path / "f")), quiet=True)  # fmt: skip
@@ -192,3 +263,18 @@ def test_a_shipped_entry_with_features_is_imitation_only() -> None:
     assert "--features" in Entry("base", 4, seed=1, decisions=0, imitate=10, features="bayes").imitate_argv("o")
     with pytest.raises(ValueError, match="needs an imitation entry without PPO"):
         Entry("base", 4, seed=1, decisions=100, imitate=10, features="bayes")
+    with pytest.raises(ValueError, match="base game only"):
+        Entry("duel", 2, seed=1, decisions=0, imitate=10, features="bayes")
+    with pytest.raises(ValueError, match="features='bayse' is unknown"):
+        Entry("base", 4, seed=1, decisions=0, imitate=10, features="bayse")
+
+
+def test_fit_refuses_data_without_the_features_it_needs() -> None:
+    from experiments.imitate import fit
+
+    opt = Options(players=4, teacher="heuristic", partners="random", decisions=60, num_envs=2, workers=1, epochs=1)
+    data = collect(opt, 0, opt.decisions)
+    with pytest.raises(ValueError, match="the data lack belief features"):
+        fit(replace(opt, features="bayes"), data, quiet=True)
+    with pytest.raises(ValueError, match="the data carry belief features"):
+        fit(opt, with_features(data, CFG, "bayes"), quiet=True)

@@ -276,6 +276,10 @@ def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.Captur
     assert "NAME=PATH" in capsys.readouterr().err
     assert crossplay([f"a={a}", f"b={a}", "--players", "4", "--deals", "0"]) == 2
     assert "deals=0" in capsys.readouterr().err
+    config = GameConfig(num_players=4)
+    feat = export_npz(Policy(config, 8, True, features="bayes"), config, tmp_path / "f.npz")
+    assert crossplay([f"a={a}", f"f={feat}", "--players", "4", "--deals", "2"]) == 2
+    assert "policy 'f' reads belief features" in capsys.readouterr().err
     out = tmp_path / "m.json"
     assert crossplay([f"a={a}", f"b={a}", "--players", "4", "--deals", "3", "--json", str(out)]) == 0
     assert "Self-play minus cross-play" in capsys.readouterr().out and out.is_file()
