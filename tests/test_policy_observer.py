@@ -354,7 +354,7 @@ def test_learned_policy_scores_its_softmax(tmp_path, features: str) -> None:
     name = f"learned:{_random_mlp(tmp_path / 'p.npz', cfg, features=features)}"
     net = NumpyPolicy(name[8:])
     model = PolicyObserver(cfg, name, samples=2, seed=0)
-    seen = [0]
+    seen, matched = [0], [0]
 
     def check(state, s, obs, mask, a, before) -> None:
         legal = np.flatnonzero(mask)
@@ -367,6 +367,10 @@ def test_learned_policy_scores_its_softmax(tmp_path, features: str) -> None:
                 key = next(k for k in model.policy.features if k[:2] == (s, role))
                 extra = model.policy.features[key]
                 assert extra[0] == role
+                if role == view.role and not view.peeked[0].any():  # the true hypothesis, nothing private to guess:
+                    own = before.network_input(obs)[obs.size :]  # the playing agent's own features (a copy of it)
+                    np.testing.assert_allclose(extra, own, atol=1e-6)
+                    matched[0] += 1
             z = net.forward(np.concatenate([o, extra]))[0][0, legal].astype(np.float64)
             p = np.exp(z - z.max())
             p /= p.sum()
@@ -378,6 +382,7 @@ def test_learned_policy_scores_its_softmax(tmp_path, features: str) -> None:
     traj, _ = _play(cfg, name, 2, model, decisions=12, check=check)
     assert seen[0] == 12
     assert np.ptp(traj[-1]) > 0.01  # the two heads differ: the posterior moves
+    assert matched[0] > (6 if features else -1)
 
 
 def test_a_pair_of_role_policies() -> None:
