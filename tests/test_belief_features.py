@@ -92,10 +92,8 @@ def test_a_break_raises_the_breakers_public_suspicion() -> None:
     assert moved
 
 
-def test_the_fit_computes_what_the_agent_computes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A student with features plays every teacher seat (online features); with_features replays the recorded
-    decisions per game and seat (offline): the same numbers for every row, with one worker or two."""
-    student = _features_policy(tmp_path / "s.npz")
+def _record_online_features(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[int, bytes], np.ndarray]:
+    """From now on, every learned agent's features by (seat, observation bytes), as it computed them in play."""
     online: dict[tuple[int, bytes], np.ndarray] = {}
     real = LearnedAgent.network_input
 
@@ -106,6 +104,14 @@ def test_the_fit_computes_what_the_agent_computes(tmp_path: Path, monkeypatch: p
         return x
 
     monkeypatch.setattr(LearnedAgent, "network_input", record)
+    return online
+
+
+def test_the_fit_computes_what_the_agent_computes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A student with features plays every teacher seat (online features); with_features replays the recorded
+    decisions per game and seat (offline): the same numbers for every row, with one worker or two."""
+    student = _features_policy(tmp_path / "s.npz")
+    online = _record_online_features(monkeypatch)
     opt = Options(players=4, teacher="heuristic", teacher_share=1.0, decisions=300, num_envs=3, workers=1,
                   student=str(student), student_share=1.0)  # fmt: skip
     data = collect(opt, 0, opt.decisions)
@@ -127,16 +133,7 @@ def test_joined_workers_and_extra_data_replay_each_game_and_seat_on_its_own(
     from experiments.imitate import concat
 
     student = _features_policy(tmp_path / "s.npz", seed=1)
-    online: dict[tuple[int, bytes], np.ndarray] = {}
-    real = LearnedAgent.network_input
-
-    def record(self: LearnedAgent, observation: np.ndarray) -> np.ndarray:
-        x = real(self, observation)
-        assert self.beliefs is not None
-        online[(self.beliefs.seat, np.asarray(observation, np.float32).tobytes())] = x[observation.size :]
-        return x
-
-    monkeypatch.setattr(LearnedAgent, "network_input", record)
+    online = _record_online_features(monkeypatch)
     opt = Options(players=4, teacher="heuristic", partners="random", teacher_share=0.6, decisions=150, num_envs=3,
                   workers=1, student=str(student), student_share=0.6)  # fmt: skip
     parts = [collect(opt, w, opt.decisions) for w in (0, 1)] + [collect(replace(opt, seed=5), 0, opt.decisions)]
