@@ -151,7 +151,8 @@ ENTRIES: tuple[Entry, ...] = (
     # Base 5 players: one DAgger round on the imitation (100k decisions; docs/training.md).
     Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000),
     # Base 4, 7 and 10 players: the network also reads the belief features (agents.belief_features; docs/training.md).
-    Entry("base", 4, seed=1404, decisions=0, imitate=300_000, hidden=128, epochs=15, features="bayes"),
+    Entry("base", 4, seed=1404, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
+          features="bayes"),
     Entry("base", 7, seed=1407, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
           features="bayes"),
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15, dagger=100_000,
