@@ -208,8 +208,9 @@ class LearnedAgent:
         game: call once per decision of the seat, in order)."""
         if self.beliefs is None:
             return observation
-        view = PlayerView.from_observation(observation, self.config)
-        return np.concatenate([np.asarray(observation, dtype=np.float32).ravel(), self.beliefs.update(view)])
+        self.follow(observation)
+        assert self.beliefs.last is not None
+        return np.concatenate([np.asarray(observation, dtype=np.float32).ravel(), self.beliefs.last])
 
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         mask = np.asarray(action_mask).astype(bool)

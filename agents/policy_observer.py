@@ -225,9 +225,8 @@ class PolicyModel:
                 raise PolicyModelError(f"policy {n!r} ({type(agent).__name__}) is not supported: use 'random', a "
                                        "ladder agent name or learned:PATH.npz")  # fmt: skip
         self.shadows: dict[tuple[int, int, int], LadderAgent] = {}
-        # learned files with belief features: per hypothesis, the follower and the features after its latest view
+        # learned files with belief features: per hypothesis, a follower of its views
         self.followers: dict[tuple[int, int, int], BeliefFeatures] = {}
-        self.features: dict[tuple[int, int, int], NDArray[np.float32]] = {}
         self._make: Callable[[int], Any] = lambda r: make_agent(names[r], config, "saboteur" if r else "miner")
 
     def shadow(self, seat: int, role: int, gold: int) -> LadderAgent:
@@ -239,6 +238,12 @@ class PolicyModel:
             self.shadows[key] = agent
         return agent
 
+    @property
+    def features(self) -> dict[tuple[int, int, int], NDArray[np.float32]]:
+        """Per (seat, role, gold) hypothesis of a learned file with belief features: the features after its
+        latest view."""
+        return {k: f.last for k, f in self.followers.items() if f.last is not None}
+
     def follow(self, seat: int, role: int, gold: int, view: PlayerView) -> None:
         """Show the hypothesised observation to the shadow (its memory of public events, role and map results)."""
         if self.kinds[role] == "ladder":
@@ -249,7 +254,7 @@ class PolicyModel:
             if f is None:
                 f = self.followers[key] = BeliefFeatures(self.config, self.probes[role].policy.features)  # type: ignore[attr-defined]
                 f.reset(seat)
-            self.features[key] = f.update(view)  # public events, the role and map results: not the hand
+            f.update(view)  # public events, the role and map results: not the hand
 
     def distribution(self, seat: int, role: int, gold: int, obs: NDArray[np.float32], view: PlayerView,
                      mask: NDArray[np.bool_]) -> dict[int, float]:  # fmt: skip
@@ -261,7 +266,9 @@ class PolicyModel:
         if kind == "learned":
             agent = self.probes[role]
             if agent.beliefs is not None:  # type: ignore[attr-defined]
-                obs = np.concatenate([obs, self.features[(seat, role, gold)]])
+                last = self.followers[(seat, role, gold)].last
+                assert last is not None  # follow() came first
+                obs = np.concatenate([obs, last])
             logits, _ = agent.policy.forward(obs)  # type: ignore[attr-defined]
             z = logits[0, legal].astype(np.float64)
             if agent.greedy:  # type: ignore[attr-defined]
