@@ -199,6 +199,10 @@ Version History
   what changed in its observation and mask rows); the base game's core state has two more fields (``obs_cells``,
   ``mask_cells``), so self-play checkpoints of earlier versions are refused with a clear error. Games, spaces and
   observations are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): Saboteur 2's lock-step float observation rows are incremental too (the
+  board planes of changed cells and the history entries; its core state has one more field, ``obs_cells``, so
+  Saboteur 2 self-play checkpoints of earlier versions are refused with a clear error); the Duel's mask tests every
+  orientation of a cell at once. Games, spaces and observations are unchanged.
 """
 
 from __future__ import annotations

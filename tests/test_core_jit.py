@@ -97,3 +97,37 @@ def test_base_compiles_each_helper_once(tmp_path: Path) -> None:
     counts = json.loads(run.stdout.strip().splitlines()[-1])
     assert set(counts) >= {"_apply_range", "_mask_range", "_log", "_setup", "_end_round", "_obs_float_range"}
     assert all(n == 1 for n in counts.values()), counts
+
+
+def test_fast_flags_hash_and_compare_by_the_options_set() -> None:
+    """The core compiles with ``jit._Flags`` (a cheap hash for numba's overload caches): equal options give equal
+    flags and hashes, a different option value differs, an unhashable option value (FastMathOptions) still hashes,
+    and flags of numba's own class never compare equal (a cache miss, never a wrong hit)."""
+    from numba.core.compiler import Flags
+
+    a, b = jit._Flags(), jit._Flags()
+    a.nrt = b.nrt = True
+    a.fastmath = b.fastmath = {"nnan"}
+    assert a == b and hash(a) == hash(b)
+    b.boundscheck = True
+    assert a != b
+    plain = Flags()
+    plain.nrt = True
+    plain.fastmath = {"nnan"}
+    assert a != plain and plain != a
+    assert isinstance(a.copy(), jit._Flags) and a.copy() == a  # numba pushes a copy on its config stack
+
+
+def test_core_dispatchers_compile_with_fast_flags() -> None:
+    """Kernels and helpers use the flags compiler, and what they compile runs (``_kernel_calls`` above); a
+    dispatcher built otherwise is left as it is."""
+    from saboteur_env.core import base
+
+    for disp in (base.step, base._apply_range, _kernel_calls, _scaled_sum):
+        assert type(disp._compiler) is jit._FlagsCompiler
+    other = nb.njit(lambda x: x + 1)
+    other._compiler = object()
+    assert jit._with_fast_flags(other)._compiler.__class__ is object
+    plain = nb.njit(lambda x: x + 1)
+    assert type(jit._with_fast_flags(plain)._compiler) is jit._FlagsCompiler
+    assert plain(2) == 3

@@ -289,12 +289,12 @@ def test_claims_illegal_claims_change_nothing() -> None:
     assert np.array_equal(venv.batch.field("sc"), fp) and venv.claims_log() == log and len(log) == 1
 
 
-@pytest.mark.parametrize("players", [3, 10])
-def test_incremental_rows_equal_full_writes_through_resets_and_threads(players: int) -> None:
-    """The lock-step rewrites only the changed cells of its own float observation and mask rows (``obs_cells``,
-    ``mask_cells``); every step they must equal a full write into fresh arrays, through automatic resets, a
-    re-seeded reset() in the middle of the games and two threads."""
-    env = VectorEnv(9, num_players=players, num_threads=2, copy=False)
+@pytest.mark.parametrize(("game", "players"), [("base", 3), ("base", 10), ("sab2", 3), ("sab2", 12)])
+def test_incremental_rows_equal_full_writes_through_resets_and_threads(game: str, players: int) -> None:
+    """The lock-step rewrites only the changed cells of its own float observation rows (``obs_cells``; in the
+    base game its mask rows too, ``mask_cells``); every step they must equal a full write into fresh arrays,
+    through automatic resets, a re-seeded reset() in the middle of the games and two threads."""
+    env = VectorEnv(9, game=game, num_players=players, num_threads=2, copy=False)
     obs, info = env.reset(seed=11)
     sampler = LegalSampler(3)
     fresh_mask = np.zeros_like(env._buf["mask"])
@@ -313,18 +313,19 @@ def test_incremental_rows_equal_full_writes_through_resets_and_threads(players: 
     env.close()
 
 
-def test_incremental_rows_detect_a_stale_record() -> None:
+@pytest.mark.parametrize(("game", "planes"), [("base", 26), ("sab2", 26)])
+def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
     """The equality above is not vacuous: when the float row no longer holds what ``obs_cells`` records (here its
     board is wiped behind the record's back), the next step leaves it wrong; a new game in the slot (which marks
     the record unknown) makes it right again."""
-    env = VectorEnv(4, num_players=4, copy=False)
+    env = VectorEnv(4, game=game, num_players=4, copy=False)
     env.reset(seed=2)
     sampler = LegalSampler(0)
     for _ in range(5):
         env.step(env.sample_actions(sampler))
     hw = env.config.num_cells
     assert (env.batch.field("obs_cells")[:, hw] == 1).all()  # valid after a step
-    env._buf["obs_f"][0, : 26 * hw] = 0.0
+    env._buf["obs_f"][0, : planes * hw] = 0.0
     obs, *_ = env.step(env.sample_actions(sampler))
     assert not np.array_equal(obs[0], env.observe()[0])
     assert np.array_equal(obs[1:], env.observe()[1:])

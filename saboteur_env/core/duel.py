@@ -87,6 +87,40 @@ P_TROLL_IDX = np.full(NUM_O, -1, dtype=np.int64)  # index in place_bribe, -1 for
 for _i, _o in enumerate(dc.TROLL_PLACEABLE):
     P_TROLL_IDX[_o] = _i
 TROLL_O = np.array(dc.TROLL_PLACEABLE, dtype=np.int64)
+
+
+def _placement_bits() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """The orientation tests of a placement as sets of orientations (bit ``o`` of an int64; 48 < 63), so that the
+    mask tests every orientation of a cell at once (``rules.legal_action_mask``'s conditions, per cell code):
+
+    * ``FIT[mo | mc << 4]``: the card opens every arm a neighbour opens towards it (``mo``) and none a
+      neighbour closes (``mc``);
+    * ``CONN[q, fc]``: a card without a ladder joins an arm reached by the mover (``fc``) through an arm that is
+      not a door of the opponent's colour ``q``;
+    * ``LADDER[lc]``: the cards with a ladder of start ``lc``; ``TOUCH[fc]``: the cards opening an arm of ``fc``."""
+    fit = np.zeros(256, dtype=np.int64)
+    conn = np.zeros((2, 16), dtype=np.int64)
+    ladder = np.zeros(2, dtype=np.int64)
+    touch = np.zeros(16, dtype=np.int64)
+    for o in range(NUM_O):
+        bit, op, lc = 1 << o, int(P_OPEN[o]), int(P_LADDER[o])
+        for code in range(256):
+            mo, mc = code & 15, code >> 4
+            if op & mc == 0 and mo & ~op & 15 == 0:
+                fit[code] |= bit
+        for fc in range(16):
+            if op & fc:
+                touch[fc] |= bit
+            for q in range(2):
+                if lc < 0 and op & fc & ~int(P_DOOR[q, o]) & 15:
+                    conn[q, fc] |= bit
+        if lc >= 0:
+            ladder[lc] |= bit
+    return fit, conn, ladder, touch
+
+
+assert NUM_O < 63
+FIT_BITS, CONN_BITS, LADDER_BITS, TOUCH_BITS = _placement_bits()
 CARD_KIND = dc.CARD_KIND.astype(np.int64)  # kind of physical card 0..51
 DT = np.array(DOUBLE_TOOLS, dtype=np.int64)
 PA = PAIR_A.astype(np.int64)
@@ -517,11 +551,14 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
         if not anybroken and has_path:  # board.placement_table & the hand
             js0 = p == 0 or reach[s0] != 0
             js1 = p == 1 or reach[s1] != 0
+            in_hand = 0  # the orientations of the path cards in the hand (a few of the 48), as bits
             no = 0
-            for o in range(NUM_O):  # the orientations of the path cards in the hand (a few of the 48)
+            for o in range(NUM_O):
                 if hand[P_KIND[o]] > 0:
+                    in_hand |= np.int64(1) << o
                     orients[no] = o
                     no += 1
+            own_ladders = (LADDER_BITS[0] if js0 else 0) | (LADDER_BITS[1] if js1 else 0)
             for c in range(HW):
                 if shape[c] >= 0 or isgoal[c]:
                     continue
@@ -543,23 +580,20 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                             gold_next = True
                 if mo == 0 and mc == 0:
                     continue
-                ladder_ok = ntg[c] == 0 and not gold_next
+                ok = CONN_BITS[q, fc]
+                if ntg[c] == 0 and not gold_next:  # a ladder: not next to a goal or gold, from a start or an arm
+                    ok |= (LADDER_BITS[0] | LADDER_BITS[1]) & (own_ladders | TOUCH_BITS[fc])
+                ok &= FIT_BITS[mo | (mc << 4)] & in_hand
+                if ok == 0:
+                    continue
                 for oi in range(no):
                     o = orients[oi]
-                    op = P_OPEN[o]
-                    if (op & mc) != 0 or (mo & ~op & 15) != 0:
-                        continue
-                    lc = P_LADDER[o]
-                    if lc >= 0:
-                        if not ladder_ok or not ((js0 if lc == 0 else js1) or (op & fc) != 0):
-                            continue
-                    elif (op & fc & ~P_DOOR[q, o] & 15) == 0:
-                        continue
-                    out[c * NUM_O + o] = 1
-                    n += 1
-                    if counters > 0 and P_TROLL_IDX[o] >= 0:
-                        out[o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]] = 1
+                    if (ok >> o) & 1:
+                        out[c * NUM_O + o] = 1
                         n += 1
+                        if counters > 0 and P_TROLL_IDX[o] >= 0:
+                            out[o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]] = 1
+                            n += 1
         for t in range(3):
             if hand[27 + t] > 0 and br[q, t] == 0:
                 out[o_br + t] = 1

@@ -27,6 +27,13 @@ things in numba's defaults cost time without buying anything for functions that 
   library is finalised without being added to the JIT engine); the kernels that link it emit it. Machine code
   generation for helpers was about a sixth of the base game's cold compile (CPU time on the 2-core dev machine).
 
+* **Hashing the compile flags.** Typing a call to ``getitem``, ``setitem`` or ``bool`` asks each of numba's
+  ``@overload`` templates for it (strings, tuples, lists, dicts, ...) before the array's own typing answers; each
+  template looks its implementation up in a cache keyed by the compile flags, and numba's flags hash and compare
+  by reading every one of their ~40 options through a property. The base game made 34,000 such lookups, a
+  quarter of its cold compile. The core's functions compile with :class:`_Flags`, which hash and compare the
+  options that are set (a dict of a few entries); equal flags still hit the same cache entries.
+
 All of this is local to the core's own functions: nothing here changes numba's global configuration or another
 library's functions. If a numba version lacks the hook used for the first point (``get_call_template``), helpers
 still compile correctly, only with more specialisations.
@@ -38,10 +45,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numba as nb
+from numba.core import dispatcher as _dispatcher
 from numba.core import types
 from numba.core.codegen import JITCodeLibrary
-from numba.core.compiler import Compiler
+from numba.core.compiler import Compiler, Flags
 from numba.core.registry import CPUDispatcher
+
+_FunctionCompiler: Any = _dispatcher._FunctionCompiler  # type: ignore[attr-defined]  # numba's, private
 
 _HELPER_OPTIONS = {"nopython": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True,
                    "boundscheck": None, "error_model": "numpy"}  # fmt: skip
@@ -56,6 +66,42 @@ def _kind(t: Any) -> Any:
     if t in _NARROW_SIGNED:
         return types.int64
     return t
+
+
+class _Flags(Flags):
+    """numba's compile flags, hashed and compared by the options that are set (see the module docstring): the
+    inherited ``__hash__``/``__eq__`` read all of the options' values, defaults included, through properties."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple[tuple[str, Any], ...]:
+        # Some option values (FastMathOptions) compare by value but define no hash: their repr stands in.
+        return tuple(sorted((k, v if type(v).__hash__ is not None else repr(v)) for k, v in self._values.items()))
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __eq__(self, other: object) -> bool:
+        # Flags of another class never compare equal: at worst a cache lookup misses (and compiles), as for any
+        # other distinct flags; equal _Flags hash equally.
+        return isinstance(other, _Flags) and self._values == other._values
+
+
+class _FlagsCompiler(_FunctionCompiler):
+    """numba's function compiler, compiling with :class:`_Flags`."""
+
+    def _customize_flags(self, flags: Any) -> Any:
+        return _Flags(super()._customize_flags(flags))
+
+
+def _with_fast_flags(disp: Any) -> Any:
+    """Make ``disp`` (a new dispatcher, nothing compiled yet) compile with :class:`_Flags` (a numba whose
+    dispatcher is built otherwise keeps its own compiler: the functions compile the same, only slower)."""
+    old: Any = getattr(disp, "_compiler", None)
+    if type(old) is not _FunctionCompiler or not hasattr(old, "_customize_flags"):
+        return disp
+    disp._compiler = _FlagsCompiler(old.py_func, old.targetdescr, old.targetoptions, old.locals, old.pipeline_class)
+    return disp
 
 
 class _HelperDispatcher(CPUDispatcher):
@@ -123,7 +169,7 @@ class _KernelCompiler(Compiler):
 def kernel(fn: Callable[..., Any]) -> Any:
     """An entry point called from Python: ``numba.njit(cache=True, nogil=True)``, optimised without re-optimising
     the helpers it links (see the module docstring)."""
-    return nb.njit(cache=True, nogil=True, error_model="numpy", pipeline_class=_KernelCompiler)(fn)
+    return _with_fast_flags(nb.njit(cache=True, nogil=True, error_model="numpy", pipeline_class=_KernelCompiler)(fn))
 
 
 def helper(fn: Callable[..., Any]) -> Any:
@@ -133,4 +179,5 @@ def helper(fn: Callable[..., Any]) -> Any:
     if not hasattr(CPUDispatcher, "get_call_template"):  # a numba without the hook: plain wrapper-less njit
         njit: Any = nb.njit  # numba's stubs do not list the wrapper options
         return njit(**{k: v for k, v in _HELPER_OPTIONS.items() if k != "nopython"})(fn)
-    return _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(_HELPER_OPTIONS), pipeline_class=_HelperCompiler)
+    disp = _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(_HELPER_OPTIONS), pipeline_class=_HelperCompiler)
+    return _with_fast_flags(disp)

@@ -41,6 +41,10 @@ field                   arena  shape         meaning
                                              roles, trapped, winners, payouts, gold, gained (P each)
 ``rng``                 u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
 ``last_rewards``        f32    (P,)          rewards of the last action (set when a round is finished)
+``obs_cells``           i16    (HW + 3,)     what the lock-step's float observation row of this slot holds (not
+                                             game state): per cell 1 + its board token (shape + 1, connected
+                                             arms << 8), then 1 if those cells are valid (0: unknown, rewrite),
+                                             1 + the end of the history window written (0: unknown), its seat
 ======================  =====  ============  ==============================================================
 
 The float observation is the reference's layout exactly (``sab2.observation``); the compact observation is an
@@ -156,7 +160,7 @@ H_P, H_R, H_HW, H_L, H_E, H_ROWS, H_COLS, H_START = range(8)
 H_GOAL = 8  # 3 goal cells
 H_WIN, H_OFFICIAL, H_NA, H_OBS, H_B, H_NBR, H_ISGOAL, H_CSIZE, H_COMPACT = range(11, 20)
 H_OFF = 24
-NUM_FIELDS = 29
+NUM_FIELDS = 30
 HEADER = H_OFF + NUM_FIELDS
 
 FIELD_NAMES = (
@@ -165,7 +169,7 @@ FIELD_NAMES = (
     "last_roles",
     "discarded", "discards", "events",
     "sc", "theft_time", "gold", "stolen_held", "round_start_gold", "rr",
-    "rng", "last_rewards",
+    "rng", "last_rewards", "obs_cells",
 )  # fmt: skip
 assert len(FIELD_NAMES) == NUM_FIELDS
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
@@ -217,7 +221,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "last_roles": ("i8", (p,)), "discarded": ("i16", (p,)), "discards": ("i16", (NUM_DK,)),
         "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)), "theft_time": ("i32", (p,)), "gold": ("i32", (p,)),
         "stolen_held": ("i32", (p,)), "round_start_gold": ("i32", (p,)), "rr": ("i32", (r, 4 + 6 * p)),
-        "rng": ("u64", (6,)), "last_rewards": ("f32", (p,)),
+        "rng": ("u64", (6,)), "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -328,6 +332,7 @@ def views(i8, i16, i32, u64, f32, cfg):
         i32[o[26] : o[26] + B * R * (4 + 6 * P)].reshape((B, R, 4 + 6 * P)),
         u64[o[27] : o[27] + B * 6].reshape((B, 6)),
         f32[o[28] : o[28] + B * P].reshape((B, P)),
+        i16[o[29] : o[29] + B * (HW + 3)].reshape((B, HW + 3)),
     )
 
 
@@ -562,6 +567,8 @@ def _setup(S, cfg, b, stack_c, stack_b, draw):
     S.thieves[b] = -1
     S.events[b] = -1
     S.rr[b] = 0
+    S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's float row of this slot: rewrite in full next time
+    S.obs_cells[b, cfg[H_HW] + 1] = 0
     sc_ = S.sc[b]
     games = sc_[SC_GAMES]
     sc_[:] = 0
@@ -1173,40 +1180,97 @@ def _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b):
 
 # ---- observations ----------------------------------------------------------------------------------------------
 @helper
-def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
+def _cell_planes(out, HW, c, sh, r, clear):
+    """Set (or with ``clear`` zero) the board planes of cell ``c`` holding shape ``sh`` (-1: none) with connected
+    arms ``r``: the static planes of the shape, the reach planes 4-7 and plane 25 (a path card)."""
+    col = sh if sh >= 0 else NO_SHAPE
+    for k in range(STATIC_NNZ[col]):
+        pl = STATIC_NZ[col, k]
+        out[pl * HW + c] = 0.0 if clear else STATIC[col, pl]
+    for d in range(4):
+        if (r >> d) & 1:
+            out[(4 + d) * HW + c] = 0.0 if clear else 1.0
+    if sh >= 0 and sh // 2 < NUM_PK:
+        out[25 * HW + c] = 0.0 if clear else 1.0
+
+
+@helper
+def _history_rows(events, out, pos, first, seat, P, L, F, rowcol, modp, clear):
+    """The float history rows (events ``first .. first + L``, seen by ``seat``) at ``out[pos:]``: their entries
+    set, or with ``clear`` set back to 0."""
+    one = 0.0 if clear else 1.0
+    for i in range(L):
+        e = first + i
+        if e < 0:
+            continue
+        row = pos + i * F
+        ev = events[e]
+        etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
+        out[row] = one
+        out[row + 1 + etype] = one
+        if actor >= 0:
+            out[row + 1 + NUM_EVENT_TYPES + modp[actor - seat + P]] = one
+        if kind >= 0:
+            out[row + 1 + NUM_EVENT_TYPES + P + kind] = one
+        if target >= 0:
+            out[row + 1 + NUM_EVENT_TYPES + P + NK + modp[target - seat + P]] = one
+        if cell >= 0:
+            out[row + F - 3] = 0.0 if clear else rowcol[cell, 0]
+            out[row + F - 2] = 0.0 if clear else rowcol[cell, 1]
+        out[row + F - 1] = 0.0 if clear else max(arg, 0) / 10.0
+
+
+@helper
+def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
-    act), written into ``obs[b]`` (zero-filled, then the non-zero entries set)."""
+    act), written into ``obs[b]`` (each region zero-filled, then its non-zero entries set).
+
+    ``incremental``: ``obs`` is the lock-step's own buffer, whose row still holds what the last incremental write
+    put there (``obs_cells``, as in ``core.base``): only the board planes of cells whose token (shape and connected
+    arms) changed are rewritten (the public planes are most of the observation and a step changes a few cells),
+    and the history rows clear the entries they set last time instead of zero-filling the block."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     F = 1 + NUM_EVENT_TYPES + P + NK + P + 3
     modp = np.arange(2 * P) % P  # k % P for 0 <= k < 2P: seat offsets without a division
+    hist = 31 * HW + 6 + NUM_DK + 14 * P + 12 * P + P * P + 15 + P  # where the history rows start
     # The field arrays are read once per call: every ``S.field`` in the loop would be a load and a reference count.
     f_sc, f_shape, f_reach, f_peeked = S.sc, S.cell_shape, S.reach, S.peeked
     f_grev, f_gkind = S.goal_revealed, S.goal_kind
     f_roles, f_hands, f_broken, f_trapped, f_theft = S.roles, S.hands, S.broken, S.trapped, S.theft
     f_gold, f_hats, f_disc, f_insp, f_inspd = S.gold, S.hats_swapped, S.discarded, S.inspections, S.inspected
-    f_last, f_events = S.last_roles, S.events
+    f_last, f_events, f_cells = S.last_roles, S.events, S.obs_cells
     for b in range(b0, b1):
         out = obs[b]
-        out[:] = 0.0
         sc_ = f_sc[b]
         seat = seats[b] if seats[b] >= 0 else sc_[SC_CURRENT]
         shape = f_shape[b]
         reach = f_reach[b]
-        for c in range(HW):
-            sh = shape[c]
-            col = sh if sh >= 0 else NO_SHAPE
-            for k in range(STATIC_NNZ[col]):
-                pl = STATIC_NZ[col, k]
-                out[pl * HW + c] = STATIC[col, pl]
-            r = reach[c] & 15
-            if r:
-                for d in range(4):
-                    if (r >> d) & 1:
-                        out[(4 + d) * HW + c] = 1.0
-            if sh >= 0 and sh // 2 < NUM_PK:
-                out[25 * HW + c] = 1.0
-        for g in range(3):
+        cells = f_cells[b]
+        if incremental and cells[HW] == 1:
+            for c in range(HW):
+                sh = shape[c]
+                r = reach[c] & 15
+                tok = (sh + 1) | (r << 8)
+                old = cells[c] - 1
+                if old == tok:
+                    continue
+                _cell_planes(out, HW, c, (old & 255) - 1, old >> 8, True)
+                _cell_planes(out, HW, c, sh, r, False)
+                cells[c] = tok + 1
+        else:
+            out[: 31 * HW] = 0.0
+            for c in range(HW):
+                sh = shape[c]
+                r = reach[c] & 15
+                _cell_planes(out, HW, c, sh, r, False)
+                if incremental:
+                    cells[c] = ((sh + 1) | (r << 8)) + 1
+            if incremental:
+                cells[HW] = 1
+        for g in range(3):  # the goal planes 26-30 depend on the seat (its peeks): rewritten every time
             gc = cfg[H_GOAL + g]
+            for pl in range(26, 31):
+                out[pl * HW + gc] = 0.0
             gold = f_gkind[b, g] == K_GOLD
             if f_grev[b, g]:
                 out[(27 if gold else 28) * HW + gc] = 1.0
@@ -1214,6 +1278,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
                 out[26 * HW + gc] = 1.0
                 if f_peeked[b, seat, g]:
                     out[(29 if gold else 30) * HW + gc] = 1.0
+        out[31 * HW : hist] = 0.0
         pos = 31 * HW
         out[pos + f_roles[b, seat]] = 1.0
         hands = f_hands[b]
@@ -1267,27 +1332,17 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
             if sc_[SC_PHASE] == PH_FREE:
                 out[tail + 1 + sc_[SC_FREE_TARGET]] = 1.0
         pos += 15 + P
-        ne = sc_[SC_NUM_EVENTS]
-        first = ne - L
-        for i in range(L):
-            e = first + i
-            if e < 0:
-                continue
-            row = pos + i * F
-            ev = f_events[b, e]
-            etype, actor, kind, target, cell, arg = ev[0], ev[1], ev[2], ev[3], ev[4], ev[5]
-            out[row] = 1.0
-            out[row + 1 + etype] = 1.0
-            if actor >= 0:
-                out[row + 1 + NUM_EVENT_TYPES + modp[actor - seat + P]] = 1.0
-            if kind >= 0:
-                out[row + 1 + NUM_EVENT_TYPES + P + kind] = 1.0
-            if target >= 0:
-                out[row + 1 + NUM_EVENT_TYPES + P + NK + modp[target - seat + P]] = 1.0
-            if cell >= 0:
-                out[row + F - 3] = rowcol[cell, 0]
-                out[row + F - 2] = rowcol[cell, 1]
-            out[row + F - 1] = max(arg, 0) / 10.0
+        first = sc_[SC_NUM_EVENTS] - L
+        if incremental and cells[HW + 1] > 0:
+            # The log is append-only within a game (a new game marks the record unknown), so the entries the last
+            # write set are recomputed from its window and seat and cleared: the rows are mostly 0.
+            _history_rows(f_events[b], out, pos, cells[HW + 1] - 1 - L, cells[HW + 2], P, L, F, rowcol, modp, True)
+        else:
+            out[pos : pos + L * F] = 0.0
+        _history_rows(f_events[b], out, pos, first, seat, P, L, F, rowcol, modp, False)
+        if incremental:
+            cells[HW + 1] = first + L + 1
+            cells[HW + 2] = seat
 
 
 @helper
@@ -1524,7 +1579,7 @@ def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f
             seats[b] = S.sc[b, SC_CURRENT]
         _mask_range(S, cfg, lo, hi, mask, num_legal)
         if obs_mode == 0:
-            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
+            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f, True)
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
@@ -1570,7 +1625,7 @@ def masks(S, cfg, b0, b1, out, num_legal):
 @kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out, False)
 
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
