@@ -3,12 +3,13 @@
 # shipped `learned` policies on fresh deals (seeds from 5,000,000,000 on: every training deal seed is below 2^31),
 # GAMES paired games per cell (default 1,000), agent seeds sealed by a fixed secret so the run reproduces.
 #   bash experiments/evidence.sh runs/evidence
+# GAMES, SEED, SECRET and PLAYERS can be set in the environment (defaults below).
 # About 90 minutes on the 2-core development machine (the scripted agents are the cost). Resumable: re-running
 # skips the games already logged. Run from a clean checkout (the logs record the commit and the dirty flag).
 set -euo pipefail
 OUT=${1:-runs/evidence}
 GAMES=${GAMES:-1000}
-SEED=5000000000
+SEED=${SEED:-5000000000}  # another base (e.g. 6000000000) plays other fresh deals
 SECRET=${SECRET:-14e71de9ce00000000000000000000e1}
 PLAYERS=${PLAYERS:-4 5 7 10}
 mkdir -p "$OUT"
