@@ -115,15 +115,19 @@ def test_fast_flags_hash_and_compare_by_the_options_set() -> None:
     plain.nrt = True
     plain.fastmath = {"nnan"}
     assert a != plain and plain != a
+    c, d = jit._Flags(), jit._Flags()  # equal fast-math sets built in different orders hash alike
+    c.fastmath, d.fastmath = {"nnan", "ninf", "nsz", "arcp"}, {"arcp", "nsz", "ninf", "nnan"}
+    assert c == d and hash(c) == hash(d)
     assert isinstance(a.copy(), jit._Flags) and a.copy() == a  # numba pushes a copy on its config stack
 
 
 def test_core_dispatchers_compile_with_fast_flags() -> None:
     """Kernels and helpers use the flags compiler, and what they compile runs (``_kernel_calls`` above); a
     dispatcher built otherwise is left as it is."""
-    from saboteur_env.core import base
+    from saboteur_env.core import base, duel, sab2
 
-    for disp in (base.step, base._apply_range, _kernel_calls, _scaled_sum):
+    for disp in (base.step, base._apply_range, sab2._batch, sab2._mask_range, duel._batch, duel._apply_range,
+                 _kernel_calls, _scaled_sum):  # fmt: skip
         assert type(disp._compiler) is jit._FlagsCompiler
     other = nb.njit(lambda x: x + 1)
     other._compiler = object()
@@ -131,3 +135,34 @@ def test_core_dispatchers_compile_with_fast_flags() -> None:
     plain = nb.njit(lambda x: x + 1)
     assert type(jit._with_fast_flags(plain)._compiler) is jit._FlagsCompiler
     assert plain(2) == 3
+
+
+def test_overload_lookups_during_a_compile_see_fast_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the speed-up rests on: while a helper and a kernel compile, numba's overload caches are keyed by the
+    ``_Flags`` numba pushed on its config stack (a copy of the dispatcher's), not by flags of numba's own class."""
+    from numba.core import targetconfig
+    from numba.core.typing import templates
+
+    seen: list[type] = []
+    original = templates._OverloadFunctionTemplate._get_impl
+
+    def spy(self: object, args: object, kws: object) -> object:
+        seen.append(type(targetconfig.ConfigStack.top_or_none()))
+        return original(self, args, kws)
+
+    monkeypatch.setattr(templates._OverloadFunctionTemplate, "_get_impl", spy)
+
+    @helper
+    def _fresh_helper(a, i):
+        return a[i] + a[i - 1] if i > 0 else a[i]
+
+    @nb.njit(pipeline_class=jit._KernelCompiler)
+    def _fresh_kernel(a):
+        s = 0
+        for i in range(a.shape[0]):
+            s += _fresh_helper(a, i)
+        return s
+
+    jit._with_fast_flags(_fresh_kernel)
+    assert _fresh_kernel(np.arange(4, dtype=np.int64)) == 0 + 1 + 3 + 5
+    assert seen and set(seen) == {jit._Flags}

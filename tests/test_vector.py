@@ -313,7 +313,7 @@ def test_incremental_rows_equal_full_writes_through_resets_and_threads(game: str
     env.close()
 
 
-@pytest.mark.parametrize(("game", "planes"), [("base", 26), ("sab2", 26)])
+@pytest.mark.parametrize(("game", "planes"), [("base", 26), ("sab2", 31)])
 def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
     """The equality above is not vacuous: when the float row no longer holds what ``obs_cells`` records (here its
     board is wiped behind the record's back), the next step leaves it wrong; a new game in the slot (which marks
@@ -332,6 +332,27 @@ def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
     env.batch.field("obs_cells")[0, hw] = 0
     obs, *_ = env.step(env.sample_actions(sampler))
     assert np.array_equal(obs, env.observe())
+
+
+@pytest.mark.parametrize("game", ["base", "sab2"])
+def test_a_state_written_into_a_slot_resets_its_incremental_record(game: str) -> None:
+    """Writing another game's state into a lock-step slot (``convert.from_reference``) marks the slot's records
+    unknown: the next step rewrites its rows in full instead of clearing entries of a log that is not there."""
+    from saboteur_env.core import convert, convert_sab2
+
+    conv = convert if game == "base" else convert_sab2
+    env = VectorEnv(3, game=game, num_players=5, copy=False)
+    env.reset(seed=4)
+    sampler = LegalSampler(1)
+    for _ in range(12):
+        env.step(env.sample_actions(sampler))
+    conv.from_reference(conv.to_reference(env.batch, 2), env.batch, 0)
+    for _ in range(3):
+        obs, _, _, _, info = env.step(env.sample_actions(sampler))
+        assert np.array_equal(obs, env.observe())
+        fresh = np.zeros_like(env._buf["mask"])
+        env.batch.masks(fresh, np.zeros(env.num_envs, dtype=np.int64))
+        assert np.array_equal(info["action_mask"], fresh[:, : env.num_actions])
 
 
 def test_copy_false_outputs_refuse_writes() -> None:

@@ -29,10 +29,11 @@ things in numba's defaults cost time without buying anything for functions that 
 
 * **Hashing the compile flags.** Typing a call to ``getitem``, ``setitem`` or ``bool`` asks each of numba's
   ``@overload`` templates for it (strings, tuples, lists, dicts, ...) before the array's own typing answers; each
-  template looks its implementation up in a cache keyed by the compile flags, and numba's flags hash and compare
-  by reading every one of their ~40 options through a property. The base game made 34,000 such lookups, a
-  quarter of its cold compile. The core's functions compile with :class:`_Flags`, which hash and compare the
-  options that are set (a dict of a few entries); equal flags still hit the same cache entries.
+  template looks its implementation up in a cache keyed by the compile flags. numba's flags hash by their option
+  names only (every key collides) and compare by reading all of their options' values (22 in numba 0.68) through
+  properties. The base game made 34,000 such lookups, a quarter of its cold compile. The core's functions compile
+  with :class:`_Flags`, which hash and compare the options that are set (a dict of a few entries); equal flags
+  still hit the same cache entries.
 
 All of this is local to the core's own functions: nothing here changes numba's global configuration or another
 library's functions. If a numba version lacks the hook used for the first point (``get_call_template``), helpers
@@ -51,7 +52,8 @@ from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler, Flags
 from numba.core.registry import CPUDispatcher
 
-_FunctionCompiler: Any = _dispatcher._FunctionCompiler  # type: ignore[attr-defined]  # numba's, private
+# numba's (private) function compiler; a numba without it compiles the core with its own flags (only slower).
+_FunctionCompiler: Any = getattr(_dispatcher, "_FunctionCompiler", None)
 
 _HELPER_OPTIONS = {"nopython": True, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True,
                    "boundscheck": None, "error_model": "numpy"}  # fmt: skip
@@ -75,8 +77,15 @@ class _Flags(Flags):
     __slots__ = ()
 
     def _key(self) -> tuple[tuple[str, Any], ...]:
-        # Some option values (FastMathOptions) compare by value but define no hash: their repr stands in.
-        return tuple(sorted((k, v if type(v).__hash__ is not None else repr(v)) for k, v in self._values.items()))
+        # FastMathOptions compare by their set of flags but define no hash: the frozen set stands in (a repr of a
+        # set is not canonical); any other unhashable value by its repr.
+        def canon(v: Any) -> Any:
+            if type(v).__hash__ is not None:
+                return v
+            flags = getattr(v, "flags", None)
+            return frozenset(flags) if isinstance(flags, set | frozenset) else repr(v)
+
+        return tuple(sorted((k, canon(v)) for k, v in self._values.items()))
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -87,7 +96,7 @@ class _Flags(Flags):
         return isinstance(other, _Flags) and self._values == other._values
 
 
-class _FlagsCompiler(_FunctionCompiler):
+class _FlagsCompiler(_FunctionCompiler or object):  # type: ignore[misc]  # numba's class is untyped
     """numba's function compiler, compiling with :class:`_Flags`."""
 
     def _customize_flags(self, flags: Any) -> Any:
@@ -98,9 +107,13 @@ def _with_fast_flags(disp: Any) -> Any:
     """Make ``disp`` (a new dispatcher, nothing compiled yet) compile with :class:`_Flags` (a numba whose
     dispatcher is built otherwise keeps its own compiler: the functions compile the same, only slower)."""
     old: Any = getattr(disp, "_compiler", None)
-    if type(old) is not _FunctionCompiler or not hasattr(old, "_customize_flags"):
+    if _FunctionCompiler is None or type(old) is not _FunctionCompiler or not hasattr(old, "_customize_flags"):
         return disp
-    disp._compiler = _FlagsCompiler(old.py_func, old.targetdescr, old.targetoptions, old.locals, old.pipeline_class)
+    try:
+        new = _FlagsCompiler(old.py_func, old.targetdescr, old.targetoptions, old.locals, old.pipeline_class)
+    except (AttributeError, TypeError):  # a compiler built from other arguments than numba 0.60-0.68's
+        return disp
+    disp._compiler = new
     return disp
 
 
