@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from agents import CHEATING, make_agent
 from experiments.stats import mean_interval
 from saboteur_env import GameConfig
-from saboteur_env.vector import VectorEnv
+from saboteur_env.vector import VectorEnv, legal_indices
 
 LEARNER = -1  # Seating.learner[b] when every seat of slot b is the learner
 
@@ -55,7 +55,7 @@ def sample_rows(model: PolicyLike, obs: NDArray[np.float32], mask: NDArray[np.in
     from experiments.selfplay import segment_sample
 
     t_obs = torch.from_numpy(np.ascontiguousarray(obs))
-    rows, cols = torch.from_numpy(np.ascontiguousarray(mask)).nonzero(as_tuple=True)
+    rows, cols = map(torch.from_numpy, legal_indices(mask))
     with torch.inference_mode():
         logp, value = model.legal(t_obs, rows, cols)
         pick = segment_sample(logp, rows, t_obs.shape[0], gen)

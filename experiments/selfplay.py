@@ -32,6 +32,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from agents.belief_features import feature_size
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, num_actions, observation_layout
-from saboteur_env.vector import VectorEnv
+from saboteur_env.vector import VectorEnv, legal_indices
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
 CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
@@ -180,28 +181,37 @@ class Policy(nn.Module):
             self.pi_b.weight.zero_()
         self.v = _layer(hidden, k, 1.0)  # column r: head r's value
 
-    def roles(self, obs: torch.Tensor) -> torch.Tensor:
+    def roles(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
         """The head of each observation: its role's index with role heads, else 0."""
+        parts = [obs] if isinstance(obs, torch.Tensor) else list(obs)
         if self.num_heads == 1:
-            return torch.zeros(obs.shape[0], dtype=torch.int64)
-        return obs[:, self.role_start : self.role_stop].argmax(dim=1)
+            return torch.zeros(sum(p.shape[0] for p in parts), dtype=torch.int64)
+        return torch.cat([p[:, self.role_start : self.role_stop] for p in parts]).argmax(dim=1)
 
-    def _trunk(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The policy heads' input, each observation's head, and the values."""
+    def _trunk(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The policy heads' input, each observation's head, and the values. ``obs`` may be a list of blocks of
+        rows (the PPO update passes the rollout rows of a minibatch as views: no copy of the observations)."""
         # The scale folded into the first layer: one small product instead of one per observation entry.
-        h = torch.tanh(nn.functional.linear(obs, self.fc0.weight * self.scale, self.fc0.bias))
+        w0 = self.fc0.weight * self.scale
+        if isinstance(obs, torch.Tensor):
+            pre = nn.functional.linear(obs, w0, self.fc0.bias)
+        else:
+            pre = torch.cat([nn.functional.linear(p, w0, self.fc0.bias) for p in obs])
+        h = torch.tanh(pre)
         h = torch.tanh(self.fc1(h))
         head = self.roles(obs)
         value = self.v(h).gather(1, head[:, None]).squeeze(1)
         return (h if self.pe is None else self.pe(h)), head, value
 
-    def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def legal(self, obs: torch.Tensor | Sequence[torch.Tensor], rows: torch.Tensor,
+              cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
         """Log-probabilities of the legal actions, flat: entry ``i`` is action ``cols[i]`` of observation
-        ``rows[i]`` (``mask.nonzero()`` order, every row at least once); and the values."""
+        ``rows[i]`` (``mask.nonzero()`` order, every row at least once); and the values. ``obs``: a tensor of
+        rows, or a list of blocks of rows taken in order."""
         h, head, value = self._trunk(obs)
         key = cols + head[rows] * self.num_actions
         logits = (self.pi_w(key) * h[rows]).sum(dim=1) + self.pi_b(key).squeeze(1)
-        return segment_log_softmax(logits, rows, obs.shape[0]), value
+        return segment_log_softmax(logits, rows, h.shape[0]), value
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """All raw logits (batch x actions) and the values."""
@@ -563,7 +573,7 @@ class Trainer:
         learner = self.seating.learner_rows(seats)
         if learner.all():  # self-play: every row is the learner's
             obs = torch.from_numpy(roll.obs[row])
-            rows, cols = torch.from_numpy(roll.mask[row]).nonzero(as_tuple=True)
+            rows, cols = map(torch.from_numpy, legal_indices(roll.mask[row]))
             logp, value = self.model.legal(obs, rows, cols)
             pick = segment_sample(logp, rows, obs.shape[0], self.gen)
             roll.action[row] = cols[pick].numpy()
@@ -625,9 +635,13 @@ class Trainer:
         weight_all = torch.from_numpy(train.astype(np.float32))
         adv_all = torch.from_numpy(np.where(train, adv_np, 0.0).astype(np.float32))
         ret_all = torch.from_numpy(np.where(train, ret_np, 0.0).astype(np.float32))
-        obs_all, mask_all = torch.from_numpy(roll.obs), torch.from_numpy(roll.mask)
+        obs_all = torch.from_numpy(roll.obs)
         act_all, logp_old_all = torch.from_numpy(roll.action), torch.from_numpy(roll.logp)
-        num_rows, d, n_act = roll.obs.shape[0], roll.obs.shape[2], roll.mask.shape[2]
+        num_rows, n_slots, n_act = roll.mask.shape
+        # The legal actions of every stored decision, found once per update (not per minibatch and epoch):
+        # decision (row r, slot b) is flat row r * n_slots + b, and rollout row r's entries are seg[r]:seg[r + 1].
+        flat_rows, flat_cols = legal_indices(roll.mask.reshape(num_rows * n_slots, n_act))
+        seg = np.searchsorted(flat_rows, np.arange(num_rows + 1) * n_slots)
         if a.anneal_lr:
             frac = max(0.0, 1.0 - self.decisions / a.steps)
             for g in self.optim.param_groups:
@@ -640,9 +654,14 @@ class Trainer:
                 n = float(w.sum())
                 if n == 0:
                     continue
-                obs = obs_all.index_select(0, chunk).view(-1, d)
-                rows, cols = mask_all.index_select(0, chunk).view(-1, n_act).nonzero(as_tuple=True)
-                logp_all, value = self.model.legal(obs, rows, cols)
+                # The chunk's rollout rows, in chunk order: their observations as views (no copy) and their
+                # legal entries renumbered to the minibatch's decisions (j * n_slots + slot).
+                picked = chunk.tolist()
+                rows_np = np.concatenate([flat_rows[seg[r] : seg[r + 1]] + (j - r) * n_slots
+                                          for j, r in enumerate(picked)])  # fmt: skip
+                cols_np = np.concatenate([flat_cols[seg[r] : seg[r + 1]] for r in picked])
+                rows, cols = torch.from_numpy(rows_np), torch.from_numpy(cols_np)
+                logp_all, value = self.model.legal([obs_all[r] for r in picked], rows, cols)
                 act = act_all.index_select(0, chunk).view(-1)
                 hit = (cols == act[rows]).nonzero().squeeze(1)  # the taken action's entry (none: weight 0)
                 logp = torch.zeros_like(w).index_put((rows[hit],), logp_all[hit])

@@ -51,7 +51,7 @@ from numpy.typing import NDArray
 
 from saboteur_env import claims as _claims
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import ConfigError, IllegalActionError
+from saboteur_env.common.errors import ActionError, ConfigError, IllegalActionError
 from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
 from saboteur_env.core.batch import Batch, kernels, padded
@@ -393,3 +393,24 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
     g = config.game_config
     head = kernels(g).expand_compact(compact[..., : compact.shape[-1] - size], g)
     return np.concatenate([head, compact[..., compact.shape[-1] - size:].astype(np.float32)], axis=-1)
+
+
+def legal_indices(mask: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``np.nonzero(mask)`` of a 2-D batch of action masks (int8, uint8 or bool rows, e.g. the ``int8``
+    ``info["action_mask"]``): the row and the action of every legal entry, row-major. A policy that scores only the
+    legal actions needs exactly this; it is several times faster than ``np.nonzero`` or ``torch.nonzero`` on such
+    masks, which hold about a dozen legal actions in a thousand.
+
+    Raises ``ActionError`` (a ``ValueError``) for another dimension or dtype.
+    """
+    m = np.asarray(mask)
+    if m.ndim != 2:
+        raise ActionError(f"mask must be 2-D (rows x actions), got shape {m.shape}")
+    if m.dtype not in (np.int8, np.uint8, np.bool_):
+        raise ActionError(f"mask dtype {m.dtype} is not a 0/1 byte mask; valid: int8, uint8, bool")
+    flat = np.ascontiguousarray(m).view(np.int8).reshape(-1)
+    n = int(np.count_nonzero(flat))
+    rows, cols = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    if n:
+        kcommon.nonzero_flat(flat, max(m.shape[1], 1), rows, cols)
+    return rows, cols

@@ -177,6 +177,39 @@ def test_npz_export_matches_the_torch_policy(tmp_path: Path, game: str, players:
     np.testing.assert_allclose(flat.detach().numpy(), full[rows, cols].detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("game", "players", "role_heads"), [("base", 5, True), ("duel", 2, False)])
+def test_blocks_of_rows_give_the_same_losses_and_gradients_as_one_tensor(game: str, players: int,
+                                                                          role_heads: bool) -> None:  # fmt: skip
+    """The PPO update feeds a minibatch as views of its rollout rows; the result is that of the stacked rows."""
+    from saboteur_env.vector import legal_indices
+
+    config = GameConfig(game=game, num_players=players)
+    torch.manual_seed(1)
+    model = Policy(config, hidden=16, role_heads=role_heads)
+    env = VectorEnv(8, config=config)
+    obs, info = env.reset(seed=9)
+    sampler = LegalSampler(3)
+    blocks, masks = [], []
+    for _ in range(3):
+        obs, _, _, _, info = env.step(env.sample_actions(sampler))
+        blocks.append(torch.from_numpy(obs.copy()))
+        masks.append(info["action_mask"].copy())
+    rows, cols = map(torch.from_numpy, legal_indices(np.concatenate(masks)))
+    grads = []
+    for x in (blocks, torch.cat(blocks)):
+        model.zero_grad()
+        logp, value = model.legal(x, rows, cols)
+        (logp.sum() + value.sum()).backward()
+        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
+        if isinstance(x, list):
+            first = (logp.detach(), value.detach())
+    np.testing.assert_allclose(first[0].numpy(), logp.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(first[1].numpy(), value.detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert len(grads[0]) == len(grads[1]) > 0
+    for a, b in zip(*grads, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_learned_agent_plays_whole_games_legally(tmp_path: Path) -> None:
     config = raw_env(num_players=4).config
     torch.manual_seed(1)

@@ -218,6 +218,34 @@ def test_sample_legal_is_uniform_and_checks_input() -> None:
         se.sample_legal(np.zeros((2, 5), np.int8), rng)
 
 
+def test_legal_indices_equal_numpy_nonzero_and_check_input() -> None:
+    from saboteur_env.common.errors import ActionError
+    from saboteur_env.vector import legal_indices
+
+    rng = np.random.default_rng(1)
+    for shape in ((256, 1293), (7, 13), (3, 8), (1, 1), (0, 5), (4, 0), (5, 5701)):
+        mask = (rng.random(shape) < 0.02).astype(np.int8)
+        for m in (mask, mask.astype(bool), mask.astype(np.uint8)):
+            rows, cols = legal_indices(m)
+            want_r, want_c = np.nonzero(m)
+            assert rows.dtype == cols.dtype == np.int64
+            assert np.array_equal(rows, want_r) and np.array_equal(cols, want_c), (shape, m.dtype)
+    # a strided view (a padded mask buffer's first columns) and a mask with every entry legal
+    padded = (rng.random((9, 16)) < 0.5).astype(np.int8)
+    for m in (padded[:, :11], np.ones((3, 17), np.int8)):
+        assert all(np.array_equal(a, b) for a, b in zip(legal_indices(m), np.nonzero(m), strict=True))
+    # the env's own masks
+    env = VectorEnv(16, num_players=5)
+    _, info = env.reset(seed=3)
+    rows, cols = legal_indices(info["action_mask"])
+    assert np.array_equal(np.bincount(rows, minlength=16), info["num_legal"])
+    assert info["action_mask"][rows, cols].all()
+    with pytest.raises(ActionError, match="2-D"):
+        legal_indices(np.zeros(5, np.int8))
+    with pytest.raises(ActionError, match="dtype float32"):
+        legal_indices(np.zeros((2, 5), np.float32))
+
+
 # ---- claims (saboteur_env.claims) --------------------------------------------------------------------------------
 @pytest.mark.parametrize("game", ["base", "sab2", "duel"])
 def test_claims_slots_match_the_aec_environment_through_autoresets(game: str) -> None:

@@ -76,6 +76,32 @@ def pack_bits(mask, num_actions, out):
 
 
 @nb.njit(cache=True, nogil=True)
+def nonzero_flat(flat, width, rows, cols):
+    """``np.nonzero`` of a C-ordered ``(M, width)`` 0/1 byte array given as its flat bytes: the row and column of
+    every nonzero entry, row-major, into ``rows``/``cols`` (sized by the caller with ``np.count_nonzero``). Skips
+    zero 8-byte words (a mask row holds a dozen legal actions among hundreds). Returns the count written."""
+    n8 = flat.size // 8
+    words = flat[: n8 * 8].view(np.uint64)
+    k = 0
+    for w in range(n8):
+        if words[w] == 0:
+            continue
+        for i in range(w * 8, w * 8 + 8):
+            if flat[i]:
+                r = i // width
+                rows[k] = r
+                cols[k] = i - r * width
+                k += 1
+    for i in range(n8 * 8, flat.size):
+        if flat[i]:
+            r = i // width
+            rows[k] = r
+            cols[k] = i - r * width
+            k += 1
+    return k
+
+
+@nb.njit(cache=True, nogil=True)
 def _kth_set(mask, k):
     """Index of the ``k``-th (0-based) non-zero entry of a 1-D mask, or -1."""
     for i in range(mask.shape[0]):
