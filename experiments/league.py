@@ -133,14 +133,21 @@ class Seating:
         self.agents: list[list[Any] | None] = [None] * num_envs  # scripted agents of a slot, one per seat
         self.games = 0  # games seated (seeds the scripted agents)
         self.counts: dict[str, int] = {}
+        self.snapshot = np.zeros(num_envs, dtype=bool)  # slot b's opponents are a snapshot (a network)
 
-    def new_games(self, slots: NDArray[np.int64]) -> None:
-        """Seat the games that just started in ``slots`` (in slot order: deterministic for a seed)."""
+    def new_games(self, slots: NDArray[np.int64], eligible: NDArray[np.bool_] | None = None) -> None:
+        """Seat the games that just started in ``slots`` (in slot order: deterministic for a seed). With
+        ``eligible`` (``(len(slots), N)``) a league game's learner seat is drawn among its row's eligible seats
+        (all seats where none is)."""
         entries = self.league.entries()
-        for b in np.asarray(slots, dtype=np.int64).tolist():
+        for i, b in enumerate(np.asarray(slots, dtype=np.int64).tolist()):
             self.games += 1
             if entries and self.rng.random() < self.p:
-                seat = int(self.rng.integers(self.n))
+                if eligible is not None and eligible[i].any():
+                    pool = np.flatnonzero(eligible[i])
+                    seat = int(pool[int(self.rng.integers(pool.size))])
+                else:
+                    seat = int(self.rng.integers(self.n))
                 opp = entries[int(self.rng.integers(len(entries)))]
                 self.learner[b], self.opponent[b] = seat, opp
                 self._seat_scripted(b, opp)
@@ -148,9 +155,11 @@ class Seating:
                 self.counts[name] = self.counts.get(name, 0) + 1
             else:
                 self.learner[b], self.opponent[b], self.agents[b] = LEARNER, None, None
+                self.snapshot[b] = False
                 self.counts["self"] = self.counts.get("self", 0) + 1
 
     def _seat_scripted(self, b: int, opp: str | Snapshot | None) -> None:
+        self.snapshot[b] = isinstance(opp, Snapshot)
         if not isinstance(opp, str):
             self.agents[b] = None
             return
@@ -166,8 +175,10 @@ class Seating:
         return (self.learner == LEARNER) | (self.learner == seats)
 
     def act(self, rows: NDArray[np.int64], obs: NDArray[np.float32], mask: NDArray[np.int8], seats: NDArray[np.int64],
-            gen: torch.Generator, out: NDArray[np.int64]) -> None:  # fmt: skip
-        """Write the opponents' actions of slots ``rows`` into ``out``."""
+            gen: torch.Generator, out: NDArray[np.int64],
+            net_obs: NDArray[np.float32] | None = None) -> None:  # fmt: skip
+        """Write the opponents' actions of slots ``rows`` into ``out``. Scripted agents read ``obs``, snapshots
+        ``net_obs`` when given (the network's input: the observation and its belief features)."""
         by_snapshot: dict[int, list[int]] = {}
         for b in rows.tolist():
             opp = self.opponent[b]
@@ -181,7 +192,7 @@ class Seating:
             snap = self.opponent[group[0]]
             assert isinstance(snap, Snapshot)
             idx = np.asarray(group)
-            out[idx] = sample_rows(snap.model, obs[idx], mask[idx], gen)[0]
+            out[idx] = sample_rows(snap.model, (obs if net_obs is None else net_obs)[idx], mask[idx], gen)[0]
 
     def state(self) -> dict[str, Any]:
         """The seating for checkpoints: each slot's learner seat and opponent (league entry by name)."""

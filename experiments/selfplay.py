@@ -43,10 +43,11 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents import make_agent
-from agents.belief_features import feature_size
+from agents.belief_features import BeliefFeatures, feature_size
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
-from saboteur_env import GameConfig, num_actions, observation_layout
+from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
+from saboteur_env.base.cards import Role
 from saboteur_env.vector import VectorEnv, legal_indices
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
@@ -92,6 +93,10 @@ class Args:
     eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
     tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
     init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.imitate's)
+    features: str = ""  # belief features after the observation (agents.belief_features; "": none)
+    train_role: str = ""  # train only the learner's decisions in this role ("": every role)
+    freeze_trunk: bool = False  # train the heads only (the trunk keeps its --init weights)
+    learner_seat: str = ""  # league games: "" any seat; "saboteur": a seat dealt the saboteur card most often
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -120,6 +125,18 @@ class Args:
                 raise ValueError(f"{name}={v!r} must be a non-negative integer")
         if not 1 <= self.eval_games <= 100_000:
             raise ValueError(f"eval_games={self.eval_games!r} is out of range; valid: 1..100000")
+        config = self.config()
+        feature_size(self.features, config)  # names the valid sets and games
+        if self.train_role and self.train_role not in role_names(config):
+            raise ValueError(f"train_role={self.train_role!r} is not a role of {config.game}; valid: '' (all), "
+                             + ", ".join(map(repr, role_names(config))))  # fmt: skip
+        if self.learner_seat not in ("", "saboteur"):
+            raise ValueError(f"learner_seat={self.learner_seat!r} is unknown; valid: '' (any seat), 'saboteur'")
+        if self.learner_seat and (config.game != "base" or self.league <= 0):
+            raise ValueError("learner_seat='saboteur' seats the learner of league games in the base game; it needs "
+                             f"game base and league > 0 (got game={config.game!r}, league={self.league})")  # fmt: skip
+        if self.freeze_trunk and not self.init:
+            raise ValueError("freeze_trunk keeps the trunk of an --init policy; give --init PATH")
         if self.league > 0 and not self.league_names() and not (self.snapshot_every and self.pool_size):
             raise ValueError("league > 0 needs opponents: --league-agents NAMES or snapshots (--snapshot-every, "
                              "--pool-size)")  # fmt: skip
@@ -472,11 +489,21 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.gen = torch.Generator().manual_seed(args.seed)
         self.env = VectorEnv(args.num_envs, config=self.config, copy=False)
-        self.model = Policy(self.config, args.hidden, args.role_heads, args.embed)
+        self.model = Policy(self.config, args.hidden, args.role_heads, args.embed, args.features)
         if args.init:
             load_npz(self.model, args.init, self.config)
-        self.optim = torch.optim.Adam(self.model.parameters(), lr=args.lr, eps=1e-5)
+        if args.freeze_trunk:  # the heads learn; the trunk (and a bottleneck) keep the --init weights
+            for layer in (self.model.fc0, self.model.fc1, self.model.pe):
+                for prm in layer.parameters() if layer is not None else ():
+                    prm.requires_grad_(False)
+        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5)
         n = self.config.num_players
+        # Belief features: one follower per (slot, seat) that a network plays (the learner, snapshots), reset when
+        # its slot starts a game; self._fresh marks the seats whose follower has not seen this game yet.
+        self._env_obs = self.model.obs_size - feature_size(args.features, self.config)
+        self._followers: list[list[BeliefFeatures | None]] = [[None] * n for _ in range(args.num_envs)]
+        self._fresh = np.ones((args.num_envs, n), dtype=bool)
+        self._train_role = role_names(self.config).index(args.train_role) if args.train_role else -1
         self.roll = Rollout(args.rollout, args.num_envs, n, self.model.obs_size, self.model.num_actions)
         self.role_names = role_names(self.config)
         self._role = role_slice(self.config) or slice(0, 0)  # the acting seat's role, for the statistics by role
@@ -506,7 +533,17 @@ class Trainer:
             self.load(ckpt)
         else:
             self._obs, self._info = self.env.reset(seed=self.args.seed)
-            self.seating.new_games(np.arange(self.args.num_envs))
+            self._new_games(np.arange(self.args.num_envs))
+
+    def _new_games(self, slots: NDArray[np.int64]) -> None:
+        """Seat the games that just started in ``slots``; their seats' belief followers start afresh."""
+        eligible = None
+        if self.args.learner_seat == "saboteur":  # the seats dealt the saboteur card in the most rounds
+            n = self.config.num_players
+            count = (self.env.batch.field("round_roles")[slots, :, :n] == Role.SABOTEUR).sum(axis=1)
+            eligible = (count == count.max(axis=1, keepdims=True)) & (count > 0)
+        self.seating.new_games(slots, eligible)
+        self._fresh[slots] = True
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -542,8 +579,8 @@ class Trainer:
             raise ValueError(f"{path} has checkpoint version {state.get('version')!r}; this code reads "
                              f"{CHECKPOINT_VERSION}")  # fmt: skip
         saved = state["args"]
-        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed")
-        saved = {"embed": 0} | saved  # checkpoints from before the bottleneck option had none
+        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features")
+        saved = {"embed": 0, "features": ""} | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise ValueError(f"{path} was trained with other settings (saved, given): {diff}")
@@ -561,16 +598,30 @@ class Trainer:
         n = self.env.num_actions
         self._obs = self.env._buf["obs_f"]
         self._info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n]}
+        if self.args.features:
+            # A checkpoint holds no belief follower (each is a Python object that remembers its seat's game), so
+            # the games in flight are dropped and fresh ones dealt (seeded by the iteration), and the decisions
+            # carried into this rollout with them: the run resumes its weights, optimizer, counters and league.
+            self._obs, self._info = self.env.reset(seed=self.args.seed * 1_000_003 + self.iteration + 1)
+            self.roll.valid[: self.config.num_players] = False
+            self.roll.open[:] = -1
+            self.roll.acc[:] = 0.0
+            self.last_role[:] = 0
+            self._new_games(np.arange(self.args.num_envs))
 
     # ---- one iteration ---------------------------------------------------------------------------------------------
     @torch.inference_mode()
     def _act(self, row: int) -> None:
         roll = self.roll
         assert self._obs is not None
-        np.copyto(roll.obs[row], self._obs)
-        np.copyto(roll.mask[row], self._info["action_mask"])
         seats = np.asarray(self._info["seat"], dtype=np.int64)
         learner = self.seating.learner_rows(seats)
+        if self.args.features:
+            roll.obs[row, :, : self._env_obs] = self._obs
+            self._features(row, seats, np.flatnonzero(learner | self.seating.snapshot))
+        else:
+            np.copyto(roll.obs[row], self._obs)
+        np.copyto(roll.mask[row], self._info["action_mask"])
         if learner.all():  # self-play: every row is the learner's
             obs = torch.from_numpy(roll.obs[row])
             rows, cols = map(torch.from_numpy, legal_indices(roll.mask[row]))
@@ -586,10 +637,24 @@ class Trainer:
                 roll.action[row, mine], roll.logp[row, mine], roll.value[row, mine] = a, lp, v
             roll.logp[row, theirs] = 0.0
             roll.value[row, theirs] = 0.0
-            self.seating.act(theirs, roll.obs[row], roll.mask[row], seats, self.gen, roll.action[row])
+            self.seating.act(theirs, self._obs, roll.mask[row], seats, self.gen, roll.action[row], roll.obs[row])
         roll.learner[row] = learner
         roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
         roll.decide(row, seats)
+
+    def _features(self, row: int, seats: NDArray[np.int64], slots: NDArray[np.int64]) -> None:
+        """Each network-played decision's belief features, after its observation in rollout row ``row``."""
+        assert self._obs is not None
+        roll_obs = self.roll.obs[row]
+        for b in slots.tolist():
+            s = int(seats[b])
+            f = self._followers[b][s]
+            if f is None:
+                f = self._followers[b][s] = BeliefFeatures(self.config, self.args.features)
+            if self._fresh[b, s]:
+                f.reset(s)
+                self._fresh[b, s] = False
+            roll_obs[b, self._env_obs :] = f.update(PlayerView.from_observation(self._obs[b], self.config))
 
     def collect(self) -> dict[str, float]:
         roll, times = self.roll, {"env_s": 0.0, "policy_s": 0.0}
@@ -620,7 +685,7 @@ class Trainer:
                 mean = finals.mean(axis=1)
                 own = finals[np.arange(done.size), np.maximum(sl, 0)]
                 self.st_returns.extend(np.where(sl < 0, mean, own).tolist())
-                self.seating.new_games(done)  # the slots' next games (same-step autoreset)
+                self._new_games(done)  # the slots' next games (same-step autoreset)
         self.decisions += self.args.rollout * self.args.num_envs
         return times
 
@@ -632,6 +697,8 @@ class Trainer:
         a, roll = self.args, self.roll
         adv_np, ret_np = roll.advantages(a.gamma, a.gae_lambda)
         train = roll.trainable()
+        if self._train_role >= 0:  # --train-role: the other roles' decisions only pass on their values (GAE)
+            train &= roll.role == self._train_role
         weight_all = torch.from_numpy(train.astype(np.float32))
         adv_all = torch.from_numpy(np.where(train, adv_np, 0.0).astype(np.float32))
         ret_all = torch.from_numpy(np.where(train, ret_np, 0.0).astype(np.float32))
@@ -709,6 +776,10 @@ class Trainer:
             return obs[:, sl].argmax(axis=1) if sl.stop > sl.start else np.zeros(len(obs), dtype=np.int64)
 
         seed = self.args.seed * 1_000_003 + self.iteration  # fresh deals each check, reproducible
+        if self.args.features:  # the learned agent keeps its own followers: check the exported file
+            path = export_npz(self.model, self.config, self.out / "ladder_check.npz", self.decisions)
+            return evaluate(self.config, f"learned:{path}", self.args.opponent(), self.args.eval_games, seed,
+                            self.role_names, role_of)  # fmt: skip
         return evaluate(self.config, self.model, self.args.opponent(), self.args.eval_games, seed, self.role_names,
                         role_of)  # fmt: skip
 
@@ -823,6 +894,9 @@ HELP = {
     "eval_games": "paired deals per ladder check",
     "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
     "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.imitate's output)",
+    "features": "belief features after the observation: bayes (base game; the shipped 4, 7, 10-player files)",
+    "train_role": "train only the learner's decisions in this role, e.g. saboteur (default: every role)",
+    "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
 }
 
 
@@ -832,7 +906,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     for f in dataclasses.fields(Args):
-        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard"):
+        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard", "freeze_trunk"):
             continue
         default = getattr(d, f.name)
         text = HELP.get(f.name, f.name.replace("_", " "))
@@ -840,6 +914,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
                        help=f"{text} (default: {default})")  # fmt: skip
     p.add_argument("--anneal-lr", action="store_true", help="decay the learning rate linearly to 5%%")
     p.add_argument("--role-heads", action="store_true", help="one policy and value head per role")
+    p.add_argument("--freeze-trunk", action="store_true", help="train the heads only (needs --init)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
     p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
     p.add_argument("--no-tensorboard", dest="tensorboard", action="store_false", help="write progress.csv only")
