@@ -53,6 +53,13 @@ MAX_TOTAL_BYTES = 10 << 20
 COMMON = ("--num-envs", "128", "--rollout", "64", "--epochs", "4", "--minibatches", "4", "--lr", "5e-4",
           "--league", "0.7", "--snapshot-every", "10", "--pool-size", "4", "--checkpoint-every", "10",
           "--log-every", "30", "--no-tensorboard")  # fmt: skip
+# PPO of the saboteur head alone after an imitation start (base 4 players): the learner is one seat of every game,
+# the one the deal makes a saboteur most often, and only its saboteur decisions are trained; gentle steps on the
+# sharpened imitation policy, no entropy bonus.
+SABOTEUR_HEAD = ("--train-role", "saboteur", "--freeze-trunk", "--learner-seat", "saboteur", "--league", "1.0",
+                 "--snapshot-every", "0", "--num-envs", "128", "--rollout", "64", "--epochs", "2", "--minibatches",
+                 "2", "--lr", "3e-4", "--ent-coef", "0.0", "--checkpoint-every", "5", "--log-every", "30",
+                 "--no-tensorboard")  # fmt: skip
 # The imitation warm start's fitting settings shared by every entry that has one.
 IMITATE = ("--workers", "2", "--temperature", "0.3")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
@@ -86,9 +93,9 @@ class Entry:
         from saboteur_env import GameConfig
 
         feature_size(self.features, GameConfig(game=self.game, num_players=self.players))  # a clear ValueError
-        if self.features and (self.decisions or not self.imitate):
-            raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry without PPO "
-                             "(experiments.selfplay trains on observations only)")  # fmt: skip
+        if self.features and not self.imitate:
+            raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry (PPO from scratch "
+                             "starts without the features' teacher)")  # fmt: skip
 
     @property
     def name(self) -> str:
@@ -131,9 +138,14 @@ class Entry:
                 "--seed", str(self.seed), "--hidden", str(self.hidden), "--league-agents", self.league_agents,
                 *(self.ppo or COMMON), "--out", str(out)]  # fmt: skip
         argv += ["--embed", str(self.embed)] if self.embed else []
-        if self.imitate:
-            argv += ["--init", str(Path(out) / ("dagger" if self.dagger else "imitate") / "policy.npz")]
+        argv += ["--features", self.features] if self.features else []
+        if self.imitate:  # PPO continues from the warm start as it would be shipped (float16)
+            argv += ["--init", str(self.warm_start(out).with_name("policy-f16.npz"))]
         return argv + (["--role-heads"] if self.role_heads else [])
+
+    def warm_start(self, out: Path | str) -> Path:
+        """The policy the imitation stages end with (the DAgger round's, else the imitation's)."""
+        return Path(out) / ("dagger" if self.dagger else "imitate") / "policy.npz"
 
     def opponents(self) -> tuple[str, ...]:
         return tuple(self.eval_pairs())
@@ -151,8 +163,10 @@ ENTRIES: tuple[Entry, ...] = (
     # Base 5 players: one DAgger round on the imitation (100k decisions; docs/training.md).
     Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000),
     # Base 4, 7 and 10 players: the network also reads the belief features (agents.belief_features; docs/training.md).
-    Entry("base", 4, seed=1404, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
-          features="bayes"),
+    # Base 4 players then trains its saboteur head alone with PPO (trunk and gold-digger head frozen) in games
+    # where the deal makes the learner's seat a saboteur, among heuristic and bayes agents (docs/training.md).
+    Entry("base", 4, seed=1404, decisions=2_400_000, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
+          features="bayes", league_agents="heuristic,bayes", ppo=SABOTEUR_HEAD),
     Entry("base", 7, seed=1407, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
           features="bayes"),
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15, dagger=100_000,
@@ -240,7 +254,10 @@ def command_text(entry: Entry, out: Path | str) -> str:
                 str(im / "policy-f16.npz")]  # fmt: skip
         parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.imitate", *entry.dagger_argv(out)])]
     if entry.train_argv(out):
-        parts.append(shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)]))
+        warm = entry.warm_start(out)
+        half = ["python", "-m", "experiments.ship_policies", "--to-half", str(warm),
+                str(warm.with_name("policy-f16.npz"))]  # fmt: skip
+        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)])]
     return " && ".join(parts)
 
 
@@ -304,6 +321,8 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         result = out / "dagger" / "policy.npz"
     t1 = time.perf_counter()
     if argv:
+        if im_argv:
+            to_half(result, result.with_name("policy-f16.npz"))  # the --init of train_argv
         trainer = selfplay.Trainer(selfplay.parse_args(argv))
         trainer.train()
         decisions, result = int(trainer.decisions), out / "policy.npz"
@@ -444,7 +463,10 @@ def table(manifest: dict[str, Any]) -> str:
                 how = f"imitation + DAgger {dg['decisions']:,}, {wide} (agreement {dg['held_out_agreement']:.3f})"
             else:
                 how = f"imitation, {wide} (agreement {im['held_out_agreement']:.3f})"
-            how += f" + PPO {t['decisions']:,}" if t["decisions"] else ""
+            if t["decisions"]:  # PPO after the imitation; "--train-role R": of that role's decisions only
+                role = t["argv"][t["argv"].index("--train-role") + 1] if "--train-role" in t["argv"] else ""
+                head = " (heads only)" if "--freeze-trunk" in t["argv"] else ""
+                how += f" + PPO {t['decisions']:,}" + (f" as {role}{head}" if role else head)
             decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"]
             wall = t["wall_s"] + ((im.get("collect_s") or 0.0) if im["data_reused"] else 0.0)
             wall += ((dg.get("collect_s") or 0.0) if dg["data_reused"] else 0.0) if dg else 0.0

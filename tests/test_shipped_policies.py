@@ -243,11 +243,13 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     parts = [shlex.split(p) for p in t["command"].split(" && ")]
     im, sp = ["python", "-m", "experiments.imitate"], ["python", "-m", "experiments.selfplay"]
     dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
-    assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + [sp] * bool(entry.train_argv("x"))
+    half = [["python", "-m", "experiments.ship_policies"]] * bool(entry.imitate)  # PPO's start, in float16
+    ppo = (half + [sp]) if entry.train_argv("x") else []
+    assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + ppo
     assert bool(t.get("dagger_argv")) == bool(entry.dagger)
     imitations = iter([t["imitate_argv"], *([t["dagger_argv"]] if entry.dagger else [])])
     for words in parts:
-        if words[2] == "experiments.ship_policies":  # the DAgger student: the imitation's policy in float16
+        if words[2] == "experiments.ship_policies":  # a DAgger student or PPO's start: a policy in float16
             assert words[3] == "--to-half" and ship_policies.build_parser().parse_args(words[3:]).to_half
         elif words[2] == "experiments.imitate":
             assert words[3:] == next(imitations)
