@@ -254,12 +254,15 @@ def test_ladder_evaluation_plays_a_features_file_one_agent_per_deal(
     assert a["eval_games"] == 8.0
 
 
-def test_a_shipped_entry_with_features_is_imitation_only() -> None:
+def test_a_shipped_entry_with_features_starts_from_an_imitation() -> None:
     from experiments.ship_policies import Entry
 
     assert "--features" in Entry("base", 4, seed=1, decisions=0, imitate=10, features="bayes").imitate_argv("o")
-    with pytest.raises(ValueError, match="needs an imitation entry without PPO"):
-        Entry("base", 4, seed=1, decisions=100, imitate=10, features="bayes")
+    ppo = Entry("base", 4, seed=1, decisions=100, imitate=10, dagger=5, features="bayes").train_argv("o")
+    assert ppo[ppo.index("--features") + 1] == "bayes"  # PPO reads them too, from the DAgger file as shipped
+    assert ppo[ppo.index("--init") + 1] == str(Path("o") / "dagger" / "policy-f16.npz")
+    with pytest.raises(ValueError, match="needs an imitation entry"):
+        Entry("base", 4, seed=1, decisions=100, imitate=0, features="bayes")
     with pytest.raises(ValueError, match="base game only"):
         Entry("duel", 2, seed=1, decisions=0, imitate=10, features="bayes")
     with pytest.raises(ValueError, match="features='bayse' is unknown"):

@@ -181,15 +181,18 @@ def test_dagger_student_plays_and_the_teacher_labels(tmp_path: Path, monkeypatch
 
 def test_collection_without_a_student_is_the_data_of_earlier_versions() -> None:
     """The digest of a small collection made before DAgger existed (commit ba98032): without ``--student`` no
-    draw is added, so data and collection keys of earlier options stay valid."""
+    draw is added, so data and collection keys of earlier options stay valid. The teacher is ``random``: a scripted
+    teacher's float arithmetic can break a near tie differently on another processor (the ``heuristic`` digest
+    recorded at ba98032 gives 152 rows here, 157 there, with the same code and packages), and the digest must hold
+    on any CPU. Computed at ba98032."""
     import hashlib
 
-    d = collect(replace(SMALL, teacher_share=0.6, decisions=120), 0, 120)
+    d = collect(replace(SMALL, teacher="random", teacher_share=0.6, decisions=120), 0, 120)
     h = hashlib.sha256()
     for k, v in sorted(d.arrays().items()):
         h.update(k.encode())
         h.update(np.ascontiguousarray(v).tobytes())
-    assert (len(d), h.hexdigest()) == (157, "830e93ab88deccaca104792b03ecfd5442701f6753c1f516fd9868caeb1a0f3a")
+    assert (len(d), h.hexdigest()) == (352, "4621594fc9ffa3ecf28471c64a6b018b337654f9efa440c2d8578e20b6533595")
 
 
 def test_extra_data_are_fitted_together(tmp_path: Path) -> None:

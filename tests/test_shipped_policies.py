@@ -244,7 +244,7 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     im, sp = ["python", "-m", "experiments.imitate"], ["python", "-m", "experiments.selfplay"]
     dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
     half = [["python", "-m", "experiments.ship_policies"]] * bool(entry.imitate)  # PPO's start, in float16
-    ppo = (half + [sp]) if entry.train_argv("x") else []
+    ppo = [*half, sp] if entry.train_argv("x") else []
     assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + ppo
     assert bool(t.get("dagger_argv")) == bool(entry.dagger)
     imitations = iter([t["imitate_argv"], *([t["dagger_argv"]] if entry.dagger else [])])
