@@ -87,6 +87,10 @@ class Entry:
     dagger: int = 0  # teacher decisions of one DAgger round after the imitation (0: none)
     dagger_share: float = 0.5  # share of the teacher seats the round-0 policy plays in that round
     features: str = ""  # belief features the imitation network reads ("bayes"; agents.belief_features)
+    # PPO continues from this entry's file as shipped at this commit (its imitation and DAgger stages are that
+    # file's, recorded in that commit's manifest) instead of redoing them: the collection replays scripted agents
+    # whose float ties can break differently on another processor, so a redo need not give the file users had.
+    start: str = ""
 
     def __post_init__(self) -> None:
         from agents.belief_features import feature_size
@@ -96,6 +100,9 @@ class Entry:
         if self.features and not self.imitate:
             raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry (PPO from scratch "
                              "starts without the features' teacher)")  # fmt: skip
+        if self.start and not (self.imitate and self.decisions):
+            raise ValueError(f"{self.name}: start={self.start!r} continues a shipped imitation file with PPO; it "
+                             f"needs imitate > 0 and decisions > 0 (got {self.imitate}, {self.decisions})")  # fmt: skip
 
     @property
     def name(self) -> str:
@@ -139,13 +146,19 @@ class Entry:
                 *(self.ppo or COMMON), "--out", str(out)]  # fmt: skip
         argv += ["--embed", str(self.embed)] if self.embed else []
         argv += ["--features", self.features] if self.features else []
-        if self.imitate:  # PPO continues from the warm start as it would be shipped (float16)
-            argv += ["--init", str(self.warm_start(out).with_name("policy-f16.npz"))]
+        if self.imitate:  # PPO continues from the warm start as it would be (or was) shipped (float16)
+            argv += ["--init", str(self.init_file(out))]
         return argv + (["--role-heads"] if self.role_heads else [])
 
     def warm_start(self, out: Path | str) -> Path:
         """The policy the imitation stages end with (the DAgger round's, else the imitation's)."""
         return Path(out) / ("dagger" if self.dagger else "imitate") / "policy.npz"
+
+    def init_file(self, out: Path | str) -> Path:
+        """PPO's ``--init``: the file shipped at :attr:`start`, else the warm start in float16."""
+        if self.start:
+            return Path(out) / "start-f16.npz"
+        return self.warm_start(out).with_name("policy-f16.npz")
 
     def opponents(self) -> tuple[str, ...]:
         return tuple(self.eval_pairs())
@@ -164,9 +177,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000),
     # Base 4, 7 and 10 players: the network also reads the belief features (agents.belief_features; docs/training.md).
     # Base 4 players then trains its saboteur head alone with PPO (trunk and gold-digger head frozen) in games
-    # where the deal makes the learner's seat a saboteur, among heuristic and bayes agents (docs/training.md).
+    # where the deal makes the learner's seat a saboteur, among heuristic and bayes agents (docs/training.md),
+    # starting from that file as shipped at 419ca64 (imitation + DAgger, trained at d7f9504).
     Entry("base", 4, seed=1404, decisions=2_400_000, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
-          features="bayes", league_agents="heuristic,bayes", ppo=SABOTEUR_HEAD),
+          features="bayes", league_agents="heuristic,bayes", ppo=SABOTEUR_HEAD,
+          start="419ca643a16914b925e7bf23ed44daef9d68a5cd"),
     Entry("base", 7, seed=1407, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000,
           features="bayes"),
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15, dagger=100_000,
@@ -253,12 +268,45 @@ def command_text(entry: Entry, out: Path | str) -> str:
         half = ["python", "-m", "experiments.ship_policies", "--to-half", str(im / "policy.npz"),
                 str(im / "policy-f16.npz")]  # fmt: skip
         parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.imitate", *entry.dagger_argv(out)])]
+    if entry.start:  # the shipped file of that commit, then PPO
+        get = ["python", "-m", "experiments.ship_policies", "--shipped-at", entry.start, entry.name,
+               str(entry.init_file(out))]  # fmt: skip
+        return " && ".join([shlex.join(get), shlex.join(["python", "-m", "experiments.selfplay",
+                                                         *entry.train_argv(out)])])  # fmt: skip
     if entry.train_argv(out):
         warm = entry.warm_start(out)
         half = ["python", "-m", "experiments.ship_policies", "--to-half", str(warm),
                 str(warm.with_name("policy-f16.npz"))]  # fmt: skip
         parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)])]
     return " && ".join(parts)
+
+
+def shipped_at(commit: str, name: str, dst: Path) -> dict[str, Any]:
+    """Write ``agents/policies/NAME.npz`` as committed at ``commit`` to ``dst`` and return that commit's manifest
+    record of it; the file's SHA-256 must be the record's. A ShipError names what is missing."""
+    rel = POLICY_DIR.relative_to(ROOT) if POLICY_DIR.is_relative_to(ROOT) else Path("agents/policies")
+
+    def show(path: str) -> bytes:
+        try:
+            return subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True,
+                                  check=True).stdout  # fmt: skip
+        except (OSError, subprocess.CalledProcessError) as e:
+            err = getattr(e, "stderr", b"") or b""
+            raise ShipError(f"git show {commit}:{path} failed ({err.decode(errors='replace').strip() or e}); "
+                            "--shipped-at needs a git checkout holding that commit") from e  # fmt: skip
+
+    try:
+        rec = json.loads(show(f"{rel}/manifest.json"))["policies"][name]
+    except (KeyError, TypeError, json.JSONDecodeError) as e:
+        raise ShipError(f"the manifest at {commit} has no record of {name!r}") from e
+    data = show(f"{rel}/{name}.npz")
+    if hashlib.sha256(data).hexdigest() != rec.get("sha256"):
+        raise ShipError(f"{name}.npz at {commit} does not match that commit's manifest record (sha256)")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(dst)
+    return dict(rec)
 
 
 def to_half(src: Path, dst: Path) -> None:
@@ -311,22 +359,42 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     print(f"== {entry.name}: {command_text(entry, out)}", file=sys.stderr, flush=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     t0 = time.perf_counter()
-    decisions, im_meta, dg_meta = 0, None, None
-    if im_argv:  # data.npz of an earlier run with the same collection options is reused
+    decisions: int = 0
+    im_meta: dict[str, Any] | None = None
+    dg_meta: dict[str, Any] | None = None
+    start: dict[str, Any] | None = None
+    if entry.start:  # the file shipped at that commit is PPO's --init; its stages are its record's
+        start = shipped_at(entry.start, entry.name, entry.init_file(out))
+        st = start["training"]
+        im_argv, dg_argv = st.get("imitate_argv") or [], st.get("dagger_argv") or []
+        start = {"commit": entry.start, "sha256": start["sha256"], "training": st}
+    elif im_argv:  # data.npz of an earlier run with the same collection options is reused
         im_meta = imitate.run(imitate.parse_args(im_argv))
         result = out / "imitate" / "policy.npz"
-    if dg_argv:  # one DAgger round: the imitation's policy as shipped plays, the teacher labels
+    if dg_argv and not start:  # one DAgger round: the imitation's policy as shipped plays, the teacher labels
         to_half(result, out / "imitate" / "policy-f16.npz")
         dg_meta = imitate.run(imitate.parse_args(dg_argv))
         result = out / "dagger" / "policy.npz"
     t1 = time.perf_counter()
     if argv:
-        if im_argv:
+        if im_argv and not start:
             to_half(result, result.with_name("policy-f16.npz"))  # the --init of train_argv
         trainer = selfplay.Trainer(selfplay.parse_args(argv))
         trainer.train()
         decisions, result = int(trainer.decisions), out / "policy.npz"
     wall = time.perf_counter() - t0
+    if start:  # the stages of the start file, as its record has them
+        im_rec, dg_rec = start["training"].get("imitate"), start["training"].get("dagger")
+    else:
+        im_rec = None if im_meta is None else {
+            "teacher": entry.teacher, "partners": entry.partners, "decisions": im_meta["decisions"],
+            "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
+            "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
+            "wall_s": round(t1 - t0, 1)}  # fmt: skip
+        dg_rec = None if dg_meta is None else {
+            "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
+            "collect_s": dg_meta["collect_s"], "fit_s": dg_meta["fit_s"], "data_reused": dg_meta["data_reused"],
+            "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)}  # fmt: skip
     dst = POLICY_DIR / f"{entry.name}.npz"
     to_half(result, dst)
     return {
@@ -342,16 +410,9 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "reproduce": f"python -m experiments.ship_policies --only {entry.key} --force",
             "seed": entry.seed,
             "imitate_argv": im_argv,
-            "imitate": None if im_meta is None else {
-                "teacher": entry.teacher, "partners": entry.partners, "decisions": im_meta["decisions"],
-                "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
-                "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
-                "wall_s": round(t1 - t0, 1)},
+            "imitate": im_rec,
             "dagger_argv": dg_argv,
-            "dagger": None if dg_meta is None else {
-                "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
-                "collect_s": dg_meta["collect_s"], "fit_s": dg_meta["fit_s"], "data_reused": dg_meta["data_reused"],
-                "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)},
+            "dagger": dg_rec,
             "decisions": decisions,
             "budget_decisions": entry.decisions,
             "wall_s": round(wall, 1),
@@ -361,6 +422,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "role_heads": entry.role_heads,
             "league_agents": entry.league_agents,
             "nice": _niceness(),
+            **({"start": start} if start else {}),
             **state,
         },
     }
@@ -468,14 +530,14 @@ def table(manifest: dict[str, Any]) -> str:
                 head = " (heads only)" if "--freeze-trunk" in t["argv"] else ""
                 how += f" + PPO {t['decisions']:,}" + (f" as {role}{head}" if role else head)
             decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"]
-            wall = t["wall_s"] + ((im.get("collect_s") or 0.0) if im["data_reused"] else 0.0)
-            wall += ((dg.get("collect_s") or 0.0) if dg["data_reused"] else 0.0) if dg else 0.0
+            wall = _total_wall(t)
         else:
             how, decisions, wall = f"PPO league, {t['hidden']} wide", t["decisions"], t["wall_s"]
         lines.append(f"| {e.game} | {e.players} | {how} | {decisions:,} | {wall / 60:.1f} min | "
                      f"{cell(ev, 'random')} | {cell(ev, best)} | {expert} |")  # fmt: skip
     recs = list(manifest["policies"].values())
-    total = sum(r["training"]["wall_s"] for r in recs)
+    total = sum(r["training"]["wall_s"] + (r["training"].get("start") or {}).get("training", {}).get("wall_s", 0.0)
+                for r in recs)  # a start file's training counts with the PPO that continued it
     size = sum(r["bytes"] for r in recs)
     lines.append(f"\n{len(recs)} policies, {size / 2**20:.2f} MiB, {total / 60:.1f} min of training")
     starts = [time.mktime(time.strptime(r["training"]["started_utc"], "%Y-%m-%dT%H:%M:%SZ")) for r in recs]
@@ -483,6 +545,17 @@ def table(manifest: dict[str, Any]) -> str:
         end = max(s + r["training"]["wall_s"] for s, r in zip(starts, recs, strict=True))
         lines[-1] += f" ({(end - min(starts)) / 60:.1f} min from the first start to the last end)"
     return "\n".join(lines) + "."
+
+
+def _total_wall(t: dict[str, Any]) -> float:
+    """A record's training wall seconds with its imitation stages: collections of reused data made by an earlier
+    run, and the whole training of a start file (``start``: PPO continued a file shipped before)."""
+    st = t.get("start")
+    if st:  # the imitation records are the start file's own: counted once, through it
+        return float(t["wall_s"]) + _total_wall(st["training"])
+    im, dg = t.get("imitate") or {}, t.get("dagger") or {}
+    wall = float(t["wall_s"]) + ((im.get("collect_s") or 0.0) if im.get("data_reused") else 0.0)
+    return wall + ((dg.get("collect_s") or 0.0) if dg.get("data_reused") else 0.0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -500,6 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policies", default=str(POLICY_DIR), help="where the .npz files and manifest.json go")
     p.add_argument("--commit", default="", help="record this commit (the tree is a git archive of it, no .git)")
     p.add_argument("--to-half", nargs=2, metavar=("SRC", "DST"), help="only store policy SRC as float16 in DST")
+    p.add_argument("--shipped-at", nargs=3, metavar=("COMMIT", "NAME", "DST"),
+                   help="only write policy NAME (e.g. base-4p) as shipped at COMMIT to DST (checked against that "
+                   "commit's manifest)")  # fmt: skip
     p.add_argument("--runs", default="runs/ship", help="folder of the training runs (default runs/ship)")
     return p
 
@@ -524,6 +600,13 @@ def main(argv: list[str] | None = None) -> int:
             to_half(Path(ns.to_half[0]), Path(ns.to_half[1]))
         except (OSError, ValueError) as e:
             print(f"error: --to-half {ns.to_half[0]}: {e}", file=sys.stderr)
+            return 2
+        return 0
+    if ns.shipped_at:  # the first step of an entry with a start commit
+        try:
+            shipped_at(ns.shipped_at[0], ns.shipped_at[1], Path(ns.shipped_at[2]))
+        except (OSError, ShipError) as e:
+            print(f"error: --shipped-at: {e}", file=sys.stderr)
             return 2
         return 0
     runs = Path(ns.runs)

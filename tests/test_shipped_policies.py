@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import shlex
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -242,12 +243,24 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
     parts = [shlex.split(p) for p in t["command"].split(" && ")]
     im, sp = ["python", "-m", "experiments.imitate"], ["python", "-m", "experiments.selfplay"]
-    dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
-    half = [["python", "-m", "experiments.ship_policies"]] * bool(entry.imitate)  # PPO's start, in float16
-    ppo = [*half, sp] if entry.train_argv("x") else []
-    assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + ppo
+    stages = t  # the record whose commands ran the imitation stages
+    if entry.start:  # PPO from the file shipped at that commit: its stages are that commit's record
+        assert [parts[0][:4], *(w[:3] for w in parts[1:])] == [["python", "-m", "experiments.ship_policies",
+                                                                 "--shipped-at"], sp]  # fmt: skip
+        assert parts[0][4:6] == [entry.start, name] and parts[1][parts[1].index("--init") + 1] == parts[0][6]
+        stages = t["start"]["training"]
+        assert t["start"]["commit"] == entry.start and not stages["decisions"] and not stages.get("start")
+        for k in ("imitate_argv", "imitate", "dagger_argv", "dagger"):
+            assert t[k] == stages[k]
+        first = [shlex.split(p) for p in stages["command"].split(" && ")]
+        parts = first + parts[1:]
+    else:
+        half = [["python", "-m", "experiments.ship_policies"]] * bool(entry.imitate)  # PPO's start, in float16
+        dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
+        ppo = [*half, sp] if entry.train_argv("x") else []
+        assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + ppo
     assert bool(t.get("dagger_argv")) == bool(entry.dagger)
-    imitations = iter([t["imitate_argv"], *([t["dagger_argv"]] if entry.dagger else [])])
+    imitations = iter([stages["imitate_argv"], *([stages["dagger_argv"]] if entry.dagger else [])])
     for words in parts:
         if words[2] == "experiments.ship_policies":  # a DAgger student or PPO's start: a policy in float16
             assert words[3] == "--to-half" and ship_policies.build_parser().parse_args(words[3:]).to_half
@@ -363,6 +376,49 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     assert "bayes features" in sp.table({"policies": {feat.name: {**rec4, "evaluation": {}}}})
     ev = sp.evaluate_entry(feat, pairs=2, opponents=("random",))
     assert ev["random"]["pairs"] == 2 and ev["random"]["sha256"] == rec4["sha256"]
+
+
+def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry with ``start``: PPO's --init is the file shipped at that commit (checked against that commit's
+    manifest), the record takes over its stages, and with a frozen trunk and one role trained only that role's
+    head changes."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from experiments import ship_policies as sp
+
+    real = sp.find_entry("base:4")
+    assert real.start  # the shipped entry continues its file as shipped at that commit
+    start_rec = json.loads(subprocess.run(["git", "show", f"{real.start}:agents/policies/manifest.json"],
+                                          cwd=sp.ROOT, capture_output=True, check=True).stdout)["policies"]["base-4p"]
+    monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
+    tiny = tuple(w for w in sp.SABOTEUR_HEAD)
+    for flag, value in (("--num-envs", "4"), ("--rollout", "8"), ("--log-every", "999")):
+        i = tiny.index(flag)
+        tiny = (*tiny[: i + 1], value, *tiny[i + 2 :])
+    entry = replace(real, decisions=96, ppo=tiny)
+    rec = sp.train(entry, tmp_path / "runs")
+    t = rec["training"]
+    init = tmp_path / "runs" / "base-4p" / "start-f16.npz"
+    assert sp.sha256(init) == start_rec["sha256"] == t["start"]["sha256"]
+    assert t["start"]["commit"] == real.start and t["start"]["training"] == start_rec["training"]
+    assert t["imitate"] == start_rec["training"]["imitate"] and t["dagger"] == start_rec["training"]["dagger"]
+    assert t["command"].startswith(f"python -m experiments.ship_policies --shipped-at {real.start} base-4p ")
+    assert t["decisions"] >= 96 and sp.is_done(entry, {"policies": {"base-4p": rec}})
+    before = np.load(init, allow_pickle=False)
+    after = np.load(tmp_path / "policies" / "base-4p.npz", allow_pickle=False)
+    changed = {k for k in before.files if k != "meta" and not np.array_equal(before[k], after[k])}
+    assert changed and changed <= {"pi_w1", "pi_b1", "v_w1", "v_b1"}  # the saboteur head (role 1) alone
+    table = sp.table({"policies": {"base-4p": {**rec, "evaluation": {}}}})
+    assert "+ PPO" in table and "as saboteur (heads only)" in table
+    # The first step alone, and its errors: an unknown commit, a name that commit did not ship.
+    assert sp.main(["--shipped-at", real.start, "base-4p", str(tmp_path / "again.npz")]) == 0
+    assert sp.sha256(tmp_path / "again.npz") == start_rec["sha256"]
+    assert sp.main(["--shipped-at", "0" * 40, "base-4p", str(tmp_path / "x.npz")]) == 2
+    assert sp.main(["--shipped-at", real.start, "base-11p", str(tmp_path / "x.npz")]) == 2
+    assert not (tmp_path / "x.npz").exists()
+    with pytest.raises(ValueError, match="needs imitate > 0 and decisions > 0"):
+        replace(real, decisions=0)
 
 
 # ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
