@@ -284,7 +284,7 @@ def command_text(entry: Entry, out: Path | str) -> str:
 def shipped_at(commit: str, name: str, dst: Path) -> dict[str, Any]:
     """Write ``agents/policies/NAME.npz`` as committed at ``commit`` to ``dst`` and return that commit's manifest
     record of it; the file's SHA-256 must be the record's. A ShipError names what is missing."""
-    rel = POLICY_DIR.relative_to(ROOT) if POLICY_DIR.is_relative_to(ROOT) else Path("agents/policies")
+    rel = "agents/policies"  # where a commit ships its files, whatever --policies names now
 
     def show(path: str) -> bytes:
         try:
@@ -343,7 +343,9 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
     t = rec.get("training", {})
     same_ppo = settings(t.get("argv", [])) == settings(entry.train_argv(""))
     same_dagger = settings(t.get("dagger_argv", [])) == settings(entry.dagger_argv(""))
-    return same_ppo and same_dagger and settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
+    same_start = (t.get("start") or {}).get("commit", "") == entry.start
+    same_imitation = settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
+    return same_ppo and same_dagger and same_start and same_imitation
 
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
@@ -367,6 +369,12 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         start = shipped_at(entry.start, entry.name, entry.init_file(out))
         st = start["training"]
         im_argv, dg_argv = st.get("imitate_argv") or [], st.get("dagger_argv") or []
+        declared = (settings(entry.imitate_argv("")), settings(entry.dagger_argv("")))
+        if (settings(im_argv), settings(dg_argv)) != declared:
+            raise ShipError(f"{entry.name}: the file shipped at {entry.start} was trained with other imitation "
+                            "settings than the entry declares (imitate, dagger, epochs, ...)")  # fmt: skip
+        if st.get("decisions"):
+            raise ShipError(f"{entry.name}: the file shipped at {entry.start} already had a PPO stage")
         start = {"commit": entry.start, "sha256": start["sha256"], "training": st}
     elif im_argv:  # data.npz of an earlier run with the same collection options is reused
         im_meta = imitate.run(imitate.parse_args(im_argv))
@@ -615,8 +623,12 @@ def main(argv: list[str] | None = None) -> int:
         if not ns.no_train and (ns.force or ns.only or not is_done(entry, manifest)):
             log = runs / entry.name / "train.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("w") as fh, contextlib.redirect_stderr(_Tee(fh, sys.stderr)):
-                rec = train(entry, runs, ns.commit)
+            try:
+                with log.open("w") as fh, contextlib.redirect_stderr(_Tee(fh, sys.stderr)):
+                    rec = train(entry, runs, ns.commit)
+            except ShipError as e:  # e.g. a start commit that this tree (a git archive?) cannot show
+                print(f"error: {e}", file=sys.stderr)
+                return 2
             manifest["policies"][entry.name] = rec
             write_manifest(manifest)
         elif not ns.no_train:
