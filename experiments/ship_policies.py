@@ -37,11 +37,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # training and evaluation need torch (the train extra); --table and --to-half do not
+    import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_DIR = ROOT / "agents" / "policies"
@@ -454,6 +456,8 @@ class _NumpyLegal:
         from experiments.selfplay import segment_log_softmax
 
         logits, value = self.policy.forward(obs.numpy())
+        import torch
+
         flat = torch.from_numpy(np.ascontiguousarray(logits[rows.numpy(), cols.numpy()]))
         return segment_log_softmax(flat, rows, obs.shape[0]), torch.from_numpy(value)
 
@@ -617,6 +621,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --shipped-at: {e}", file=sys.stderr)
             return 2
         return 0
+    if not ns.no_train or ns.evaluate:  # training and the paired evaluation run torch (the trainer, the sampler)
+        from experiments._optional import require
+
+        require("torch", "train", "training or evaluating shipped policies")
     runs = Path(ns.runs)
     opponents = tuple(o.strip() for o in ns.opponents.split(",") if o.strip()) or None
     for entry in selected:

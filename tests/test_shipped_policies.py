@@ -378,6 +378,23 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     assert ev["random"]["pairs"] == 2 and ev["random"]["sha256"] == rec4["sha256"]
 
 
+def test_ship_script__table_needs_no_torch_and_training_names_the_extra() -> None:
+    """``--table`` only reads the manifest: it runs without torch (a dev install); training stops with the extra."""
+    import sys
+
+    from experiments import ship_policies as sp
+
+    block = "import sys; sys.modules['torch'] = None; from experiments.ship_policies import main; "
+    table = subprocess.run([sys.executable, "-c", block + "raise SystemExit(main(['--table']))"], cwd=sp.ROOT,
+                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.startswith("| game | players | trained by |") and "| base | 4 |" in table.stdout
+    train = subprocess.run([sys.executable, "-c", block + "main(['--only', 'base:4', '--runs', '/nonexistent'])"],
+                           cwd=sp.ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert train.returncode == 1 and "pip install -e '.[train]'" in train.stderr
+    assert "Traceback" not in train.stderr
+
+
 def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An entry with ``start``: PPO's --init is the file shipped at that commit (checked against that commit's
     manifest), the record takes over its stages, and with a frozen trunk and one role trained only that role's
