@@ -368,8 +368,8 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     dg_meta: dict[str, Any] | None = None
     start: dict[str, Any] | None = None
     if entry.start:  # the file shipped at that commit is PPO's --init; its stages are its record's
-        start = shipped_at(entry.start, entry.name, entry.init_file(out))
-        st = start["training"]
+        shipped = shipped_at(entry.start, entry.name, entry.init_file(out))
+        st = shipped["training"]
         im_argv, dg_argv = st.get("imitate_argv") or [], st.get("dagger_argv") or []
         declared = (settings(entry.imitate_argv("")), settings(entry.dagger_argv("")))
         if (settings(im_argv), settings(dg_argv)) != declared:
@@ -377,7 +377,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
                             "settings than the entry declares (imitate, dagger, epochs, ...)")  # fmt: skip
         if st.get("decisions"):
             raise ShipError(f"{entry.name}: the file shipped at {entry.start} already had a PPO stage")
-        start = {"commit": entry.start, "sha256": start["sha256"], "training": st}
+        start = {"commit": entry.start, "sha256": shipped["sha256"], "training": st}
     elif im_argv:  # data.npz of an earlier run with the same collection options is reused
         im_meta = imitate.run(imitate.parse_args(im_argv))
         result = out / "imitate" / "policy.npz"
@@ -453,11 +453,11 @@ class _NumpyLegal:
         self.policy = NumpyPolicy(path)
 
     def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        import torch
+
         from experiments.selfplay import segment_log_softmax
 
         logits, value = self.policy.forward(obs.numpy())
-        import torch
-
         flat = torch.from_numpy(np.ascontiguousarray(logits[rows.numpy(), cols.numpy()]))
         return segment_log_softmax(flat, rows, obs.shape[0]), torch.from_numpy(value)
 
