@@ -380,7 +380,7 @@ class LegalSampler:
             self._out = np.zeros(b, dtype=np.int64)
         assert self._out is not None
         mask, num_legal = env._masks()
-        env.batch.sample(mask, num_legal, self._words, self._out)
+        env.batch.sample(mask, num_legal, self._words, self._out, lockstep=env.claims is None and env._started)
         return self._out.copy()
 
 

@@ -137,6 +137,32 @@ def test_sampler_is_uniform_over_legal_actions() -> None:
         LegalSampler(-1)
 
 
+@pytest.mark.parametrize("players", [3, 4, 10])
+def test_lockstep_sampler_draws_what_the_generic_sampler_draws(players: int) -> None:
+    """The base game's sampler reads only the mask words its record (``mask_cells``) names; with the same
+    generator words it must pick exactly what ``common.sample`` picks from the whole row: after reset() (record
+    unknown), through automatic resets, with two threads."""
+    from saboteur_env.core import common as kcommon
+
+    env = VectorEnv(24, num_players=players, num_threads=2, copy=False)
+    env.reset(seed=5)
+    sampler = LegalSampler(17)
+    env.sample_actions(sampler)  # builds the sampler's words
+    assert sampler._words is not None
+    known = 0
+    for _ in range(400):
+        words = sampler._words.copy()
+        mask, num_legal = env._masks()
+        generic = np.zeros(env.num_envs, dtype=np.int64)
+        kcommon.sample(mask, num_legal, words, 0, env.num_envs, generic)
+        fast = env.sample_actions(sampler)
+        assert np.array_equal(fast, generic)
+        assert np.array_equal(sampler._words, words)  # the same draws
+        known += int((env.batch.field("mask_cells")[:, 0] > 0).sum())
+        env.step(fast)
+    assert known > 20 * env.num_envs  # the fast path ran (a record was known) in most steps
+
+
 def test_bad_configuration() -> None:
     for kwargs, match in (
         ({"obs_format": "png"}, "obs_format"),

@@ -86,6 +86,7 @@ from saboteur_env.base.cards import (
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
+from saboteur_env.core.common import kth_legal
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -114,6 +115,11 @@ _cons, _req, _conn = _codes & 15, (_codes >> 4) & 15, (_codes >> 8) & 15
 LEGAL = (((P_OPEN[None, :] & _cons[:, None]) == _req[:, None]) & ((P_OPEN[None, :] & _conn[:, None]) != 0)).astype(
     np.int8
 )
+# The same as bit sets over the 26 orientations (bit o), and the orientations of each path kind: the mask ANDs a
+# cell's legal orientations with those of the kinds in hand instead of testing 26 orientations one by one.
+LEGAL_BITS = (LEGAL.astype(np.int64) << np.arange(NUM_O, dtype=np.int64)).sum(axis=1)
+KIND_OBITS = np.array([sum(1 << o for o in range(NUM_O) if P_KIND[o] == k) for k in range(NUM_PATH_KINDS)],
+                      dtype=np.int64)  # fmt: skip
 DR_TOOLS = np.array(DOUBLE_REPAIR_TOOLS, dtype=np.int64)  # (3 cards, 2 choices) -> tool
 GOAL_SHAPE = np.array([[SHAPE_ID[(k, r)] for r in (0, 1)] for k in GOAL_KINDS], dtype=np.int64)  # (3 kinds, 2)
 START_SHAPE = SHAPE_ID[(KIND_START, 0)]
@@ -282,42 +288,44 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
 
 # ---- board -------------------------------------------------------------------------------------------------------
 @helper
-def _recompute_reach(shape, reach, nbr, start, stack):
-    """Arms connected to the start (the reference's ``connected_arms`` fixpoint), by a flood fill."""
-    reach[:] = 0
-    reach[start] = CLOSURE[shape[start], 15]
+def _recompute_reach(shapes, reaches, b, nbr, start, stack):
+    """Arms connected to the start (the reference's ``connected_arms`` fixpoint) of slot ``b``, by a flood fill.
+    The board helpers index the batch's arrays with the slot: a per-slot view costs atomic reference counts."""
+    for c in range(reaches.shape[1]):
+        reaches[b, c] = 0
+    reaches[b, start] = CLOSURE[shapes[b, start], 15]
     stack[0] = start
     sp = 1
     while sp > 0:
         sp -= 1
         c = stack[sp]
-        r = reach[c]
+        r = reaches[b, c]
         for d in range(4):
             if (r >> d) & 1:
                 j = nbr[c, d]
                 if j < 0:
                     continue
-                sj = shape[j]
+                sj = shapes[b, j]
                 if sj < 0:
                     continue
                 od = (d + 2) & 3
-                if (S_OPEN[sj] >> od) & 1 and not (reach[j] >> od) & 1:
-                    reach[j] |= CLOSURE[sj, 1 << od]
+                if (S_OPEN[sj] >> od) & 1 and not (reaches[b, j] >> od) & 1:
+                    reaches[b, j] |= CLOSURE[sj, 1 << od]
                     stack[sp] = j
                     sp += 1
 
 
 @helper
-def _reaching(shape, reach, nbr, cell):
+def _reaching(shapes, reaches, b, nbr, cell):
     for d in range(4):
         j = nbr[cell, d]
-        if j >= 0 and shape[j] >= 0 and (reach[j] >> ((d + 2) & 3)) & 1:
+        if j >= 0 and shapes[b, j] >= 0 and (reaches[b, j] >> ((d + 2) & 3)) & 1:
             return True
     return False
 
 
 @helper
-def _goal_rotation(shape, reach, nbr, cell, kind_slot, placed_cell):
+def _goal_rotation(shapes, reaches, b, nbr, cell, kind_slot, placed_cell):
     """common.reveal.goal_rotation over common.reveal.facing_of (no game preference)."""
     best = 0
     bk0 = bk1 = bk2 = 0
@@ -328,11 +336,11 @@ def _goal_rotation(shape, reach, nbr, cell, kind_slot, placed_cell):
         mism = 0
         for d in range(4):
             j = nbr[cell, d]
-            if j < 0 or shape[j] < 0:
+            if j < 0 or shapes[b, j] < 0:
                 continue
             o = (d + 2) & 3
-            theirs = (S_OPEN[shape[j]] >> o) & 1
-            reaching = theirs and (reach[j] >> o) & 1
+            theirs = (S_OPEN[shapes[b, j]] >> o) & 1
+            reaching = theirs and (reaches[b, j] >> o) & 1
             mine = (ob >> d) & 1
             if reaching:
                 towards += mine
@@ -361,7 +369,7 @@ def _start_round(S, cfg, b, r, starter, stack):
     shape[:] = -1
     start = cfg[H_START]
     shape[start] = START_SHAPE
-    _recompute_reach(shape, S.cell_reach[b], nbr, start, stack)
+    _recompute_reach(S.cell_shape, S.cell_reach, b, nbr, start, stack)
     deck = S.round_decks[b, r]
     S.hands[b] = 0
     for seat in range(P):
@@ -439,18 +447,22 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     # atomic reference count increment and decrement each.
     scs, mcs, hands, brokens, shapes, reaches = S.sc, S.mask_cells, S.hands, S.broken, S.cell_shape, S.cell_reach
     revealed = S.goal_revealed
-    width = masks.shape[1]
+    # Rows are cleared in 8-byte words (rows are padded to whole words). A cleared word may take in bytes of a
+    # neighbouring cell's placements: harmless, every legal action is set after all clearing.
+    words = masks.view(np.uint64)
+    nw = words.shape[1]
+    tail = HW * NUM_O // 8
     for b in range(b0, b1):
         if incremental and mcs[b, 0] > 0:
             for i in range(mcs[b, 0] - 1):
                 base = mcs[b, 1 + i] * NUM_O
-                for o in range(NUM_O):
-                    masks[b, base + o] = 0
-            for i in range(HW * NUM_O, width):
-                masks[b, i] = 0
+                for w in range(base // 8, (base + NUM_O + 7) // 8):
+                    words[b, w] = 0
+            for w in range(tail, nw):
+                words[b, w] = 0
         else:
-            for i in range(width):
-                masks[b, i] = 0
+            for w in range(nw):
+                words[b, w] = 0
         if incremental:
             mcs[b, 0] = 1
         if scs[b, SC_OVER]:
@@ -458,12 +470,11 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
             continue
         seat = scs[b, SC_CURRENT]
         n = 0
-        any_path = False
+        avail = 0  # orientations of the path cards in hand (bit o)
         for k in range(NUM_PATH_KINDS):
             if hands[b, seat, k] > 0:
-                any_path = True
-                break
-        if any_path and brokens[b, seat, 0] == 0 and brokens[b, seat, 1] == 0 and brokens[b, seat, 2] == 0:
+                avail |= KIND_OBITS[k]
+        if avail and brokens[b, seat, 0] == 0 and brokens[b, seat, 1] == 0 and brokens[b, seat, 2] == 0:
             # Only empty cells next to a connected arm can take a card: collect them from the reached cells
             # (a handful) instead of testing every cell's four neighbours.
             nc = 0
@@ -498,10 +509,12 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                                 conn |= 1 << d
                 if conn == 0:
                     continue
-                code = cons | (req << 4) | (conn << 8)
+                bits = LEGAL_BITS[cons | (req << 4) | (conn << 8)] & avail
+                if bits == 0:
+                    continue
                 base = c * NUM_O
                 for o in range(NUM_O):
-                    if LEGAL[code, o] and hands[b, seat, P_KIND[o]] > 0:
+                    if (bits >> o) & 1:
                         masks[b, base + o] = 1
                         n += 1
         ob = HW * NUM_O
@@ -549,20 +562,19 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
 
 # ---- transition --------------------------------------------------------------------------------------------------
 @helper
-def _log(events, sc, cap, etype, actor, kind, target, cell, arg):
-    """Append one public event row (arguments are the slot's own arrays: a call passes few arrays)."""
-    e = sc[SC_NUM_EVENTS]
+def _log(events, scs, b, cap, etype, actor, kind, target, cell, arg):
+    """Append one public event row to slot ``b``'s log (the batch's arrays indexed with the slot: no views)."""
+    e = scs[b, SC_NUM_EVENTS]
     if e >= cap:
-        sc[SC_ERROR] |= ERR_EVENTS
+        scs[b, SC_ERROR] |= ERR_EVENTS
         return
-    row = events[e]
-    row[0] = etype
-    row[1] = actor
-    row[2] = kind
-    row[3] = target
-    row[4] = cell
-    row[5] = arg
-    sc[SC_NUM_EVENTS] = e + 1
+    events[b, e, 0] = etype
+    events[b, e, 1] = actor
+    events[b, e, 2] = kind
+    events[b, e, 3] = target
+    events[b, e, 4] = cell
+    events[b, e, 5] = arg
+    scs[b, SC_NUM_EVENTS] = e + 1
 
 
 @helper
@@ -668,7 +680,7 @@ def _end_round(S, cfg, b, diggers_win, finder, stack):
             S.last_rewards[b, seat] = nug[seat]
         S.last_round_roles[b, seat] = roles[seat]
     sc[SC_JUST_ENDED] = 1
-    _log(S.events[b], S.sc[b], cfg[H_E], EV_ROUND_END, sc[SC_LAST], -1, -1, -1, winners)
+    _log(S.events, S.sc, b, cfg[H_E], EV_ROUND_END, sc[SC_LAST], -1, -1, -1, winners)
     r = sc[SC_ROUND]
     res = S.rr[b, r]
     res[0] = winners
@@ -691,38 +703,40 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
     """Apply the legal action ``a`` for the seat to act in slot ``b`` (reference ``rules.apply_action``)."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
+    # The state's arrays bound once per call (a field read through ``S`` or a per-slot view costs an atomic
+    # reference count increment and decrement); per-slot views only where a helper takes one.
+    scs, hands, shapes, reaches, revealed = S.sc, S.hands, S.cell_shape, S.cell_reach, S.goal_revealed
+    kinds, discards, events, last_rewards = S.goal_kind, S.discards, S.events, S.last_rewards
+    order = np.empty(3, dtype=np.int64)  # goals revealed by a placement, in order
+    newly = np.empty(3, dtype=np.int64)
     for b in range(b0, b1):
         a = actions[b]
-        sc = S.sc[b]
-        if sc[SC_JUST_ENDED]:
-            S.last_rewards[b] = 0.0
-            sc[SC_JUST_ENDED] = 0
-        seat = sc[SC_CURRENT]
+        if scs[b, SC_JUST_ENDED]:
+            for p in range(P):
+                last_rewards[b, p] = 0.0
+            scs[b, SC_JUST_ENDED] = 0
+        seat = scs[b, SC_CURRENT]
         ob = HW * NUM_O
         orp = ob + 3 * P
         odr = orp + 3 * P
         orf = odr + 6 * P
         om = orf + HW
         odis = om + 3
-        shape = S.cell_shape[b]
-        reach = S.cell_reach[b]
         round_over = False
         if a < ob:
             cell = a // NUM_O
             o = a % NUM_O
             kind = P_KIND[o]
-            S.hands[b, seat, kind] -= 1
-            shape[cell] = P_SHAPE[o]
-            _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_PLACE, seat, kind, -1, cell, P_ROT[o])
+            hands[b, seat, kind] -= 1
+            shapes[b, cell] = P_SHAPE[o]
+            _recompute_reach(shapes, reaches, b, nbr, cfg[H_START], stack)
+            _log(events, scs, b, cfg[H_E], EV_PLACE, seat, kind, -1, cell, P_ROT[o])
             # Reveal every reached face-down goal, pass by pass, until nothing changes (reference board.reveal_...).
-            order = np.empty(3, dtype=np.int64)
             nrev = 0
             while True:
-                newly = np.empty(3, dtype=np.int64)
                 nn = 0
                 for g in range(3):
-                    if S.goal_revealed[b, g] == 0 and _reaching(shape, reach, nbr, cfg[H_GOAL + g]):
+                    if revealed[b, g] == 0 and _reaching(shapes, reaches, b, nbr, cfg[H_GOAL + g]):
                         newly[nn] = g
                         nn += 1
                 if nn == 0:
@@ -730,30 +744,30 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
                 for i in range(nn):
                     g = newly[i]
                     gcell = cfg[H_GOAL + g]
-                    ks = S.goal_kind[b, g] - K_GOLD
-                    rot = 0 if ks == 0 else _goal_rotation(shape, reach, nbr, gcell, ks, cell)
-                    S.goal_revealed[b, g] = 1
-                    shape[gcell] = GOAL_SHAPE[ks, rot]
-                    _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
+                    ks = kinds[b, g] - K_GOLD
+                    rot = 0 if ks == 0 else _goal_rotation(shapes, reaches, b, nbr, gcell, ks, cell)
+                    revealed[b, g] = 1
+                    shapes[b, gcell] = GOAL_SHAPE[ks, rot]
+                    _recompute_reach(shapes, reaches, b, nbr, cfg[H_START], stack)
                     order[nrev] = g
                     nrev += 1
             gold = False
             for i in range(nrev):
                 g = order[i]
                 gcell = cfg[H_GOAL + g]
-                _log(S.events[b], S.sc[b], cfg[H_E], EV_REVEAL, seat, S.goal_kind[b, g], -1, gcell, S_ROT[shape[gcell]])
-                if S.goal_kind[b, g] == K_GOLD:
+                _log(events, scs, b, cfg[H_E], EV_REVEAL, seat, kinds[b, g], -1, gcell, S_ROT[shapes[b, gcell]])
+                if kinds[b, g] == K_GOLD:
                     gold = True
             if gold:
-                sc[SC_LAST] = seat  # the finder does not draw
+                scs[b, SC_LAST] = seat  # the finder does not draw
                 _end_round(S, cfg, b, True, seat, stack)
                 round_over = True
         elif a < orp:
             t = (a - ob) // P
             target = (seat + (a - ob) % P) % P
-            S.hands[b, seat, 16 + t] -= 1
+            hands[b, seat, 16 + t] -= 1
             S.broken[b, target, t] = 1
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_BREAK, seat, 16 + t, target, -1, t)
+            _log(events, scs, b, cfg[H_E], EV_BREAK, seat, 16 + t, target, -1, t)
         elif a < orf:
             if a < odr:
                 t = (a - orp) // P
@@ -764,56 +778,56 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
                 target = (seat + (a - odr) % P) % P
                 kind = 22 + cc // 2
                 t = DR_TOOLS[cc // 2, cc % 2]
-            S.hands[b, seat, kind] -= 1
+            hands[b, seat, kind] -= 1
             S.broken[b, target, t] = 0
-            S.discards[b, kind] += 1
-            S.discards[b, 16 + t] += 1
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_REPAIR, seat, kind, target, -1, t)
+            discards[b, kind] += 1
+            discards[b, 16 + t] += 1
+            _log(events, scs, b, cfg[H_E], EV_REPAIR, seat, kind, target, -1, t)
         elif a < om:
             cell = a - orf
-            S.hands[b, seat, 25] -= 1
-            removed = S_KIND[shape[cell]]
-            shape[cell] = -1
-            _recompute_reach(shape, reach, nbr, cfg[H_START], stack)
-            S.discards[b, 25] += 1
-            S.discards[b, removed] += 1
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_ROCKFALL, seat, 25, -1, cell, removed)
+            hands[b, seat, 25] -= 1
+            removed = S_KIND[shapes[b, cell]]
+            shapes[b, cell] = -1
+            _recompute_reach(shapes, reaches, b, nbr, cfg[H_START], stack)
+            discards[b, 25] += 1
+            discards[b, removed] += 1
+            _log(events, scs, b, cfg[H_E], EV_ROCKFALL, seat, 25, -1, cell, removed)
         elif a < odis:
             g = a - om
-            S.hands[b, seat, 26] -= 1
+            hands[b, seat, 26] -= 1
             S.peeked[b, seat, g] = 1
-            S.discards[b, 26] += 1
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_MAP, seat, 26, -1, -1, g)
+            discards[b, 26] += 1
+            _log(events, scs, b, cfg[H_E], EV_MAP, seat, 26, -1, -1, g)
         else:
             kind = a - odis
-            S.hands[b, seat, kind] -= 1
-            S.discards[b, kind] += 1
+            hands[b, seat, kind] -= 1
+            discards[b, kind] += 1
             S.discarded[b, seat] += 1
-            _log(S.events[b], S.sc[b], cfg[H_E], EV_DISCARD, seat, kind, -1, -1, -1)
+            _log(events, scs, b, cfg[H_E], EV_DISCARD, seat, kind, -1, -1, -1)
         if not round_over:
             D = cfg[H_D]
-            r = sc[SC_ROUND]
-            if sc[SC_DECK_POS] < D:
-                S.hands[b, seat, S.round_decks[b, r, sc[SC_DECK_POS]]] += 1
-                sc[SC_DECK_POS] += 1
-            sc[SC_LAST] = seat
-            if sc[SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
-                sc[SC_CURRENT] = (seat + 1) % P
+            r = scs[b, SC_ROUND]
+            if scs[b, SC_DECK_POS] < D:
+                hands[b, seat, S.round_decks[b, r, scs[b, SC_DECK_POS]]] += 1
+                scs[b, SC_DECK_POS] += 1
+            scs[b, SC_LAST] = seat
+            if scs[b, SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
+                scs[b, SC_CURRENT] = (seat + 1) % P
             else:
                 nxt = -1
                 for k in range(1, P + 1):
                     s2 = (seat + k) % P
                     tot = 0
                     for kk in range(NUM_DECK_KINDS):
-                        tot += S.hands[b, s2, kk]
+                        tot += hands[b, s2, kk]
                     if tot > 0:
                         nxt = s2
                         break
                 if nxt >= 0:
-                    sc[SC_CURRENT] = nxt
+                    scs[b, SC_CURRENT] = nxt
                 else:
                     _end_round(S, cfg, b, False, -1, stack)
-        sc[SC_DECISIONS] += 1
+        scs[b, SC_DECISIONS] += 1
 
     # ---- observations ----------------------------------------------------------------------------------------------
 
@@ -1153,6 +1167,65 @@ def apply(S, cfg, b0, b1, actions):
 
 
 @kernel
+def sample_lockstep(S, cfg, b0, b1, mask, num_legal, words, out):
+    """``common.sample`` (the same draws, the same actions) on the lock-step's own mask rows: where the row's
+    record (``mask_cells``) is known, only the placements of the recorded cells and the tail of other actions can
+    be legal, so only the 8-byte words that hold those are read (a few cache lines of a 1,300-byte row)."""
+    HW = cfg[H_HW]
+    mcs = S.mask_cells
+    rows = mask.view(np.uint64)
+    nw = rows.shape[1]
+    tail = HW * NUM_O // 8
+    ws = np.empty(HW * 5 + nw, dtype=np.int64)  # the words to read, increasing (a cell's 26 bytes span <= 5)
+    for b in range(b0, b1):
+        n = num_legal[b]
+        if n <= 0:
+            out[b] = -1
+            continue
+        k = k0 = crng.interval_at(words, b, n - 1)
+        m = mcs[b, 0] - 1
+        if m < 0:
+            out[b] = kth_legal(mask, rows, b, k)
+            continue
+        nws = 0
+        for i in range(m):  # insertion sort of the recorded cells' words (a handful of cells)
+            c = mcs[b, 1 + i]
+            for w in range(c * NUM_O // 8, (c * NUM_O + NUM_O + 7) // 8):
+                j = nws
+                while j > 0 and ws[j - 1] > w:
+                    j -= 1
+                if j > 0 and ws[j - 1] == w:
+                    continue  # shared with a neighbouring cell
+                for t in range(nws, j, -1):
+                    ws[t] = ws[t - 1]
+                ws[j] = w
+                nws += 1
+        for w in range(tail, nw):
+            if nws == 0 or ws[nws - 1] < w:
+                ws[nws] = w
+                nws += 1
+        found = -1
+        for i in range(nws):  # every legal byte lies in these words: count them word by word
+            x = rows[b, ws[i]]
+            if x == 0:
+                continue
+            cnt = int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+            if k >= cnt:
+                k -= cnt
+                continue
+            a = ws[i] * 8
+            while True:
+                if mask[b, a]:
+                    if k == 0:
+                        break
+                    k -= 1
+                a += 1
+            found = a
+            break
+        out[b] = found if found >= 0 else kth_legal(mask, rows, b, k0)  # (never: a record missing a legal byte)
+
+
+@kernel
 def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c,
          rewards, done, seats, final_returns):  # fmt: skip
     """The vector env's lock-step over slots ``b0..b1``.
@@ -1172,22 +1245,23 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
         if a < 0 or a >= A or mask[b, a] == 0:
             return b
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
+    scs, last_rewards, nuggets = S.sc, S.last_rewards, S.gold_nuggets
     # Blocks of BLOCK games go through every phase while their state, mask and observation rows are in cache.
     for lo in range(b0, b1, BLOCK):
         hi = min(lo + BLOCK, b1)
         _apply_range(S, cfg, lo, hi, actions, stack)
         for b in range(lo, hi):
-            sc = S.sc[b]
+            ended = scs[b, SC_JUST_ENDED]
             for p in range(P):
-                rewards[b, p] = S.last_rewards[b, p] if sc[SC_JUST_ENDED] else 0.0
-            if sc[SC_OVER]:
+                rewards[b, p] = last_rewards[b, p] if ended else 0.0
+            if scs[b, SC_OVER]:
                 done[b] = 1
                 for p in range(P):
-                    final_returns[b, p] = S.gold_nuggets[b, p]
+                    final_returns[b, p] = nuggets[b, p]
                 _setup(S, cfg, b, stack, True)
             else:
                 done[b] = 0
-            seats[b] = S.sc[b, SC_CURRENT]
+            seats[b] = scs[b, SC_CURRENT]
         _mask_range(S, cfg, lo, hi, mask, num_legal, True)
         if obs_mode == 0:
             _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f, True)

@@ -93,6 +93,8 @@ class Batch:
         self.k.setup(*self._args, self.cfg, b0, self.batch if b1 is None else b1, draw)
 
     def masks(self, out: NDArray[np.int8], num_legal: NDArray[np.int64], b0: int = 0, b1: int | None = None) -> None:
+        if out.ndim != 2 or out.shape[1] % 8 or not out.flags.c_contiguous:
+            raise ConfigError(f"mask rows must be C-contiguous and padded to whole 8-byte words (got {out.shape})")
         self.k.masks(*self._args, self.cfg, b0, self.batch if b1 is None else b1, out, num_legal)
 
     def observe(self, seats: NDArray[np.int64], out: NDArray[np.float32], b0: int = 0, b1: int | None = None) -> None:
@@ -121,9 +123,16 @@ class Batch:
 
     def sample(
         self, mask: NDArray[np.int8], num_legal: NDArray[np.int64], words: NDArray[np.uint64], out: NDArray[np.int64],
-        b0: int = 0, b1: int | None = None,
+        b0: int = 0, b1: int | None = None, lockstep: bool = False,
     ) -> None:  # fmt: skip
-        kcommon.sample(mask, num_legal, words, b0, self.batch if b1 is None else b1, out)
+        """A uniform legal action per slot (``common.sample``). ``lockstep``: ``mask`` is the lock-step's own mask
+        buffer (``step``'s), which a kernel module may read faster (``sample_lockstep``: the same actions)."""
+        b1 = self.batch if b1 is None else b1
+        fast = getattr(self.k, "sample_lockstep", None) if lockstep else None
+        if fast is not None:
+            fast(*self._args, self.cfg, b0, b1, mask, num_legal, words, out)
+        else:
+            kcommon.sample(mask, num_legal, words, b0, b1, out)
 
 
 def setup_one(batch: Batch, rng: np.random.Generator, draw_in_numpy: Callable[[Callable[[str], Any]], None]) -> None:

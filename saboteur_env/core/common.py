@@ -7,6 +7,7 @@ import numpy as np
 
 from saboteur_env.common.errors import ActionError
 from saboteur_env.core import rng as crng
+from saboteur_env.core.jit import helper, kernel
 
 
 @nb.njit(cache=True, nogil=True)
@@ -19,49 +20,55 @@ def check(mask, actions, num_actions, b0, b1):
     return -1
 
 
-@nb.njit(cache=True, nogil=True)
+@kernel
 def sample(mask, num_legal, words, b0, b1, out):
     """A uniform legal action per slot from int8 ``mask`` rows (padded to whole 8-byte words) with each slot's
-    own generator words; -1 where nothing is legal. Counts legal bytes word by word (each byte is 0 or 1)."""
-    nw = mask.shape[1] // 8
+    own generator words; -1 where nothing is legal."""
     rows = mask.view(np.uint64)  # one (B, nw) view for the call: a view per slot costs atomic reference counts
     for b in range(b0, b1):
         n = num_legal[b]
         if n <= 0:
             out[b] = -1
             continue
-        k = crng.interval(words[b], n - 1)
-        w = 0
-        # Eight words (64 actions) at a time while the k-th legal action lies beyond them: per byte the sum of
-        # eight 0/1 bytes is at most 8 (64 in all), so one multiply adds all 64 bytes without carries between them.
-        while w + 8 <= nw:
-            octet = (rows[b, w] + rows[b, w + 1] + rows[b, w + 2] + rows[b, w + 3] + rows[b, w + 4] + rows[b, w + 5]
-                     + rows[b, w + 6] + rows[b, w + 7])  # fmt: skip
-            if octet == 0:
-                w += 8
-                continue
-            cnt = int((octet * np.uint64(0x0101010101010101)) >> np.uint64(56))
-            if k < cnt:
-                break
-            k -= cnt
+        out[b] = kth_legal(mask, rows, b, crng.interval_at(words, b, n - 1))
+
+
+@helper
+def kth_legal(mask, rows, b, k):
+    """The index of the ``k``-th (from 0) legal byte of ``mask[b]`` (``rows``: the mask as uint64 words). Counts
+    legal bytes word by word (each byte is 0 or 1)."""
+    nw = rows.shape[1]
+    w = 0
+    # Eight words (64 actions) at a time while the k-th legal action lies beyond them: per byte the sum of
+    # eight 0/1 bytes is at most 8 (64 in all), so one multiply adds all 64 bytes without carries between them.
+    while w + 8 <= nw:
+        octet = (rows[b, w] + rows[b, w + 1] + rows[b, w + 2] + rows[b, w + 3] + rows[b, w + 4] + rows[b, w + 5]
+                 + rows[b, w + 6] + rows[b, w + 7])  # fmt: skip
+        if octet == 0:
             w += 8
-        while w < nw:
-            if rows[b, w] == 0:
-                w += 1
-                continue
-            cnt = int((rows[b, w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
-            if k < cnt:
-                break
-            k -= cnt
+            continue
+        cnt = int((octet * np.uint64(0x0101010101010101)) >> np.uint64(56))
+        if k < cnt:
+            break
+        k -= cnt
+        w += 8
+    while w < nw:
+        if rows[b, w] == 0:
             w += 1
-        i = w * 8
-        while True:
-            if mask[b, i]:
-                if k == 0:
-                    break
-                k -= 1
-            i += 1
-        out[b] = i
+            continue
+        cnt = int((rows[b, w] * np.uint64(0x0101010101010101)) >> np.uint64(56))
+        if k < cnt:
+            break
+        k -= cnt
+        w += 1
+    i = w * 8
+    while True:
+        if mask[b, i]:
+            if k == 0:
+                break
+            k -= 1
+        i += 1
+    return i
 
 
 @nb.njit(cache=True, nogil=True)

@@ -47,33 +47,35 @@ def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 
 @nb.njit(cache=True, nogil=True)
-def next64(st: NDArray[np.uint64]) -> np.uint64:
-    """Advance the LCG (state = state * MUL + inc mod 2^128) and return XSL-RR of the new state."""
-    hi, lo = _mul64(st[1], MUL_LO)
-    hi = hi + st[1] * MUL_HI + st[0] * MUL_LO
-    lo2 = lo + st[3]
-    st[0] = hi + st[2] + (ONE if lo2 < lo else np.uint64(0))
-    st[1] = lo2
-    x = st[0] ^ st[1]
-    rot = st[0] >> np.uint64(58)
+def next64(w: NDArray[np.uint64], b: int) -> np.uint64:
+    """Advance the LCG of generator ``w[b]`` (state = state * MUL + inc mod 2^128) and return XSL-RR of the new
+    state. Generators are rows of a 2-D array indexed here: a row view per call costs atomic reference counts."""
+    hi, lo = _mul64(w[b, 1], MUL_LO)
+    hi = hi + w[b, 1] * MUL_HI + w[b, 0] * MUL_LO
+    lo2 = lo + w[b, 3]
+    w[b, 0] = hi + w[b, 2] + (ONE if lo2 < lo else np.uint64(0))
+    w[b, 1] = lo2
+    x = w[b, 0] ^ w[b, 1]
+    rot = w[b, 0] >> np.uint64(58)
     return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
 
 
 @nb.njit(cache=True, nogil=True)
-def next32(st: NDArray[np.uint64]) -> np.uint64:
+def next32(w: NDArray[np.uint64], b: int) -> np.uint64:
     """numpy's 32-bit draw: the low half of a 64-bit draw, its high half buffered for the next call."""
-    if st[4]:
-        st[4] = 0
-        return st[5]
-    v = next64(st)
-    st[4] = 1
-    st[5] = v >> U32
+    if w[b, 4]:
+        w[b, 4] = 0
+        return w[b, 5]
+    v = next64(w, b)
+    w[b, 4] = 1
+    w[b, 5] = v >> U32
     return v & M32
 
 
 @nb.njit(cache=True, nogil=True)
-def interval(st: NDArray[np.uint64], mx: int) -> np.int64:
-    """A uniform integer in ``0..mx`` (mx < 2^32), numpy's masked rejection on 32-bit draws."""
+def interval_at(w: NDArray[np.uint64], b: int, mx: int) -> np.int64:
+    """A uniform integer in ``0..mx`` (mx < 2^32) from generator ``w[b]``, numpy's masked rejection on 32-bit
+    draws."""
     if mx == 0:
         return np.int64(0)  # int64 throughout: numba unifies int64 with uint64 as float64
     mask = np.uint64(mx)
@@ -83,16 +85,23 @@ def interval(st: NDArray[np.uint64], mx: int) -> np.int64:
     mask |= mask >> np.uint64(8)
     mask |= mask >> np.uint64(16)
     while True:
-        v = next32(st) & mask
+        v = next32(w, b) & mask
         if v <= np.uint64(mx):
             return np.int64(v)
 
 
 @nb.njit(cache=True, nogil=True)
+def interval(st: NDArray[np.uint64], mx: int) -> np.int64:
+    """``interval_at`` of one generator's six words."""
+    return interval_at(st.reshape((1, 6)), 0, mx)
+
+
+@nb.njit(cache=True, nogil=True)
 def shuffle(st: NDArray[np.uint64], arr: NDArray[np.int8]) -> None:
     """In place, the same result as ``Generator.shuffle(arr)`` / ``arr[:] = Generator.permutation(arr)``."""
+    w = st.reshape((1, 6))
     for i in range(arr.shape[0] - 1, 0, -1):
-        j = interval(st, i)
+        j = interval_at(w, 0, i)
         t = arr[i]
         arr[i] = arr[j]
         arr[j] = t
