@@ -137,14 +137,16 @@ def test_sampler_is_uniform_over_legal_actions() -> None:
         LegalSampler(-1)
 
 
-@pytest.mark.parametrize("players", [3, 4, 10])
-def test_lockstep_sampler_draws_what_the_generic_sampler_draws(players: int) -> None:
-    """The base game's sampler reads only the mask words its record (``mask_cells``) names; with the same
-    generator words it must pick exactly what ``common.sample`` picks from the whole row: after reset() (record
-    unknown), through automatic resets, with two threads."""
+@pytest.mark.parametrize(("game", "players", "record"), [("base", 3, "mask_cells"), ("base", 4, "mask_cells"),
+                                                         ("base", 10, "mask_cells"), ("duel", 2, "mask_list")])
+def test_lockstep_sampler_draws_what_the_generic_sampler_draws(game: str, players: int, record: str) -> None:
+    """The lock-step's sampler reads only what its record names (base: the mask words of ``mask_cells``; the
+    Duel: the sorted action list ``mask_list``); with the same generator words it must pick exactly what
+    ``common.sample`` picks from the whole row: after reset() (record unknown), through automatic resets, with two
+    threads."""
     from saboteur_env.core import common as kcommon
 
-    env = VectorEnv(24, num_players=players, num_threads=2, copy=False)
+    env = VectorEnv(24, game=game, num_players=players, num_threads=2, copy=False)
     env.reset(seed=5)
     sampler = LegalSampler(17)
     env.sample_actions(sampler)  # builds the sampler's words
@@ -158,7 +160,7 @@ def test_lockstep_sampler_draws_what_the_generic_sampler_draws(players: int) -> 
         fast = env.sample_actions(sampler)
         assert np.array_equal(fast, generic)
         assert np.array_equal(sampler._words, words)  # the same draws
-        known += int((env.batch.field("mask_cells")[:, 0] > 0).sum())
+        known += int((env.batch.field(record)[:, 0] > 0).sum())
         env.step(fast)
     assert known > 20 * env.num_envs  # the fast path ran (a record was known) in most steps
 

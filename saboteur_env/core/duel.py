@@ -34,7 +34,13 @@ field                 arena  shape         meaning
 ``rr``                i32    (R, 6)        round results: reason, gained (2), nuggets after (2), decisions
 ``rng``               u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
 ``last_rewards``      f32    (2,)          rewards of the last action (set at a round end)
+``mask_list``         i16    (256,)        the legal actions in the lock-step's mask row of this slot, in
+                                           increasing order: ``[0]`` 1 + their count (0: unknown, or more
+                                           than 255), then the actions
 ====================  =====  ============  ==============================================================
+
+The last field describes the vector env's own mask row (not the game): ``step`` clears only the actions it set
+there last time, and the lock-step's sampler draws from the list (a new game marks it unknown: a full write).
 
 The float observation is the reference's layout exactly (``duel.observation``); the compact observation is an
 int16 vector holding the same information (:data:`COMPACT_DOC`, :func:`expand_compact`).
@@ -53,6 +59,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
+from saboteur_env.core.common import kth_legal
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -182,13 +189,14 @@ H_HW, H_R, H_L, H_E, H_ROWS, H_COLS, H_START = range(7)  # 6, 7: blue and green 
 H_GOAL = 8  # 6 goal cells
 H_WIN, H_NA, H_OBS, H_COMPACT, H_B, H_NBR, H_NTG, H_SLOT, H_ISGOAL, H_CSIZE = range(14, 24)
 H_OFF = 24
-NUM_FIELDS = 21
+NUM_FIELDS = 22
+MASK_LIST = 255  # legal actions the lock-step's record holds (more: the row is cleared and sampled in full)
 HEADER = H_OFF + NUM_FIELDS
 
 FIELD_NAMES = (
     "card_rank", "goal_rank", "card_out", "goal_out", "score_vals", "deck", "hands", "broken", "cell_shape",
     "cell_counter", "cell_key", "goal_card", "goal_revealed", "peeked", "reach", "discards", "events", "sc", "rr",
-    "rng", "last_rewards",
+    "rng", "last_rewards", "mask_list",
 )  # fmt: skip
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
 
@@ -234,6 +242,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "cell_key": ("i8", (hw,)), "goal_card": ("i8", (GPR,)), "goal_revealed": ("i8", (GPR,)),
         "peeked": ("i8", (2, GPR)), "reach": ("i8", (2, hw)), "discards": ("i16", (NK,)), "events": ("i16", (e, 5)),
         "sc": ("i32", (NUM_SC,)), "rr": ("i32", (r, 6)), "rng": ("u64", (6,)), "last_rewards": ("f32", (2,)),
+        "mask_list": ("i16", (MASK_LIST + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -304,36 +313,6 @@ def config_table(config: GameConfig, layout: Layout) -> NDArray[np.int64]:
 def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
     """``(HW, 2)`` float32 row/col of each storage cell scaled to 0..1 (the reference's ``cell_rowcol``)."""
     return np.ascontiguousarray(duel_observation_layout(config).cell_rowcol, dtype=np.float32)
-
-
-# ---- views -----------------------------------------------------------------------------------------------------
-@kernel
-def views(i8, i16, i32, u64, f32, cfg):
-    B, R, HW, E = cfg[H_B], cfg[H_R], cfg[H_HW], cfg[H_E]
-    o = cfg[H_OFF : H_OFF + NUM_FIELDS]
-    return Views(
-        i8[o[0] : o[0] + B * R * 52].reshape((B, R, 52)),
-        i8[o[1] : o[1] + B * R * 18].reshape((B, R, 18)),
-        i8[o[2] : o[2] + B * 52].reshape((B, 52)),
-        i8[o[3] : o[3] + B * 18].reshape((B, 18)),
-        i8[o[4] : o[4] + B * 2 * SCORE_CAP].reshape((B, 2, SCORE_CAP)),
-        i8[o[5] : o[5] + B * 52].reshape((B, 52)),
-        i8[o[6] : o[6] + B * 2 * NK].reshape((B, 2, NK)),
-        i8[o[7] : o[7] + B * 6].reshape((B, 2, 3)),
-        i8[o[8] : o[8] + B * HW].reshape((B, HW)),
-        i8[o[9] : o[9] + B * HW].reshape((B, HW)),
-        i8[o[10] : o[10] + B * HW].reshape((B, HW)),
-        i8[o[11] : o[11] + B * 6].reshape((B, 6)),
-        i8[o[12] : o[12] + B * 6].reshape((B, 6)),
-        i8[o[13] : o[13] + B * 12].reshape((B, 2, 6)),
-        i8[o[14] : o[14] + B * 2 * HW].reshape((B, 2, HW)),
-        i16[o[15] : o[15] + B * NK].reshape((B, NK)),
-        i16[o[16] : o[16] + B * E * 5].reshape((B, E, 5)),
-        i32[o[17] : o[17] + B * NUM_SC].reshape((B, NUM_SC)),
-        i32[o[18] : o[18] + B * R * 6].reshape((B, R, 6)),
-        u64[o[19] : o[19] + B * 6].reshape((B, 6)),
-        f32[o[20] : o[20] + B * 2].reshape((B, 2)),
-    )
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
@@ -498,6 +477,7 @@ def _setup(S, cfg, b, wk, draw):
     S.last_rewards[b] = 0.0
     S.events[b] = -1
     S.rr[b] = 0
+    S.mask_list[b, 0] = 0  # the lock-step's mask row of this slot: rewrite in full next time
     sc = S.sc[b]
     games = sc[SC_GAMES]
     sc[:] = 0
@@ -507,8 +487,13 @@ def _setup(S, cfg, b, wk, draw):
 
 # ---- mask --------------------------------------------------------------------------------------------------------
 @helper
-def _mask_range(S, cfg, b0, b1, masks, num_legal):
-    """The legal-action rows of slots ``b0..b1`` (int8, zeroed here) and their counts (rules.legal_action_mask)."""
+def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
+    """The legal-action rows of slots ``b0..b1`` (int8, zeroed here) and their counts (rules.legal_action_mask).
+
+    ``incremental``: ``masks`` is the lock-step's own buffer, whose row still holds what the last incremental call
+    set (``mask_list``): only those bytes are cleared, not the whole 5,700-byte row, and the new list is kept for the
+    next call and the lock-step's sampler. The state's arrays are bound once per call and indexed with the slot (a
+    per-slot view costs atomic reference counts)."""
     HW = cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
     ntg = cfg[cfg[H_NTG] : cfg[H_NTG] + HW]
@@ -526,41 +511,46 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
     o_bribe = o_pass + PASS_EMPTY + 1
     kinds = np.empty(NK, dtype=np.int64)
     orients = np.empty(NUM_O, dtype=np.int64)
+    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set
+    words = masks.view(np.uint64)  # rows are padded to whole words
+    lst, scs, hands, brokens, shapes, counters_, reaches = (S.mask_list, S.sc, S.hands, S.broken, S.cell_shape,
+                                                            S.cell_counter, S.reach)  # fmt: skip
+    revealed, keys = S.goal_revealed, S.cell_key
     for b in range(b0, b1):
-        out = masks[b]
-        out[:] = 0
-        sc = S.sc[b]
-        if sc[SC_OVER]:
+        if incremental and lst[b, 0] > 0:
+            for i in range(lst[b, 0] - 1):
+                masks[b, lst[b, 1 + i]] = 0
+        else:
+            for w in range(words.shape[1]):
+                words[b, w] = 0
+        if incremental:
+            lst[b, 0] = 1
+        if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue
-        p = sc[SC_CURRENT]
+        p = scs[b, SC_CURRENT]
         q = 1 - p
-        hand = S.hands[b, p]
-        br = S.broken[b]
-        shape = S.cell_shape[b]
-        counter = S.cell_counter[b]
-        reach = S.reach[b, p]
-        counters = sc[SC_COUNTERS]
+        counters = scs[b, SC_COUNTERS]
         n = 0
-        anybroken = br[p, 0] != 0 or br[p, 1] != 0 or br[p, 2] != 0
+        anybroken = brokens[b, p, 0] != 0 or brokens[b, p, 1] != 0 or brokens[b, p, 2] != 0
         has_path = False
         for k in range(NPK):
-            if hand[k] > 0:
+            if hands[b, p, k] > 0:
                 has_path = True
                 break
         if not anybroken and has_path:  # board.placement_table & the hand
-            js0 = p == 0 or reach[s0] != 0
-            js1 = p == 1 or reach[s1] != 0
+            js0 = p == 0 or reaches[b, p, s0] != 0
+            js1 = p == 1 or reaches[b, p, s1] != 0
             in_hand = 0  # the orientations of the path cards in the hand (a few of the 48), as bits
             no = 0
             for o in range(NUM_O):
-                if hand[P_KIND[o]] > 0:
+                if hands[b, p, P_KIND[o]] > 0:
                     in_hand |= np.int64(1) << o
                     orients[no] = o
                     no += 1
             own_ladders = (LADDER_BITS[0] if js0 else 0) | (LADDER_BITS[1] if js1 else 0)
             for c in range(HW):
-                if shape[c] >= 0 or isgoal[c]:
+                if shapes[b, c] >= 0 or isgoal[c]:
                     continue
                 mo = 0
                 mc = 0
@@ -568,15 +558,15 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                 gold_next = False
                 for d in range(4):
                     j = nbr[c, d]
-                    if j >= 0 and shape[j] >= 0:
+                    if j >= 0 and shapes[b, j] >= 0:
                         od = (d + 2) & 3
-                        if (S_OPEN[shape[j]] >> od) & 1:
+                        if (S_OPEN[shapes[b, j]] >> od) & 1:
                             mo |= 1 << d
-                            if (reach[j] >> od) & 1:
+                            if (reaches[b, p, j] >> od) & 1:
                                 fc |= 1 << d
                         else:
                             mc |= 1 << d
-                        if S_NUG[shape[j]] > 0:
+                        if S_NUG[shapes[b, j]] > 0:
                             gold_next = True
                 if mo == 0 and mc == 0:
                     continue
@@ -589,85 +579,110 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                 for oi in range(no):
                     o = orients[oi]
                     if (ok >> o) & 1:
-                        out[c * NUM_O + o] = 1
+                        masks[b, c * NUM_O + o] = 1
+                        pos[n] = c * NUM_O + o
                         n += 1
                         if counters > 0 and P_TROLL_IDX[o] >= 0:
-                            out[o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]] = 1
+                            masks[b, o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]] = 1
+                            pos[n] = o_pb + c * NUM_TROLL_O + P_TROLL_IDX[o]
                             n += 1
         for t in range(3):
-            if hand[27 + t] > 0 and br[q, t] == 0:
-                out[o_br + t] = 1
+            if hands[b, p, 27 + t] > 0 and brokens[b, q, t] == 0:
+                masks[b, o_br + t] = 1
+                pos[n] = o_br + t
                 n += 1
-            if hand[30 + t] > 0 and br[p, t] != 0:
-                out[o_rp + t] = 1
+            if hands[b, p, 30 + t] > 0 and brokens[b, p, t] != 0:
+                masks[b, o_rp + t] = 1
+                pos[n] = o_rp + t
                 n += 1
         for i in range(3):
-            if hand[33 + i] > 0:
-                ba = br[p, DT[i, 0]] != 0
-                bb = br[p, DT[i, 1]] != 0
+            if hands[b, p, 33 + i] > 0:
+                ba = brokens[b, p, DT[i, 0]] != 0
+                bb = brokens[b, p, DT[i, 1]] != 0
                 if ba:
-                    out[o_dr + 3 * i] = 1
+                    masks[b, o_dr + 3 * i] = 1
+                    pos[n] = o_dr + 3 * i
                     n += 1
                 if bb:
-                    out[o_dr + 3 * i + 1] = 1
+                    masks[b, o_dr + 3 * i + 1] = 1
+                    pos[n] = o_dr + 3 * i + 1
                     n += 1
                 if ba and bb:
-                    out[o_dr + 3 * i + 2] = 1
+                    masks[b, o_dr + 3 * i + 2] = 1
+                    pos[n] = o_dr + 3 * i + 2
                     n += 1
-        if hand[dc.KIND_ROCKFALL] > 0:  # board.removable_cells
+        if hands[b, p, dc.KIND_ROCKFALL] > 0:  # board.removable_cells
             for c in range(HW):
-                s = shape[c]
+                s = shapes[b, c]
                 if s >= 0 and s // 2 < NPK and not S_TROLL[s] and S_NUG[s] == 0 and c != s0 and c != s1:
-                    out[o_rf + c] = 1
+                    masks[b, o_rf + c] = 1
+                    pos[n] = o_rf + c
                     n += 1
-        if hand[dc.KIND_MAP] > 0:
+        if hands[b, p, dc.KIND_MAP] > 0:
             for g in range(GPR):
-                if S.goal_revealed[b, g] == 0:
-                    out[o_map + g] = 1
+                if revealed[b, g] == 0:
+                    masks[b, o_map + g] = 1
+                    pos[n] = o_map + g
                     n += 1
-        if hand[dc.KIND_KEY] > 0 and sc[SC_KEYS] > 0:  # board.door_cells
-            key = S.cell_key[b]
+        if hands[b, p, dc.KIND_KEY] > 0 and scs[b, SC_KEYS] > 0:  # board.door_cells
             for c in range(HW):
-                s = shape[c]
-                if s >= 0 and (S_DOOR[0, s] | S_DOOR[1, s]) != 0 and key[c] == 0:
-                    out[o_key + c] = 1
+                s = shapes[b, c]
+                if s >= 0 and (S_DOOR[0, s] | S_DOOR[1, s]) != 0 and keys[b, c] == 0:
+                    masks[b, o_key + c] = 1
+                    pos[n] = o_key + c
                     n += 1
         nk = 0
         total = 0
         for k in range(NK):
-            if hand[k] > 0:
+            if hands[b, p, k] > 0:
                 kinds[nk] = k
                 nk += 1
-                total += hand[k]
+                total += hands[b, p, k]
         # Pairs a <= b of kinds in the hand (b == a needs two copies): repair_discard and pass.
         for i in range(nk):
             ka = kinds[i]
             for j in range(i, nk):
                 kb = kinds[j]
-                if ka == kb and hand[ka] < 2:
+                if ka == kb and hands[b, p, ka] < 2:
                     continue
                 pair = PAIR_BASE[ka] + kb - ka
-                out[o_pass + NK + pair] = 1
+                masks[b, o_pass + NK + pair] = 1
+                pos[n] = o_pass + NK + pair
                 n += 1
                 if anybroken:
                     for t in range(3):
-                        if br[p, t]:
-                            out[o_rd + 3 * pair + t] = 1
+                        if brokens[b, p, t]:
+                            masks[b, o_rd + 3 * pair + t] = 1
+                            pos[n] = o_rd + 3 * pair + t
                             n += 1
         if total > 0:
             for i in range(nk):
-                out[o_pass + kinds[i]] = 1
+                masks[b, o_pass + kinds[i]] = 1
+                pos[n] = o_pass + kinds[i]
                 n += 1
         else:
-            out[o_pass + PASS_EMPTY] = 1
+            masks[b, o_pass + PASS_EMPTY] = 1
+            pos[n] = o_pass + PASS_EMPTY
             n += 1
         if counters > 0:  # board.unbribed_trolls
             for c in range(HW):
-                s = shape[c]
-                if s >= 0 and S_TROLL[s] and counter[c] < 0:
-                    out[o_bribe + c] = 1
+                s = shapes[b, c]
+                if s >= 0 and S_TROLL[s] and counters_[b, c] < 0:
+                    masks[b, o_bribe + c] = 1
+                    pos[n] = o_bribe + c
                     n += 1
         num_legal[b] = n
+        if incremental and n <= MASK_LIST:
+            for i in range(n):  # insertion sort: the actions are set nearly in order
+                a = pos[i]
+                j = i
+                while j > 0 and lst[b, j] > a:
+                    lst[b, j + 1] = lst[b, j]
+                    j -= 1
+                lst[b, j + 1] = a
+            lst[b, 0] = n + 1
+        elif incremental:
+            lst[b, 0] = 0
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
@@ -1362,7 +1377,7 @@ def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f
             else:
                 done[b] = 0
             seats[b] = S.sc[b, SC_CURRENT]
-        _mask_range(S, cfg, lo, hi, mask, num_legal)
+        _mask_range(S, cfg, lo, hi, mask, num_legal, True)
         if obs_mode == 0:
             _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
         elif obs_mode == 1:
@@ -1402,9 +1417,24 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
 
 
 @kernel
+def sample_lockstep(S, cfg, b0, b1, mask, num_legal, words, out):
+    """``common.sample`` (the same draws, the same actions) on the lock-step's own mask rows: where the row's
+    list (``mask_list``) is known, the ``k``-th legal action is its ``k``-th entry; no mask byte is read."""
+    lst = S.mask_list
+    rows = mask.view(np.uint64)
+    for b in range(b0, b1):
+        n = num_legal[b]
+        if n <= 0:
+            out[b] = -1
+            continue
+        k = crng.interval_at(words, b, n - 1)
+        out[b] = lst[b, 1 + k] if lst[b, 0] == n + 1 else kth_legal(mask, rows, b, k)
+
+
+@kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     """The legal-action rows (int8, padded) and counts of slots ``b0..b1``."""
-    _mask_range(S, cfg, b0, b1, out, num_legal)
+    _mask_range(S, cfg, b0, b1, out, num_legal, False)
 
 
 @kernel
@@ -1420,4 +1450,4 @@ def apply_mask1(S, cfg, action, out, num_legal):
     """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
     wk, trial = _work(cfg)
     _apply_range(S, cfg, 0, 1, action, wk, trial)
-    _mask_range(S, cfg, 0, 1, out, num_legal)
+    _mask_range(S, cfg, 0, 1, out, num_legal, False)
