@@ -138,12 +138,13 @@ def test_sampler_is_uniform_over_legal_actions() -> None:
 
 
 @pytest.mark.parametrize(("game", "players", "record"), [("base", 3, "mask_cells"), ("base", 4, "mask_cells"),
-                                                         ("base", 10, "mask_cells"), ("duel", 2, "mask_list")])
+                                                         ("base", 10, "mask_cells"), ("duel", 2, "mask_list"),
+                                                         ("sab2", 3, "mask_list"), ("sab2", 12, "mask_list")])
 def test_lockstep_sampler_draws_what_the_generic_sampler_draws(game: str, players: int, record: str) -> None:
-    """The lock-step's sampler reads only what its record names (base: the mask words of ``mask_cells``; the
-    Duel: the sorted action list ``mask_list``); with the same generator words it must pick exactly what
-    ``common.sample`` picks from the whole row: after reset() (record unknown), through automatic resets, with two
-    threads."""
+    """The lock-step's sampler reads only what its record names (base: the mask words of ``mask_cells``;
+    Saboteur 2 and the Duel: the sorted action list ``mask_list``); with the same generator words it must pick
+    exactly what ``common.sample`` picks from the whole row: after reset() (record unknown), through automatic
+    resets, with two threads."""
     from saboteur_env.core import common as kcommon
 
     env = VectorEnv(24, game=game, num_players=players, num_threads=2, copy=False)

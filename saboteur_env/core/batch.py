@@ -126,11 +126,14 @@ class Batch:
         b0: int = 0, b1: int | None = None, lockstep: bool = False,
     ) -> None:  # fmt: skip
         """A uniform legal action per slot (``common.sample``). ``lockstep``: ``mask`` is the lock-step's own mask
-        buffer (``step``'s), which a kernel module may read faster (``sample_lockstep``: the same actions)."""
+        buffer (``step``'s), which a game's record lets the sampler read faster (the module's ``sample_lockstep``,
+        or ``common.sample_listed`` over its ``mask_list`` field: the same actions)."""
         b1 = self.batch if b1 is None else b1
         fast = getattr(self.k, "sample_lockstep", None) if lockstep else None
         if fast is not None:
             fast(*self._args, self.cfg, b0, b1, mask, num_legal, words, out)
+        elif lockstep and "mask_list" in self.layout.by_name:
+            kcommon.sample_listed(self.field("mask_list"), mask, num_legal, words, b0, b1, out)
         else:
             kcommon.sample(mask, num_legal, words, b0, b1, out)
 

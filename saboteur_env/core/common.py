@@ -33,6 +33,54 @@ def sample(mask, num_legal, words, b0, b1, out):
         out[b] = kth_legal(mask, rows, b, crng.interval_at(words, b, n - 1))
 
 
+@kernel
+def sample_listed(lst, mask, num_legal, words, b0, b1, out):
+    """``sample`` (the same draws, the same actions) on a lock-step's own mask rows whose legal actions the game
+    keeps as a sorted list (``lst[b]``: ``[0]`` 1 + their count, 0 unknown; see :func:`keep_list`): the ``k``-th
+    legal action is the list's ``k``-th entry, no mask byte is read."""
+    rows = mask.view(np.uint64)
+    for b in range(b0, b1):
+        n = num_legal[b]
+        if n <= 0:
+            out[b] = -1
+            continue
+        k = crng.interval_at(words, b, n - 1)
+        out[b] = lst[b, 1 + k] if lst[b, 0] == n + 1 else kth_legal(mask, rows, b, k)
+
+
+@helper
+def clear_row(masks, words, lst, b, incremental):
+    """Clear mask row ``b`` before it is written: with ``incremental`` (the lock-step's own buffer) and a known
+    list only the actions listed (those set last time), otherwise the whole row, word by word."""
+    if incremental and lst[b, 0] > 0:
+        for i in range(lst[b, 0] - 1):
+            masks[b, lst[b, 1 + i]] = 0
+    else:
+        for w in range(words.shape[1]):
+            words[b, w] = 0
+    if incremental:
+        lst[b, 0] = 1  # an empty list, until keep_list
+
+
+@helper
+def keep_list(lst, b, pos, n, incremental):
+    """With ``incremental``: keep the ``n`` actions set in row ``b`` (``pos``, in the order they were set) as its
+    sorted list, or mark it unknown when more than the list holds."""
+    if not incremental:
+        return
+    if n > lst.shape[1] - 1:
+        lst[b, 0] = 0
+        return
+    for i in range(n):  # insertion sort: the actions are set nearly in order
+        a = pos[i]
+        j = i
+        while j > 0 and lst[b, j] > a:
+            lst[b, j + 1] = lst[b, j]
+            j -= 1
+        lst[b, j + 1] = a
+    lst[b, 0] = n + 1
+
+
 @helper
 def kth_legal(mask, rows, b, k):
     """The index of the ``k``-th (from 0) legal byte of ``mask[b]`` (``rows``: the mask as uint64 words). Counts

@@ -81,6 +81,7 @@ def from_reference(state: Sab2State, batch: Batch, b: int) -> None:
         ev[: len(state.events)] = np.array(state.events, dtype=np.int16)
     hw = batch.config.num_cells  # a new log: a lock-step row of this slot is rewritten in full next time
     batch.field("obs_cells")[b, hw : hw + 2] = 0
+    batch.field("mask_list")[b, 0] = 0
     sc = batch.field("sc")[b]
     games = int(sc[ks.SC_GAMES])
     sc[:] = 0

@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
-from saboteur_env.core.common import kth_legal
+from saboteur_env.core.common import clear_row, keep_list
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -517,14 +517,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                                                             S.cell_counter, S.reach)  # fmt: skip
     revealed, keys = S.goal_revealed, S.cell_key
     for b in range(b0, b1):
-        if incremental and lst[b, 0] > 0:
-            for i in range(lst[b, 0] - 1):
-                masks[b, lst[b, 1 + i]] = 0
-        else:
-            for w in range(words.shape[1]):
-                words[b, w] = 0
-        if incremental:
-            lst[b, 0] = 1
+        clear_row(masks, words, lst, b, incremental)
         if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue
@@ -672,17 +665,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                     pos[n] = o_bribe + c
                     n += 1
         num_legal[b] = n
-        if incremental and n <= MASK_LIST:
-            for i in range(n):  # insertion sort: the actions are set nearly in order
-                a = pos[i]
-                j = i
-                while j > 0 and lst[b, j] > a:
-                    lst[b, j + 1] = lst[b, j]
-                    j -= 1
-                lst[b, j + 1] = a
-            lst[b, 0] = n + 1
-        elif incremental:
-            lst[b, 0] = 0
+        keep_list(lst, b, pos, n, incremental)
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
@@ -1414,21 +1397,6 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
     (``obs_mode`` 0 float, 1 compact, 2 none)."""
     return int(_batch(S, cfg, rowcol, OP_STEP, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_c, rewards,
                       done, seats, final_returns))  # fmt: skip
-
-
-@kernel
-def sample_lockstep(S, cfg, b0, b1, mask, num_legal, words, out):
-    """``common.sample`` (the same draws, the same actions) on the lock-step's own mask rows: where the row's
-    list (``mask_list``) is known, the ``k``-th legal action is its ``k``-th entry; no mask byte is read."""
-    lst = S.mask_list
-    rows = mask.view(np.uint64)
-    for b in range(b0, b1):
-        n = num_legal[b]
-        if n <= 0:
-            out[b] = -1
-            continue
-        k = crng.interval_at(words, b, n - 1)
-        out[b] = lst[b, 1 + k] if lst[b, 0] == n + 1 else kth_legal(mask, rows, b, k)
 
 
 @kernel

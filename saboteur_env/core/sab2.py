@@ -45,6 +45,9 @@ field                   arena  shape         meaning
                                              game state): per cell 1 + its board token (shape + 1, connected
                                              arms << 8), then 1 if those cells are valid (0: unknown, rewrite),
                                              1 + the end of the history window written (0: unknown), its seat
+``mask_list``           i16    (256,)        the legal actions in the lock-step's mask row of this slot (not
+                                             game state), increasing: ``[0]`` 1 + their count (0: unknown, or
+                                             more than 255), then the actions (``common.keep_list``)
 ======================  =====  ============  ==============================================================
 
 The float observation is the reference's layout exactly (``sab2.observation``); the compact observation is an
@@ -65,6 +68,7 @@ from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
+from saboteur_env.core.common import clear_row, keep_list
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -160,7 +164,8 @@ H_P, H_R, H_HW, H_L, H_E, H_ROWS, H_COLS, H_START = range(8)
 H_GOAL = 8  # 3 goal cells
 H_WIN, H_OFFICIAL, H_NA, H_OBS, H_B, H_NBR, H_ISGOAL, H_CSIZE, H_COMPACT = range(11, 20)
 H_OFF = 24
-NUM_FIELDS = 30
+NUM_FIELDS = 31
+MASK_LIST = 255  # legal actions the lock-step's record holds (more: the row is cleared and sampled in full)
 HEADER = H_OFF + NUM_FIELDS
 
 FIELD_NAMES = (
@@ -169,7 +174,7 @@ FIELD_NAMES = (
     "last_roles",
     "discarded", "discards", "events",
     "sc", "theft_time", "gold", "stolen_held", "round_start_gold", "rr",
-    "rng", "last_rewards", "obs_cells",
+    "rng", "last_rewards", "obs_cells", "mask_list",
 )  # fmt: skip
 assert len(FIELD_NAMES) == NUM_FIELDS
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
@@ -222,6 +227,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)), "theft_time": ("i32", (p,)), "gold": ("i32", (p,)),
         "stolen_held": ("i32", (p,)), "round_start_gold": ("i32", (p,)), "rr": ("i32", (r, 4 + 6 * p)),
         "rng": ("u64", (6,)), "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)),
+        "mask_list": ("i16", (MASK_LIST + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -333,6 +339,7 @@ def views(i8, i16, i32, u64, f32, cfg):
         u64[o[27] : o[27] + B * 6].reshape((B, 6)),
         f32[o[28] : o[28] + B * P].reshape((B, P)),
         i16[o[29] : o[29] + B * (HW + 3)].reshape((B, HW + 3)),
+        i16[o[30] : o[30] + B * (MASK_LIST + 1)].reshape((B, MASK_LIST + 1)),
     )
 
 
@@ -569,6 +576,7 @@ def _setup(S, cfg, b, stack_c, stack_b, draw):
     S.rr[b] = 0
     S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's float row of this slot: rewrite in full next time
     S.obs_cells[b, cfg[H_HW] + 1] = 0
+    S.mask_list[b, 0] = 0  # the lock-step's mask row of this slot: rewrite in full next time
     sc_ = S.sc[b]
     games = sc_[SC_GAMES]
     sc_[:] = 0
@@ -578,9 +586,12 @@ def _setup(S, cfg, b, stack_c, stack_b, draw):
 
 # ---- mask --------------------------------------------------------------------------------------------------------
 @helper
-def _mask_range(S, cfg, b0, b1, masks, num_legal):
+def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     """The legal-action row of each slot (int8, zeroed here) and its number of legal actions (reference
-    ``rules.legal_action_mask`` with ``placement_table``)."""
+    ``rules.legal_action_mask`` with ``placement_table``).
+
+    ``incremental``: ``masks`` is the lock-step's own buffer: only the actions it set last time are cleared
+    (``mask_list``, ``common.clear_row``), and the new ones are kept for the next call and the sampler."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
@@ -601,9 +612,11 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
     ostop = odis + NUM_DK
     ofree = ostop + 1
     osteal = ofree + 4
+    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set
+    words = masks.view(np.uint64)  # rows are padded to whole words
+    lst = S.mask_list
     for b in range(b0, b1):
-        out = masks[b]
-        out[:] = 0
+        clear_row(masks, words, lst, b, incremental)
         sc_ = S.sc[b]
         if sc_[SC_OVER]:
             num_legal[b] = 0
@@ -616,19 +629,24 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
             for k in range(1, P):
                 x = (me + k) % P
                 if S.gold[b, x] - S.stolen_held[b, x] > 0:
-                    out[osteal + k] = 1
+                    masks[b, osteal + k] = 1
+                    pos[n] = osteal + k
                     n += 1
             num_legal[b] = n
+            keep_list(lst, b, pos, n, incremental)
             continue
         if phase == PH_PASS or phase == PH_FREE:
             for k in range(NUM_DK):
                 if hand[k] > 0:
-                    out[odis + k] = 1
+                    masks[b, odis + k] = 1
+                    pos[n] = odis + k
                     n += 1
             if phase == PH_PASS:
-                out[ostop] = 1
+                masks[b, ostop] = 1
+                pos[n] = ostop
                 n += 1
             num_legal[b] = n
+            keep_list(lst, b, pos, n, incremental)
             continue
         broken = S.broken[b]
         shape = S.cell_shape[b]
@@ -689,18 +707,21 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                     else:
                         ok = (po & conn) != 0
                     if ok:
-                        out[base + o] = 1
+                        masks[b, base + o] = 1
+                        pos[n] = base + o
                         n += 1
         for t in range(3):
             if hand[K_BROKEN + t] > 0:
                 for k in range(P):
                     if broken[(me + k) % P, t] == 0:
-                        out[ob + t * P + k] = 1
+                        masks[b, ob + t * P + k] = 1
+                        pos[n] = ob + t * P + k
                         n += 1
             if hand[K_BROKEN + 3 + t] > 0:
                 for k in range(P):
                     if broken[(me + k) % P, t]:
-                        out[orp + t * P + k] = 1
+                        masks[b, orp + t * P + k] = 1
+                        pos[n] = orp + t * P + k
                         n += 1
         for cd in range(3):
             if hand[K_BROKEN + 6 + cd] > 0:
@@ -708,65 +729,79 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal):
                     tool = DR_TOOLS[cd, ch]
                     for k in range(P):
                         if broken[(me + k) % P, tool]:
-                            out[odr + (cd * 2 + ch) * P + k] = 1
+                            masks[b, odr + (cd * 2 + ch) * P + k] = 1
+                            pos[n] = odr + (cd * 2 + ch) * P + k
                             n += 1
         for card in range(2):
             if hand[K_ROCKFALL if card == 0 else K_ROCKFALL2] > 0:
                 for c in range(HW):
                     s = shape[c]
                     if s >= 0 and s // 2 < NUM_PK:
-                        out[orf + card * HW + c] = 1
+                        masks[b, orf + card * HW + c] = 1
+                        pos[n] = orf + card * HW + c
                         n += 1
         if hand[K_MAP] > 0:
             for g in range(3):
                 if S.goal_revealed[b, g] == 0:
-                    out[om + g] = 1
+                    masks[b, om + g] = 1
+                    pos[n] = om + g
                     n += 1
         if hand[K_THEFT] > 0 and S.theft[b, me] == 0:
-            out[oth] = 1
+            masks[b, oth] = 1
+            pos[n] = oth
             n += 1
         if hand[K_HANDS_OFF] > 0:
             for k in range(P):
                 if S.theft[b, (me + k) % P]:
-                    out[oho + k] = 1
+                    masks[b, oho + k] = 1
+                    pos[n] = oho + k
                     n += 1
         if hand[K_SWAP_HAND] > 0:
             for k in range(1, P):
-                out[osh + k] = 1
+                masks[b, osh + k] = 1
+                pos[n] = osh + k
                 n += 1
         if hand[K_INSPECTION] > 0:
             for k in range(1, P):
-                out[oin + k] = 1
+                masks[b, oin + k] = 1
+                pos[n] = oin + k
                 n += 1
         if hand[K_SWAP_HATS] > 0 and sc_[SC_RESERVE_POS] < NUM_ROLE_CARDS:
             for k in range(P):
-                out[oha + k] = 1
+                masks[b, oha + k] = 1
+                pos[n] = oha + k
                 n += 1
         if hand[K_TRAPPED] > 0:
             for k in range(1, P):
                 if S.trapped[b, (me + k) % P] == 0:
-                    out[otr + k] = 1
+                    masks[b, otr + k] = 1
+                    pos[n] = otr + k
                     n += 1
         if hand[K_FREE_AT_LAST] > 0:
             for k in range(P):
                 if S.trapped[b, (me + k) % P]:
-                    out[ofa + k] = 1
+                    masks[b, ofa + k] = 1
+                    pos[n] = ofa + k
                     n += 1
         total = 0
         for k in range(NUM_DK):
             if hand[k] > 0:
-                out[odis + k] = 1
+                masks[b, odis + k] = 1
+                pos[n] = odis + k
                 n += 1
                 total += hand[k]
         if total >= 2:
             for t in range(3):
                 if broken[me, t]:
-                    out[ofree + t] = 1
+                    masks[b, ofree + t] = 1
+                    pos[n] = ofree + t
                     n += 1
             if S.trapped[b, me]:
-                out[ofree + 3] = 1
+                masks[b, ofree + 3] = 1
+                pos[n] = ofree + 3
                 n += 1
         num_legal[b] = n
+        keep_list(lst, b, pos, n, incremental)
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
@@ -1577,7 +1612,7 @@ def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f
             else:
                 done[b] = 0
             seats[b] = S.sc[b, SC_CURRENT]
-        _mask_range(S, cfg, lo, hi, mask, num_legal)
+        _mask_range(S, cfg, lo, hi, mask, num_legal, True)
         if obs_mode == 0:
             _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f, True)
         elif obs_mode == 1:
@@ -1619,7 +1654,7 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
 @kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     """The legal-action rows (int8, padded) and counts of slots ``b0..b1``."""
-    _mask_range(S, cfg, b0, b1, out, num_legal)
+    _mask_range(S, cfg, b0, b1, out, num_legal, False)
 
 
 @kernel
@@ -1635,4 +1670,4 @@ def apply_mask1(S, cfg, action, out, num_legal):
     """Apply ``action[0]`` (legal, unchecked) and write the next mask: one call per decision."""
     stack_c, stack_b = _stacks(cfg)
     _apply_range(S, cfg, 0, 1, action, stack_c, stack_b)
-    _mask_range(S, cfg, 0, 1, out, num_legal)
+    _mask_range(S, cfg, 0, 1, out, num_legal, False)
