@@ -98,6 +98,11 @@ def test_copies_pickles_and_edits() -> None:
     for dup in (game.clone(), pickle.loads(pickle.dumps(game)), copy.deepcopy(game)):
         assert dup.fingerprint() == game.fingerprint() and dup.batch.arenas["i8"] is not game.batch.arenas["i8"]
         assert dup.events == game.events and dup.round_results == game.round_results
+    # A state pickled by a version whose state had other fields (here: one i16 field fewer) is refused clearly.
+    old_state = game.__getstate__()
+    old_state["arenas"]["i16"] = old_state["arenas"]["i16"][:-256]
+    with pytest.raises(StateError, match="pickled by another saboteur-env version"):
+        type(game).__new__(type(game)).__setstate__(old_state)
     edited = game.clone()
     edited.hands[edited.current] = 0  # an edit through the views, then board_changed() as with the reference
     edited.board_changed()

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import ConfigError
+from saboteur_env.common.errors import ConfigError, StateError
 from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
 from saboteur_env.core.layout import Layout
@@ -181,7 +181,15 @@ class OneGame:
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.config = d["config"]
         self.batch = Batch(self.config, 1)
-        for k, v in d["arenas"].items():
+        arenas = d["arenas"]
+        if set(arenas) != set(self.batch.arenas) or any(
+            np.shape(v) != self.batch.arenas[k].shape for k, v in arenas.items()
+        ):
+            sizes = {k: np.shape(v) for k, v in arenas.items()}
+            need = {k: v.shape for k, v in self.batch.arenas.items()}
+            raise StateError(f"the pickled {self.config.game} state has arenas {sizes}; this version's state needs "
+                             f"{need} (it was pickled by another saboteur-env version)")  # fmt: skip
+        for k, v in arenas.items():
             self.batch.arenas[k][:] = v
         self._bind()
 
