@@ -3,8 +3,10 @@
     NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.compile_time base sab2 duel
 
 With an empty ``NUMBA_CACHE_DIR`` every kernel compiles cold; run it again with the same directory to measure the
-cached start. For each game it times the first ``VectorEnv`` steps (float and compact observations, bit masks,
-``observe``) and one whole ``raw_env`` game: what a user's first run of that game pays. ``first_use_s`` is wall
+cached start. For each game it times ``saboteur_env.core.warmup.exercise``: the first ``VectorEnv`` steps (float and
+compact observations, int8 and bit masks, the lock-step sampler, ``observe``) and one whole ``raw_env`` game, what a
+user's first run of that game pays. (``python -m saboteur_env.core.warmup`` compiles the games side by side in
+child processes instead.) ``first_use_s`` is wall
 time; ``cpu_s`` is this process's CPU time over the same span (compiling is single-threaded, so on an idle machine
 the two agree; on a loaded one ``cpu_s`` is the steadier measure).
 """
@@ -17,30 +19,14 @@ import os
 import subprocess
 import time
 
-import numpy as np
-
 GAMES = ("base", "sab2", "duel")
 
 
 def first_use(game: str) -> tuple[float, float]:
-    import saboteur_env as se
-    from saboteur_env.vector import LegalSampler, VectorEnv
+    from saboteur_env.core.warmup import exercise
 
-    config = {} if game == "base" else {"game": game}
     start, cpu = time.perf_counter(), time.process_time()
-    sampler = LegalSampler(0)
-    for obs_format, mask_format in (("float", "int8"), ("compact", "bits")):
-        venv = VectorEnv(4, obs_format=obs_format, mask_format=mask_format, **config)
-        venv.reset(seed=0)
-        for _ in range(3):
-            venv.step(venv.sample_actions(sampler))
-        venv.observe()
-    env = se.raw_env(**config)
-    env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else se.sample_legal(obs["action_mask"], rng))
+    exercise(game)
     return time.perf_counter() - start, time.process_time() - cpu
 
 
