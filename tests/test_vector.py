@@ -137,14 +137,12 @@ def test_sampler_is_uniform_over_legal_actions() -> None:
         LegalSampler(-1)
 
 
-@pytest.mark.parametrize(("game", "players", "record"), [("base", 3, "mask_cells"), ("base", 4, "mask_cells"),
-                                                         ("base", 10, "mask_cells"), ("duel", 2, "mask_list"),
-                                                         ("sab2", 3, "mask_list"), ("sab2", 12, "mask_list")])
-def test_lockstep_sampler_draws_what_the_generic_sampler_draws(game: str, players: int, record: str) -> None:
-    """The lock-step's sampler reads only what its record names (base: the mask words of ``mask_cells``;
-    Saboteur 2 and the Duel: the sorted action list ``mask_list``); with the same generator words it must pick
-    exactly what ``common.sample`` picks from the whole row: after reset() (record unknown), through automatic
-    resets, with two threads."""
+@pytest.mark.parametrize(("game", "players"), [("base", 3), ("base", 4), ("base", 10), ("duel", 2), ("sab2", 3),
+                                             ("sab2", 12)])
+def test_lockstep_sampler_draws_what_the_generic_sampler_draws(game: str, players: int) -> None:
+    """The lock-step's sampler draws from the sorted list of legal actions the mask kernel keeps (``mask_list``)
+    instead of reading the mask row; with the same generator words it must pick exactly what ``common.sample``
+    picks from the whole row: after reset() (list unknown), through automatic resets, with two threads."""
     from saboteur_env.core import common as kcommon
 
     env = VectorEnv(24, game=game, num_players=players, num_threads=2, copy=False)
@@ -161,7 +159,7 @@ def test_lockstep_sampler_draws_what_the_generic_sampler_draws(game: str, player
         fast = env.sample_actions(sampler)
         assert np.array_equal(fast, generic)
         assert np.array_equal(sampler._words, words)  # the same draws
-        known += int((env.batch.field(record)[:, 0] > 0).sum())
+        known += int((env.batch.field("mask_list")[:, 0] > 0).sum())
         env.step(fast)
     assert known > 20 * env.num_envs  # the fast path ran (a record was known) in most steps
 
@@ -346,11 +344,11 @@ def test_claims_illegal_claims_change_nothing() -> None:
     assert np.array_equal(venv.batch.field("sc"), fp) and venv.claims_log() == log and len(log) == 1
 
 
-@pytest.mark.parametrize(("game", "players"), [("base", 3), ("base", 10), ("sab2", 3), ("sab2", 12)])
+@pytest.mark.parametrize(("game", "players"), [("base", 3), ("base", 10), ("sab2", 3), ("sab2", 12), ("duel", 2)])
 def test_incremental_rows_equal_full_writes_through_resets_and_threads(game: str, players: int) -> None:
-    """The lock-step rewrites only the changed cells of its own float observation rows (``obs_cells``; in the
-    base game its mask rows too, ``mask_cells``); every step they must equal a full write into fresh arrays,
-    through automatic resets, a re-seeded reset() in the middle of the games and two threads."""
+    """The lock-step rewrites only the changed cells of its own float observation rows (``obs_cells``) and clears
+    only the legal actions of its last mask rows (``mask_list``); every step they must equal a full write into
+    fresh arrays, through automatic resets, a re-seeded reset() in the middle of the games and two threads."""
     env = VectorEnv(9, game=game, num_players=players, num_threads=2, copy=False)
     obs, info = env.reset(seed=11)
     sampler = LegalSampler(3)

@@ -40,8 +40,9 @@ field                 arena  shape         meaning
                                            per cell 1 + its board token, ``[HW]`` 1 when valid (0: unknown);
                                            ``[HW + 1]`` 1 + L + the first event of its history rows (0:
                                            unknown), ``[HW + 2]`` the seat they were written for
-``mask_cells``        i16    (HW + 1,)     the cells whose placement actions the lock-step's mask row of this
-                                           slot may hold: ``[0]`` 1 + their count (0: unknown), then the cells
+``mask_list``         i16    (256,)        the legal actions in the lock-step's mask row of this slot,
+                                           increasing: ``[0]`` 1 + their count (0: unknown, or more than
+                                           255), then the actions (``common.keep_list``)
 ====================  =====  ============  ==============================================================
 
 The last two fields describe the vector env's own output rows (not the game): ``step`` rewrites only what changed
@@ -86,7 +87,7 @@ from saboteur_env.base.cards import (
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
-from saboteur_env.core.common import kth_legal
+from saboteur_env.core.common import clear_row, keep_list
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -158,6 +159,7 @@ SC_ROUND, SC_CURRENT, SC_LAST, SC_LEFTOVER, SC_DECK_POS, SC_DECISIONS, SC_OVER, 
 SC_NUM_EVENTS, SC_GOLD_DECK, SC_NUM_RR, SC_ERROR, SC_GAMES = range(8, 13)
 NUM_SC = 16
 BLOCK = 32  # games per block of the fused lock-step
+MASK_LIST = 255  # legal actions the lock-step's record holds (more: the row is cleared and sampled in full)
 ERR_EVENTS = 1  # the event log overflowed (a bug: the capacity is a proven bound)
 
 # Config table (int64): a header, then the field offsets, the neighbour table, the sorted deck, the role cards
@@ -173,7 +175,7 @@ FIELD_NAMES = (
     "round_decks", "round_roles", "round_goals", "gold_deck", "gold_left", "hands", "roles", "broken", "peeked",
     "cell_shape", "cell_reach", "goal_kind", "goal_revealed", "last_round_roles",
     "discarded", "discards", "gold_cards", "events",
-    "sc", "gold_nuggets", "rr", "rng", "last_rewards", "obs_cells", "mask_cells",
+    "sc", "gold_nuggets", "rr", "rng", "last_rewards", "obs_cells", "mask_list",
 )  # fmt: skip
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
 
@@ -217,7 +219,8 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "last_round_roles": ("i8", (p,)), "discarded": ("i16", (p,)), "discards": ("i16", (NUM_DECK_KINDS,)),
         "gold_cards": ("i16", (p,)), "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)),
         "gold_nuggets": ("i32", (p,)), "rr": ("i32", (r, 4 + 3 * p)), "rng": ("u64", (6,)),
-        "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)), "mask_cells": ("i16", (hw + 1,)),
+        "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)),
+        "mask_list": ("i16", (MASK_LIST + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -420,7 +423,7 @@ def _setup(S, cfg, b, stack, draw):
     S.rr[b] = 0
     S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's output rows of this slot: rewrite in full next time
     S.obs_cells[b, cfg[H_HW] + 1] = 0
-    S.mask_cells[b, 0] = 0
+    S.mask_list[b, 0] = 0
     sc = S.sc[b]
     games = sc[SC_GAMES]
     sc[:] = 0
@@ -436,35 +439,20 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     ``num_legal[b]`` (reference ``rules.legal_action_mask``).
 
     ``incremental``: ``masks`` is the lock-step's own buffer, whose row still holds what the last incremental call
-    wrote (``mask_cells``): only the placement actions of the cells recorded there and the short tail of other
-    actions are cleared, not the whole row (most of it is placements, nearly all 0)."""
+    set (``mask_list``): only those bytes are cleared, not the whole row (``common.clear_row``), and the new legal
+    actions, set in increasing order, are kept for the next call and the lock-step's sampler."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     mark = np.zeros(HW, dtype=np.int8)
-    cand = np.empty(HW, dtype=np.int64)
+    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set (increasing)
+    words = masks.view(np.uint64)  # rows are padded to whole words
     # The state's arrays bound once per call and indexed with the slot: per-slot views (``S.hands[b]``) cost an
     # atomic reference count increment and decrement each.
-    scs, mcs, hands, brokens, shapes, reaches = S.sc, S.mask_cells, S.hands, S.broken, S.cell_shape, S.cell_reach
+    scs, lst, hands, brokens, shapes, reaches = S.sc, S.mask_list, S.hands, S.broken, S.cell_shape, S.cell_reach
     revealed = S.goal_revealed
-    # Rows are cleared in 8-byte words (rows are padded to whole words). A cleared word may take in bytes of a
-    # neighbouring cell's placements: harmless, every legal action is set after all clearing.
-    words = masks.view(np.uint64)
-    nw = words.shape[1]
-    tail = HW * NUM_O // 8
     for b in range(b0, b1):
-        if incremental and mcs[b, 0] > 0:
-            for i in range(mcs[b, 0] - 1):
-                base = mcs[b, 1 + i] * NUM_O
-                for w in range(base // 8, (base + NUM_O + 7) // 8):
-                    words[b, w] = 0
-            for w in range(tail, nw):
-                words[b, w] = 0
-        else:
-            for w in range(nw):
-                words[b, w] = 0
-        if incremental:
-            mcs[b, 0] = 1
+        clear_row(masks, words, lst, b, incremental)
         if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue
@@ -475,25 +463,23 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
             if hands[b, seat, k] > 0:
                 avail |= KIND_OBITS[k]
         if avail and brokens[b, seat, 0] == 0 and brokens[b, seat, 1] == 0 and brokens[b, seat, 2] == 0:
-            # Only empty cells next to a connected arm can take a card: collect them from the reached cells
-            # (a handful) instead of testing every cell's four neighbours.
-            nc = 0
+            # Only empty cells next to a connected arm can take a card: mark them from the reached cells (a
+            # handful), then visit the marked cells in order (the actions are set in increasing order).
+            lo_c = HW
+            hi_c = -1
             for c in range(HW):
                 r = reaches[b, c]
                 if r:
                     for d in range(4):
                         if (r >> d) & 1:
                             j = nbr[c, d]
-                            if j >= 0 and shapes[b, j] < 0 and not isgoal[j] and not mark[j]:
+                            if j >= 0 and shapes[b, j] < 0 and not isgoal[j]:
                                 mark[j] = 1
-                                cand[nc] = j
-                                nc += 1
-            if incremental:
-                mcs[b, 0] = nc + 1
-                for i in range(nc):
-                    mcs[b, 1 + i] = cand[i]
-            for i in range(nc):
-                c = cand[i]
+                                lo_c = min(lo_c, j)
+                                hi_c = max(hi_c, j)
+            for c in range(lo_c, hi_c + 1):
+                if not mark[c]:
+                    continue
                 mark[c] = 0
                 cons = 0
                 req = 0
@@ -516,6 +502,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                 for o in range(NUM_O):
                     if (bits >> o) & 1:
                         masks[b, base + o] = 1
+                        pos[n] = base + o
                         n += 1
         ob = HW * NUM_O
         orp = ob + 3 * P
@@ -528,11 +515,13 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                 for k in range(P):
                     if brokens[b, seat + k if seat + k < P else seat + k - P, t] == 0:
                         masks[b, ob + t * P + k] = 1
+                        pos[n] = ob + t * P + k
                         n += 1
             if hands[b, seat, 19 + t] > 0:
                 for k in range(P):
                     if brokens[b, seat + k if seat + k < P else seat + k - P, t]:
                         masks[b, orp + t * P + k] = 1
+                        pos[n] = orp + t * P + k
                         n += 1
         for cd in range(3):
             if hands[b, seat, 22 + cd] > 0:
@@ -541,23 +530,28 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                     for k in range(P):
                         if brokens[b, seat + k if seat + k < P else seat + k - P, tool]:
                             masks[b, odr + (cd * 2 + ch) * P + k] = 1
+                            pos[n] = odr + (cd * 2 + ch) * P + k
                             n += 1
         if hands[b, seat, 25] > 0:
             for c in range(HW):
                 s = shapes[b, c]
                 if s >= 0 and S_KIND[s] < NUM_PATH_KINDS:
                     masks[b, orf + c] = 1
+                    pos[n] = orf + c
                     n += 1
         if hands[b, seat, 26] > 0:
             for g in range(3):
                 if revealed[b, g] == 0:
                     masks[b, om + g] = 1
+                    pos[n] = om + g
                     n += 1
         for k in range(NUM_DECK_KINDS):
             if hands[b, seat, k] > 0:
                 masks[b, odis + k] = 1
+                pos[n] = odis + k
                 n += 1
         num_legal[b] = n
+        keep_list(lst, b, pos, n, incremental)
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
@@ -707,6 +701,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
     # reference count increment and decrement); per-slot views only where a helper takes one.
     scs, hands, shapes, reaches, revealed = S.sc, S.hands, S.cell_shape, S.cell_reach, S.goal_revealed
     kinds, discards, events, last_rewards = S.goal_kind, S.discards, S.events, S.last_rewards
+    brokens, peeked, discarded, decks = S.broken, S.peeked, S.discarded, S.round_decks
     order = np.empty(3, dtype=np.int64)  # goals revealed by a placement, in order
     newly = np.empty(3, dtype=np.int64)
     for b in range(b0, b1):
@@ -766,7 +761,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
             t = (a - ob) // P
             target = (seat + (a - ob) % P) % P
             hands[b, seat, 16 + t] -= 1
-            S.broken[b, target, t] = 1
+            brokens[b, target, t] = 1
             _log(events, scs, b, cfg[H_E], EV_BREAK, seat, 16 + t, target, -1, t)
         elif a < orf:
             if a < odr:
@@ -779,7 +774,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
                 kind = 22 + cc // 2
                 t = DR_TOOLS[cc // 2, cc % 2]
             hands[b, seat, kind] -= 1
-            S.broken[b, target, t] = 0
+            brokens[b, target, t] = 0
             discards[b, kind] += 1
             discards[b, 16 + t] += 1
             _log(events, scs, b, cfg[H_E], EV_REPAIR, seat, kind, target, -1, t)
@@ -795,20 +790,20 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
         elif a < odis:
             g = a - om
             hands[b, seat, 26] -= 1
-            S.peeked[b, seat, g] = 1
+            peeked[b, seat, g] = 1
             discards[b, 26] += 1
             _log(events, scs, b, cfg[H_E], EV_MAP, seat, 26, -1, -1, g)
         else:
             kind = a - odis
             hands[b, seat, kind] -= 1
             discards[b, kind] += 1
-            S.discarded[b, seat] += 1
+            discarded[b, seat] += 1
             _log(events, scs, b, cfg[H_E], EV_DISCARD, seat, kind, -1, -1, -1)
         if not round_over:
             D = cfg[H_D]
             r = scs[b, SC_ROUND]
             if scs[b, SC_DECK_POS] < D:
-                hands[b, seat, S.round_decks[b, r, scs[b, SC_DECK_POS]]] += 1
+                hands[b, seat, decks[b, r, scs[b, SC_DECK_POS]]] += 1
                 scs[b, SC_DECK_POS] += 1
             scs[b, SC_LAST] = seat
             if scs[b, SC_DECK_POS] < D:  # while cards are left to draw, every hand holds cards
@@ -1164,65 +1159,6 @@ def apply(S, cfg, b0, b1, actions):
     """Apply one (legal, unchecked) action per slot."""
     stack = np.empty(4 * cfg[H_HW] + 8, dtype=np.int64)
     _apply_range(S, cfg, b0, b1, actions, stack)
-
-
-@kernel
-def sample_lockstep(S, cfg, b0, b1, mask, num_legal, words, out):
-    """``common.sample`` (the same draws, the same actions) on the lock-step's own mask rows: where the row's
-    record (``mask_cells``) is known, only the placements of the recorded cells and the tail of other actions can
-    be legal, so only the 8-byte words that hold those are read (a few cache lines of a 1,300-byte row)."""
-    HW = cfg[H_HW]
-    mcs = S.mask_cells
-    rows = mask.view(np.uint64)
-    nw = rows.shape[1]
-    tail = HW * NUM_O // 8
-    ws = np.empty(HW * 5 + nw, dtype=np.int64)  # the words to read, increasing (a cell's 26 bytes span <= 5)
-    for b in range(b0, b1):
-        n = num_legal[b]
-        if n <= 0:
-            out[b] = -1
-            continue
-        k = k0 = crng.interval_at(words, b, n - 1)
-        m = mcs[b, 0] - 1
-        if m < 0:
-            out[b] = kth_legal(mask, rows, b, k)
-            continue
-        nws = 0
-        for i in range(m):  # insertion sort of the recorded cells' words (a handful of cells)
-            c = mcs[b, 1 + i]
-            for w in range(c * NUM_O // 8, (c * NUM_O + NUM_O + 7) // 8):
-                j = nws
-                while j > 0 and ws[j - 1] > w:
-                    j -= 1
-                if j > 0 and ws[j - 1] == w:
-                    continue  # shared with a neighbouring cell
-                for t in range(nws, j, -1):
-                    ws[t] = ws[t - 1]
-                ws[j] = w
-                nws += 1
-        for w in range(tail, nw):
-            if nws == 0 or ws[nws - 1] < w:
-                ws[nws] = w
-                nws += 1
-        found = -1
-        for i in range(nws):  # every legal byte lies in these words: count them word by word
-            x = rows[b, ws[i]]
-            if x == 0:
-                continue
-            cnt = int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-            if k >= cnt:
-                k -= cnt
-                continue
-            a = ws[i] * 8
-            while True:
-                if mask[b, a]:
-                    if k == 0:
-                        break
-                    k -= 1
-                a += 1
-            found = a
-            break
-        out[b] = found if found >= 0 else kth_legal(mask, rows, b, k0)  # (never: a record missing a legal byte)
 
 
 @kernel
