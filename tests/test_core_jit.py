@@ -166,3 +166,42 @@ def test_overload_lookups_during_a_compile_see_fast_flags(monkeypatch: pytest.Mo
     jit._with_fast_flags(_fresh_kernel)
     assert _fresh_kernel(np.arange(4, dtype=np.int64)) == 0 + 1 + 3 + 5
     assert seen and set(seen) == {jit._Flags}
+
+
+_STAMPED = """
+import sys
+from saboteur_env.core import jit
+if sys.argv[1] != "same":
+    jit.package_stamp = lambda: "another version of the package"
+sys.path.insert(0, sys.argv[2])
+import stamped_kernel
+assert stamped_kernel.plus_one(41) == 42
+stats = stamped_kernel.plus_one.stats
+print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+"""
+
+
+def test_kernel_caches_are_stamped_with_the_whole_package(tmp_path: Path) -> None:
+    """A kernel's cache entry records the digest of every source of the package (numba's own stamp covers only
+    the kernel's file): a process that sees another digest compiles afresh instead of loading machine code built
+    from other sources; the same digest loads it."""
+    assert kb_step_stamp()[1] == jit.package_stamp()
+    (tmp_path / "stamped_kernel.py").write_text(
+        "from saboteur_env.core.jit import kernel\n\n\n@kernel\ndef plus_one(x):\n    return x + 1\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(mode: str) -> str:
+        cmd = [sys.executable, "-c", _STAMPED, mode, str(tmp_path)]
+        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout.split()
+
+    assert run("same") == ["0", "1"]  # cold: compiled (a miss) and saved
+    assert run("same") == ["1", "0"]  # loaded from the cache
+    assert run("other") == ["0", "1"]  # another package digest: compiled afresh
+    assert run("other") == ["1", "0"]
+
+
+def kb_step_stamp() -> tuple[object, str]:
+    from saboteur_env.core import base as kb
+
+    return kb.step._cache._cache_file._source_stamp  # type: ignore[no-any-return]

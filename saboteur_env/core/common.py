@@ -7,7 +7,7 @@ import numpy as np
 
 from saboteur_env.common.errors import ActionError
 from saboteur_env.core import rng as crng
-from saboteur_env.core.jit import helper, kernel
+from saboteur_env.core.jit import helper, inline_helper, kernel
 
 
 @nb.njit(cache=True, nogil=True)
@@ -48,7 +48,7 @@ def sample_listed(lst, mask, num_legal, words, b0, b1, out):
         out[b] = lst[b, 1 + k] if lst[b, 0] == n + 1 else kth_legal(mask, rows, b, k)
 
 
-@helper
+@inline_helper
 def clear_row(masks, words, lst, b, incremental):
     """Clear mask row ``b`` before it is written: with ``incremental`` (the lock-step's own buffer) and a known
     list only the actions listed (those set last time), otherwise the whole row, word by word."""
@@ -62,7 +62,7 @@ def clear_row(masks, words, lst, b, incremental):
         lst[b, 0] = 1  # an empty list, until keep_list
 
 
-@helper
+@inline_helper
 def keep_list(lst, b, pos, n, incremental):
     """With ``incremental``: keep the ``n`` actions set in row ``b`` (``pos``, in the order they were set) as its
     sorted list, or mark it unknown when more than the list holds."""

@@ -42,7 +42,10 @@ still compile correctly, only with more specialisations.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba as nb
@@ -179,18 +182,55 @@ class _KernelCompiler(Compiler):
         return super().compile_extra(func)
 
 
+@functools.cache
+def package_stamp() -> str:
+    """A digest of every Python source of the installed ``saboteur_env`` package (computed once per process)."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def cached(disp: Any) -> Any:
+    """Make a cached dispatcher's cache entries depend on the whole package's sources, not only on its own file.
+
+    numba's cache index is stamped with the modification time and size of the function's own file only, but a
+    kernel links code and constant tables from other modules (helpers, ``core.rng``, ``core.common``, the card
+    tables): after a change to one of those alone (a ``git checkout``, an edited file), numba would load the old
+    machine code. With the package's digest in the stamp, any change to the package compiles the kernels afresh."""
+    cache_file = getattr(getattr(disp, "_cache", None), "_cache_file", None)
+    if cache_file is not None and hasattr(cache_file, "_source_stamp"):
+        cache_file._source_stamp = (cache_file._source_stamp, package_stamp())
+    return disp
+
+
 def kernel(fn: Callable[..., Any]) -> Any:
     """An entry point called from Python: ``numba.njit(cache=True, nogil=True)``, optimised without re-optimising
-    the helpers it links (see the module docstring)."""
-    return _with_fast_flags(nb.njit(cache=True, nogil=True, error_model="numpy", pipeline_class=_KernelCompiler)(fn))
+    the helpers it links (see the module docstring), cached under the package's digest (:func:`cached`)."""
+    disp = nb.njit(cache=True, nogil=True, error_model="numpy", pipeline_class=_KernelCompiler)(fn)
+    return cached(_with_fast_flags(disp))
 
 
 def helper(fn: Callable[..., Any]) -> Any:
     """A function only kernels call: no Python or C wrapper, one specialisation per argument kind, not cached."""
+    return _helper(fn, {})
+
+
+def inline_helper(fn: Callable[..., Any]) -> Any:
+    """A small helper that numba inlines into its callers' IR (``inline="always"``): a call passing arrays costs a
+    reference count increment and decrement per array (atomic operations, a few per call) that a loop over the
+    slots would pay per slot."""
+    return _helper(fn, {"inline": "always"})
+
+
+def _helper(fn: Callable[..., Any], extra: dict[str, Any]) -> Any:
     if getattr(nb.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT=1 (debugging): plain Python, as njit does
         return fn
+    options = {**_HELPER_OPTIONS, **extra}
     if not hasattr(CPUDispatcher, "get_call_template"):  # a numba without the hook: plain wrapper-less njit
         njit: Any = nb.njit  # numba's stubs do not list the wrapper options
-        return njit(**{k: v for k, v in _HELPER_OPTIONS.items() if k != "nopython"})(fn)
-    disp = _HelperDispatcher(py_func=fn, locals={}, targetoptions=dict(_HELPER_OPTIONS), pipeline_class=_HelperCompiler)
+        return njit(**{k: v for k, v in options.items() if k != "nopython"})(fn)
+    disp = _HelperDispatcher(py_func=fn, locals={}, targetoptions=options, pipeline_class=_HelperCompiler)
     return _with_fast_flags(disp)
