@@ -87,8 +87,8 @@ from saboteur_env.base.cards import (
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
-from saboteur_env.core.common import clear_row, keep_list
-from saboteur_env.core.jit import helper, kernel
+from saboteur_env.core.common import clear_rows, keep_list
+from saboteur_env.core.jit import helper, inline_helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ def _recompute_reach(shapes, reaches, b, nbr, start, stack):
                     sp += 1
 
 
-@helper
+@inline_helper
 def _reaching(shapes, reaches, b, nbr, cell):
     for d in range(4):
         j = nbr[cell, d]
@@ -439,7 +439,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     ``num_legal[b]`` (reference ``rules.legal_action_mask``).
 
     ``incremental``: ``masks`` is the lock-step's own buffer, whose row still holds what the last incremental call
-    set (``mask_list``): only those bytes are cleared, not the whole row (``common.clear_row``), and the new legal
+    set (``mask_list``): only those bytes are cleared, not the whole row (``common.clear_rows``), and the new legal
     actions, set in increasing order, are kept for the next call and the lock-step's sampler."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
@@ -451,8 +451,8 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     # atomic reference count increment and decrement each.
     scs, lst, hands, brokens, shapes, reaches = S.sc, S.mask_list, S.hands, S.broken, S.cell_shape, S.cell_reach
     revealed = S.goal_revealed
+    clear_rows(masks, words, lst, b0, b1, incremental)
     for b in range(b0, b1):
-        clear_row(masks, words, lst, b, incremental)
         if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue
@@ -555,7 +555,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
 
 
 # ---- transition --------------------------------------------------------------------------------------------------
-@helper
+@inline_helper
 def _log(events, scs, b, cap, etype, actor, kind, target, cell, arg):
     """Append one public event row to slot ``b``'s log (the batch's arrays indexed with the slot: no views)."""
     e = scs[b, SC_NUM_EVENTS]

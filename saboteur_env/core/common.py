@@ -48,18 +48,20 @@ def sample_listed(lst, mask, num_legal, words, b0, b1, out):
         out[b] = lst[b, 1 + k] if lst[b, 0] == n + 1 else kth_legal(mask, rows, b, k)
 
 
-@inline_helper
-def clear_row(masks, words, lst, b, incremental):
-    """Clear mask row ``b`` before it is written: with ``incremental`` (the lock-step's own buffer) and a known
-    list only the actions listed (those set last time), otherwise the whole row, word by word."""
-    if incremental and lst[b, 0] > 0:
-        for i in range(lst[b, 0] - 1):
-            masks[b, lst[b, 1 + i]] = 0
-    else:
-        for w in range(words.shape[1]):
-            words[b, w] = 0
-    if incremental:
-        lst[b, 0] = 1  # an empty list, until keep_list
+@helper
+def clear_rows(masks, words, lst, b0, b1, incremental):
+    """Clear mask rows ``b0..b1`` before they are written: with ``incremental`` (the lock-step's own buffer) and a
+    known list only the actions listed (those set last time), otherwise the whole row, word by word. One call per
+    range: a call per row would pay reference counts for its three arrays per row."""
+    for b in range(b0, b1):
+        if incremental and lst[b, 0] > 0:
+            for i in range(lst[b, 0] - 1):
+                masks[b, lst[b, 1 + i]] = 0
+        else:
+            for w in range(words.shape[1]):
+                words[b, w] = 0
+        if incremental:
+            lst[b, 0] = 1  # an empty list, until keep_list
 
 
 @inline_helper

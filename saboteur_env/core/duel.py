@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
-from saboteur_env.core.common import clear_row, keep_list
+from saboteur_env.core.common import clear_rows, keep_list
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -516,8 +516,8 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     lst, scs, hands, brokens, shapes, counters_, reaches = (S.mask_list, S.sc, S.hands, S.broken, S.cell_shape,
                                                             S.cell_counter, S.reach)  # fmt: skip
     revealed, keys = S.goal_revealed, S.cell_key
+    clear_rows(masks, words, lst, b0, b1, incremental)
     for b in range(b0, b1):
-        clear_row(masks, words, lst, b, incremental)
         if scs[b, SC_OVER]:
             num_legal[b] = 0
             continue

@@ -35,7 +35,7 @@ ONE = np.uint64(1)
 MASK64 = (1 << 64) - 1
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """64 x 64 -> 128-bit product as (high, low)."""
     a_lo, a_hi, b_lo, b_hi = a & M32, a >> U32, b & M32, b >> U32
@@ -46,7 +46,7 @@ def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     return hi, lo
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def next64(w: NDArray[np.uint64], b: int) -> np.uint64:
     """Advance the LCG of generator ``w[b]`` (state = state * MUL + inc mod 2^128) and return XSL-RR of the new
     state. Generators are rows of a 2-D array indexed here: a row view per call costs atomic reference counts."""
@@ -60,7 +60,7 @@ def next64(w: NDArray[np.uint64], b: int) -> np.uint64:
     return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def next32(w: NDArray[np.uint64], b: int) -> np.uint64:
     """numpy's 32-bit draw: the low half of a 64-bit draw, its high half buffered for the next call."""
     if w[b, 4]:

@@ -68,7 +68,7 @@ from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
-from saboteur_env.core.common import clear_row, keep_list
+from saboteur_env.core.common import clear_rows, keep_list
 from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
@@ -591,7 +591,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     ``rules.legal_action_mask`` with ``placement_table``).
 
     ``incremental``: ``masks`` is the lock-step's own buffer: only the actions it set last time are cleared
-    (``mask_list``, ``common.clear_row``), and the new ones are kept for the next call and the sampler."""
+    (``mask_list``, ``common.clear_rows``), and the new ones are kept for the next call and the sampler."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
@@ -615,8 +615,8 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set
     words = masks.view(np.uint64)  # rows are padded to whole words
     lst = S.mask_list
+    clear_rows(masks, words, lst, b0, b1, incremental)
     for b in range(b0, b1):
-        clear_row(masks, words, lst, b, incremental)
         sc_ = S.sc[b]
         if sc_[SC_OVER]:
             num_legal[b] = 0
