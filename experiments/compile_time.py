@@ -3,9 +3,9 @@
     NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.compile_time base sab2 duel
 
 With an empty ``NUMBA_CACHE_DIR`` every kernel compiles cold; run it again with the same directory to measure the
-cached start. For each game it times ``saboteur_env.core.warmup.exercise``: the first ``VectorEnv`` steps (float and
+cached start. For each game it times ``saboteur_env.warmup.exercise``: the first ``VectorEnv`` steps (float and
 compact observations, int8 and bit masks, the lock-step sampler, ``observe``) and one whole ``raw_env`` game, what a
-user's first run of that game pays. (``python -m saboteur_env.core.warmup`` compiles the games side by side in
+user's first run of that game pays. (``python -m saboteur_env.warmup`` compiles the games side by side in
 child processes instead.) ``first_use_s`` is wall
 time; ``cpu_s`` is this process's CPU time over the same span (compiling is single-threaded, so on an idle machine
 the two agree; on a loaded one ``cpu_s`` is the steadier measure).
@@ -23,7 +23,7 @@ GAMES = ("base", "sab2", "duel")
 
 
 def first_use(game: str) -> tuple[float, float]:
-    from saboteur_env.core.warmup import exercise
+    from saboteur_env.warmup import exercise
 
     start, cpu = time.perf_counter(), time.process_time()
     exercise(game)

@@ -1,4 +1,4 @@
-"""``saboteur_env.core.warmup``: compiling games ahead of first use in child processes."""
+"""``saboteur_env.warmup``: compiling games ahead of first use in child processes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from saboteur_env.core import warmup
+from saboteur_env import warmup
 
 
 def test_warm_compiles_in_a_child_process_and_reports(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,7 @@
 """Compile the games' kernels ahead of first use, in parallel processes (numba's on-disk cache keeps them).
 
-    python -m saboteur_env.core.warmup                 # all three games, one process each, all at once
-    python -m saboteur_env.core.warmup base --jobs 1   # one game, in this process
+    python -m saboteur_env.warmup                 # all three games, one process each, all at once
+    python -m saboteur_env.warmup base --jobs 1   # one game, in this process
 
 A game's kernels compile the first time the game is used in a process (about 13-17 s each on the 2-core
 development machine, docs/performance.md) and load from the cache after (under a second). Compiling is single
@@ -69,7 +69,7 @@ def warm(games: tuple[str, ...] = GAMES, jobs: int | None = None) -> float:
     while pending or running:
         while pending and len(running) < jobs:
             g = pending.pop(0)
-            cmd = [sys.executable, "-c", f"from saboteur_env.core.warmup import exercise; exercise({g!r})"]
+            cmd = [sys.executable, "-c", f"from saboteur_env.warmup import exercise; exercise({g!r})"]
             running.append((g, subprocess.Popen(cmd)))
         g, proc = running.pop(0)
         if proc.wait() != 0:
