@@ -203,6 +203,12 @@ Version History
   board planes of changed cells and the history entries; its core state has one more field, ``obs_cells``, so
   Saboteur 2 self-play checkpoints of earlier versions are refused with a clear error); the Duel's mask tests every
   orientation of a cell at once. Games, spaces and observations are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): the lock-step keeps each mask row's legal actions as a sorted list (core
+  state field ``mask_list`` in all three games; it replaces the base game's ``mask_cells``), clears only those and
+  samples from the list (``LegalSampler``: the same actions for the same seeds), so self-play checkpoints and pickled
+  core states of earlier versions are refused with a clear error; kernel caches are stamped with the package's
+  digest; ``python -m saboteur_env.warmup`` compiles the games ahead of use. Games, spaces, observations and masks
+  are unchanged.
 """
 
 from __future__ import annotations
