@@ -445,7 +445,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     mark = np.zeros(HW, dtype=np.int8)
-    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set (increasing)
+    pos = np.empty(masks.shape[1], dtype=np.int32)  # the actions set, in the order they are set (increasing)
     words = masks.view(np.uint64)  # rows are padded to whole words
     # The state's arrays bound once per call and indexed with the slot: per-slot views (``S.hands[b]``) cost an
     # atomic reference count increment and decrement each.
@@ -702,8 +702,10 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
     scs, hands, shapes, reaches, revealed = S.sc, S.hands, S.cell_shape, S.cell_reach, S.goal_revealed
     kinds, discards, events, last_rewards = S.goal_kind, S.discards, S.events, S.last_rewards
     brokens, peeked, discarded, decks = S.broken, S.peeked, S.discarded, S.round_decks
-    order = np.empty(3, dtype=np.int64)  # goals revealed by a placement, in order
-    newly = np.empty(3, dtype=np.int64)
+    # Goals revealed by a placement, in order: the stack's spare tail (no allocation per call). The flood fill
+    # pushes each (cell, arm) at most once, so it never reaches past 4 * HW entries.
+    order = stack[-8:-4]
+    newly = stack[-4:]
     for b in range(b0, b1):
         a = actions[b]
         if scs[b, SC_JUST_ENDED]:

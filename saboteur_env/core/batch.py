@@ -53,6 +53,7 @@ class Batch:
         self.compact_size = int(k.compact_size(config))
         self.views = tuple(self.field(f.name) for f in self.layout.fields)
         self._args = self._kernel_args()
+        self._mask_list = self.field("mask_list") if "mask_list" in self.layout.by_name else None
 
     def _kernel_args(self) -> tuple[Any, ...]:
         """What the kernels take before the config table: the module's own handle (``kernel_args``, e.g. one
@@ -69,6 +70,7 @@ class Batch:
         new.arenas = {k: v.copy() for k, v in self.arenas.items()}
         new.views = tuple(new.field(f.name) for f in new.layout.fields)
         new._args = new._kernel_args()
+        new._mask_list = new.field("mask_list") if new._mask_list is not None else None
         return new
 
     # ---- fields -------------------------------------------------------------------------------------------------
@@ -126,14 +128,11 @@ class Batch:
         b0: int = 0, b1: int | None = None, lockstep: bool = False,
     ) -> None:  # fmt: skip
         """A uniform legal action per slot (``common.sample``). ``lockstep``: ``mask`` is the lock-step's own mask
-        buffer (``step``'s), which a game's record lets the sampler read faster (the module's ``sample_lockstep``,
-        or ``common.sample_listed`` over its ``mask_list`` field: the same actions)."""
+        buffer (``step``'s), whose legal actions the game keeps as sorted lists (its ``mask_list`` field), so
+        ``common.sample_listed`` draws without reading the mask (the same actions)."""
         b1 = self.batch if b1 is None else b1
-        fast = getattr(self.k, "sample_lockstep", None) if lockstep else None
-        if fast is not None:
-            fast(*self._args, self.cfg, b0, b1, mask, num_legal, words, out)
-        elif lockstep and "mask_list" in self.layout.by_name:
-            kcommon.sample_listed(self.field("mask_list"), mask, num_legal, words, b0, b1, out)
+        if lockstep and self._mask_list is not None:
+            kcommon.sample_listed(self._mask_list, mask, num_legal, words, b0, b1, out)
         else:
             kcommon.sample(mask, num_legal, words, b0, b1, out)
 

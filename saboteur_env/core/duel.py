@@ -511,7 +511,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     o_bribe = o_pass + PASS_EMPTY + 1
     kinds = np.empty(NK, dtype=np.int64)
     orients = np.empty(NUM_O, dtype=np.int64)
-    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set
+    pos = np.empty(masks.shape[1], dtype=np.int32)  # the actions set, in the order they are set
     words = masks.view(np.uint64)  # rows are padded to whole words
     lst, scs, hands, brokens, shapes, counters_, reaches = (S.mask_list, S.sc, S.hands, S.broken, S.cell_shape,
                                                             S.cell_counter, S.reach)  # fmt: skip

@@ -612,7 +612,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     ostop = odis + NUM_DK
     ofree = ostop + 1
     osteal = ofree + 4
-    pos = np.empty(masks.shape[1], dtype=np.int64)  # the actions set, in the order they are set
+    pos = np.empty(masks.shape[1], dtype=np.int32)  # the actions set, in the order they are set
     words = masks.view(np.uint64)  # rows are padded to whole words
     lst = S.mask_list
     clear_rows(masks, words, lst, b0, b1, incremental)
