@@ -124,6 +124,8 @@ class CoreGameState(OneGame):
         self._events = f("events")[0]
         self._mask: NDArray[np.bool_] | None = None
         self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
+        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
+        self._mask_row = self._mask_buf[0, : self.batch.num_actions].view(np.bool_)
         self._num_legal = np.zeros(1, dtype=np.int64)
         self._action = np.zeros(1, dtype=np.int64)
         self._seat = np.zeros(1, dtype=np.int64)
@@ -203,7 +205,7 @@ def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
     if mask is None:
         batch = state.batch
         kb.masks(state._S, batch.cfg, 0, 1, state._mask_buf, state._num_legal)
-        mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
+        mask = state._mask_row.copy()
         mask.flags.writeable = False
         state._mask = mask
     return mask
@@ -227,7 +229,7 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
     # One kernel call: the action, the next mask and the next seat's observation.
     kb.apply_step1(s._S, batch.cfg, batch.rowcol, s._action, s._mask_buf, s._num_legal, s._seat, s._obs_buf)
     s._obs_seat = int(s._seat[0])
-    mask = s._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
+    mask = s._mask_row.copy()
     mask.flags.writeable = False
     s._mask = mask
     return s

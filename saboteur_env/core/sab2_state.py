@@ -146,6 +146,8 @@ class CoreSab2State(OneGame):
         self._events = f("events")[0]
         self._mask: NDArray[np.bool_] | None = None
         self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
+        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
+        self._mask_row = self._mask_buf[0, : self.batch.num_actions].view(np.bool_)
         self._num_legal = np.zeros(1, dtype=np.int64)
         self._action = np.zeros(1, dtype=np.int64)
         self._seat = np.zeros(1, dtype=np.int64)
@@ -262,7 +264,7 @@ def legal_action_mask(state: CoreSab2State) -> NDArray[np.bool_]:
     if mask is None:
         batch = state.batch
         ks.masks(batch._args[0], batch.cfg, 0, 1, state._mask_buf, state._num_legal)
-        mask = state._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
+        mask = state._mask_row.copy()
         mask.flags.writeable = False
         state._mask = mask
     return mask
@@ -279,7 +281,7 @@ def apply_action(state: CoreSab2State, action: int, *, inplace: bool = False) ->
     batch = s.batch
     s._action[0] = a
     ks.apply_mask1(batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)  # the next mask in the same call
-    mask = s._mask_buf[0, : batch.num_actions].view(np.bool_).copy()
+    mask = s._mask_row.copy()
     mask.flags.writeable = False
     s._mask = mask
     s._cache.clear()
