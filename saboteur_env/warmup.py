@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
-GAMES = ("base", "sab2", "duel")
+from saboteur_env import variants
+
+# The registered games with a compiled core (the package's own, registered when it is imported).
+GAMES = tuple(name for name in variants.names() if getattr(variants.get(name), "core", None))
 
 
 def exercise(game: str) -> None:
@@ -32,7 +35,7 @@ def exercise(game: str) -> None:
 
     if game not in GAMES:
         raise ValueError(f"game={game!r} is not valid; valid: {', '.join(GAMES)}")
-    config: dict[str, Any] = {} if game == "base" else {"game": game}
+    config: dict[str, Any] = {"game": game}
     sampler = LegalSampler(0)
     for obs_format, mask_format in (("float", "int8"), ("compact", "bits")):
         venv = VectorEnv(4, obs_format=obs_format, mask_format=mask_format, **config)
@@ -81,7 +84,7 @@ def warm(games: tuple[str, ...] = GAMES, jobs: int | None = None) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("games", nargs="*", metavar="GAME", help=f"any of {', '.join(GAMES)} (default: all three)")
+    parser.add_argument("games", nargs="*", metavar="GAME", help=f"any of {', '.join(GAMES)} (default: all)")
     parser.add_argument("--jobs", type=int, default=None, help="processes at once (default: one per game)")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:

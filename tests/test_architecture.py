@@ -63,7 +63,7 @@ ALLOWED = {
     # The claims layer (issue 18) reads the games' card data for its truth labels.
     "claims": {"common", "variant", *GAMES},
     # The compile warm-up drives the public API and the vector env (a tool over them, like experiments/).
-    "warmup": {"package", "vector"},
+    "warmup": {"package", "variants", "vector"},
     "cli": set(),  # console scripts: they import the repository's experiments/ by name, nothing of the package
     "api": {"variants", "common", "variant"},
     "variants": {"common", "variant", "core", *GAMES},
