@@ -440,12 +440,12 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
 
     ``incremental``: ``masks`` is the lock-step's own buffer, whose row still holds what the last incremental call
     set (``mask_list``): only those bytes are cleared, not the whole row (``common.clear_rows``), and the new legal
-    actions, set in increasing order, are kept for the next call and the lock-step's sampler."""
+    actions, set nearly in increasing order, are kept sorted for the next call and the lock-step's sampler."""
     P, HW = cfg[H_P], cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))  # once per call, not per slot
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     mark = np.zeros(HW, dtype=np.int8)
-    pos = np.empty(masks.shape[1], dtype=np.int32)  # the actions set, in the order they are set (increasing)
+    pos = np.empty(masks.shape[1], dtype=np.int32)  # the actions set, in the order they are set
     words = masks.view(np.uint64)  # rows are padded to whole words
     # The state's arrays bound once per call and indexed with the slot: per-slot views (``S.hands[b]``) cost an
     # atomic reference count increment and decrement each.
