@@ -53,6 +53,43 @@ def test_kernel_runs_helpers() -> None:
     assert _kernel_calls(a, np.int64(-2)) == -20 + 10
 
 
+@kernel
+def _fill(out, x):
+    for i in range(out.shape[0]):
+        out[i] = x + i
+
+
+def test_bound_calls_the_specialisation_of_its_arguments_on_the_same_arrays() -> None:
+    out = np.zeros(3, dtype=np.int64)
+    call = jit.bound(_fill, out, 5)
+    assert (_fill.signatures[-1][0], _fill.signatures[-1][1]) == (types.int64[::1], types.int64)
+    assert out.tolist() == [0, 0, 0]  # binding compiles; it does not run the kernel
+    call()
+    assert out.tolist() == [5, 6, 7]
+    out[:] = 0
+    call()  # the same array object, its new contents
+    assert out.tolist() == [5, 6, 7]
+    assert _fill.signatures.count(_fill.signatures[-1]) == 1
+
+
+def test_core_states_bind_their_b1_kernels_once() -> None:
+    import saboteur_env as se
+
+    for config in ({}, {"game": "sab2", "num_players": 5}, {"game": "duel"}):
+        env = se.raw_env(**config)
+        env.reset(seed=3)
+        game = env.game
+        obs, *_ = env.last()
+        env.step(se.sample_legal(obs["action_mask"], np.random.default_rng(0)))
+        calls = {k: v for k, v in vars(game).items() if k.startswith("_call_")}
+        assert calls and all(v is not None for k, v in calls.items() if k != "_call_observe"), (config, calls)
+        again = game.clone()  # a copy binds its own arrays
+        assert all(getattr(again, k) is None for k in calls)
+        obs2, *_ = env.last()
+        env.step(se.sample_legal(obs2["action_mask"], np.random.default_rng(0)))
+        assert all(getattr(game, k) is v for k, v in calls.items() if v is not None)
+
+
 def test_helpers_are_not_emitted_and_kernels_are() -> None:
     """A helper stays optimised IR (no machine code of its own, see jit's docstring); the kernel that links it
     emits it and runs it."""

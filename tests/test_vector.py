@@ -243,6 +243,39 @@ def test_sample_legal_is_uniform_and_checks_input() -> None:
         se.sample_legal(np.zeros(5, np.int8), rng)
     with pytest.raises(ValueError, match="1-D"):
         se.sample_legal(np.zeros((2, 5), np.int8), rng)
+    # Any non-zero int8 entry is legal; other dtypes are read as non-zero / zero.
+    assert se.sample_legal(np.array([0, 0, 5], np.int8), rng) == 2
+    assert se.sample_legal(np.array([0, 7, 0], np.int64), rng) == 1
+
+
+class _Raw:
+    """A generator stand-in whose bit generator returns the given raw 64-bit words in turn."""
+
+    def __init__(self, *words: int) -> None:
+        self.words = list(words)
+        self.bit_generator = self
+
+    def random_raw(self) -> int:
+        return self.words.pop(0)
+
+
+def test_sample_legal_reduces_63_raw_bits_and_draws_again_in_the_partial_top_block() -> None:
+    import saboteur_env as se
+    from saboteur_env.core.common import _pick
+
+    mask = np.zeros(40, np.int8)
+    mask[[3, 17, 39]] = 1
+    top = (1 << 63) - 1  # 2**63 % 3 == 2: the two highest 63-bit values are the partial block
+    assert [_pick(mask, r) for r in (0, 1, 2, 3, 4, top - 2)] == [3, 17, 39, 3, 17, [3, 17, 39][(top - 2) % 3]]
+    assert _pick(mask, top - 1) == -2 and _pick(mask, top) == -2
+    assert _pick(np.zeros(8, np.int8), 5) == -1
+    one = np.zeros(8, np.int8)
+    one[6] = 1
+    assert _pick(one, top) == 6  # 2**63 % 1 == 0: nothing is rejected
+    # The sampler reduces raw >> 1; a rejected word is followed by a fresh draw.
+    rng = _Raw(2**64 - 1, 2**64 - 3, 5 << 1)
+    assert se.sample_legal(mask, rng) == 39  # type: ignore[arg-type]
+    assert rng.words == []
 
 
 def test_legal_indices_equal_numpy_nonzero_and_check_input() -> None:

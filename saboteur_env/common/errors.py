@@ -31,6 +31,8 @@ class StateError(ValueError):
 
 def check_action_id(action: object, num_actions: int) -> int:
     """Validate an action id (an int, numpy integer or 0-d integer array in range) and return it as ``int``."""
+    if type(action) is int and 0 <= action < num_actions:  # the common case, first (one check per decision)
+        return action
     if isinstance(action, np.ndarray) and action.ndim == 0 and np.issubdtype(action.dtype, np.integer):
         action = action.item()
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):

@@ -33,6 +33,7 @@ from saboteur_env.common.geometry import geometry
 from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert import from_reference, round_results, to_reference
+from saboteur_env.core.jit import bound
 from saboteur_env.variant import Viewer
 
 _ARRAYS = (
@@ -132,6 +133,10 @@ class CoreGameState(OneGame):
         # The observation of the seat to act, written by the same kernel call as each action (seat -1: none).
         self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
         self._obs_seat = -1
+        # The B = 1 kernel calls on these arrays, bound at first use (``jit.bound``: no per-call dispatch).
+        self._call_masks: Callable[[], None] | None = None
+        self._call_step: Callable[[], None] | None = None
+        self._call_observe: Callable[[], None] | None = None
         # The per-config tables and caches of the reference state, for code that reads them (board helpers).
         variant = self.config.variant
         self.geo = geometry(self.config)
@@ -203,8 +208,11 @@ def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
     """Bool mask (read-only) for the seat to act; cached until the state changes."""
     mask = state._mask
     if mask is None:
-        batch = state.batch
-        kb.masks(state._S, batch.cfg, 0, 1, state._mask_buf, state._num_legal)
+        call = state._call_masks
+        if call is None:
+            call = state._call_masks = bound(kb.masks, state._S, state.batch.cfg, 0, 1, state._mask_buf,
+                                             state._num_legal)  # fmt: skip
+        call()
         mask = state._mask_row.copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -224,10 +232,14 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
             f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(ref, a)}"
         )
     s = state if inplace else state.clone()
-    batch = s.batch
     s._action[0] = a
     # One kernel call: the action, the next mask and the next seat's observation.
-    kb.apply_step1(s._S, batch.cfg, batch.rowcol, s._action, s._mask_buf, s._num_legal, s._seat, s._obs_buf)
+    call = s._call_step
+    if call is None:
+        batch = s.batch
+        call = s._call_step = bound(kb.apply_step1, s._S, batch.cfg, batch.rowcol, s._action, s._mask_buf,
+                                    s._num_legal, s._seat, s._obs_buf)  # fmt: skip
+    call()
     s._obs_seat = int(s._seat[0])
     mask = s._mask_row.copy()
     mask.flags.writeable = False
@@ -238,9 +250,13 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
 def encode_observation(state: CoreGameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat`` (a fresh array; the seat to act's is already computed by the last action)."""
     if seat != state._obs_seat:
-        batch = state.batch
         state._seat[0] = seat
-        kb.observe(state._S, batch.cfg, batch.rowcol, 0, 1, state._seat, state._obs_buf)
+        call = state._call_observe
+        if call is None:
+            batch = state.batch
+            call = state._call_observe = bound(kb.observe, state._S, batch.cfg, batch.rowcol, 0, 1, state._seat,
+                                               state._obs_buf)  # fmt: skip
+        call()
         state._obs_seat = seat
     return state._obs_buf[0].copy()
 

@@ -158,9 +158,23 @@ def nonzero_flat(flat, width, rows, cols):
     return k
 
 
+_TOP63 = (1 << 63) - 1
+
+
 @nb.njit(cache=True, nogil=True)
-def _kth_set(mask, k):
-    """Index of the ``k``-th (0-based) non-zero entry of a 1-D mask, or -1."""
+def _pick(mask, raw):
+    """The ``raw % n``-th non-zero entry of a 1-D mask with ``n`` non-zero entries, given 63 uniform random bits
+    ``raw``: -1 when ``n`` is 0, -2 when ``raw`` falls in the top ``2**63 % n`` values (draw again: ``raw % n`` is
+    then exactly uniform)."""
+    n = 0
+    for i in range(mask.shape[0]):
+        n += mask[i] != 0
+    if n == 0:
+        return -1
+    rem = (_TOP63 % n + 1) % n  # 2**63 mod n, in int64
+    if raw > _TOP63 - rem:
+        return -2
+    k = raw % n
     for i in range(mask.shape[0]):
         if mask[i]:
             if k == 0:
@@ -170,17 +184,22 @@ def _kth_set(mask, k):
 
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
-    """A uniformly random legal action of one mask (bool or int8 0/1, e.g. ``obs["action_mask"]``), drawn with
-    ``rng.integers`` (exactly uniform): a cheap replacement for ``np.flatnonzero(mask)[rng.integers(...)]``.
+    """A uniformly random legal action of one mask (bool or int8 0/1, e.g. ``obs["action_mask"]``): a cheap
+    replacement for ``np.flatnonzero(mask)[rng.integers(...)]``. Exactly uniform: 63 of the generator's raw bits
+    reduced modulo the number of legal actions, drawing again in the (vanishingly rare) partial top block.
 
     Raises ``ActionError`` (a ``ValueError``) when nothing is legal.
     """
-    m = np.asarray(mask)
+    m = mask if type(mask) is np.ndarray else np.asarray(mask)
     if m.ndim != 1:
         raise ActionError(f"mask must be 1-D, got shape {m.shape}")
-    if m.dtype == np.bool_:
-        m = m.view(np.int8)
-    n = int(np.count_nonzero(m))
-    if n == 0:
+    if m.dtype != np.int8:
+        m = m.view(np.int8) if m.dtype == np.bool_ or m.dtype == np.uint8 else (m != 0).view(np.int8)
+    bits = rng.bit_generator
+    while True:
+        a = int(_pick(m, bits.random_raw() >> 1))
+        if a != -2:
+            break
+    if a < 0:
         raise ActionError("no legal action in the mask")
-    return int(_kth_set(m, int(rng.integers(n))))
+    return a

@@ -27,6 +27,7 @@ from saboteur_env.common.errors import GameOverError, IllegalActionError, StateE
 from saboteur_env.core import duel as kd
 from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
 from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
+from saboteur_env.core.jit import bound
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel import render
 from saboteur_env.duel.explain import explain_illegal
@@ -141,6 +142,11 @@ class CoreDuelState(OneGame):
         self._num_legal = np.zeros(1, dtype=np.int64)
         self._action = np.zeros(1, dtype=np.int64)
         self._seat = np.zeros(1, dtype=np.int64)
+        self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
+        # The B = 1 kernel calls on these arrays, bound at first use (``jit.bound``: no per-call dispatch).
+        self._call_masks: Callable[[], None] | None = None
+        self._call_apply: Callable[[], None] | None = None
+        self._call_observe: Callable[[], None] | None = None
         self._cache: dict[str, Any] = {}  # the board helpers' (duel.board) per-board cache, as on the reference
 
     # ---- reference-compatible reads ----------------------------------------------------------------------------
@@ -236,8 +242,12 @@ def legal_action_mask(state: CoreDuelState) -> NDArray[np.bool_]:
     """Bool mask (read-only) for the seat to act; cached until the state changes."""
     mask = state._mask
     if mask is None:
-        batch = state.batch
-        kd.masks(batch._args[0], batch.cfg, 0, 1, state._mask_buf, state._num_legal)
+        call = state._call_masks
+        if call is None:
+            batch = state.batch
+            call = state._call_masks = bound(kd.masks, batch._args[0], batch.cfg, 0, 1, state._mask_buf,
+                                             state._num_legal)  # fmt: skip
+        call()
         mask = state._mask_row.copy()
         mask.flags.writeable = False
         state._mask = mask
@@ -256,9 +266,12 @@ def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) ->
             f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(ref, a)}"
         )
     s = state if inplace else state.clone()
-    batch = s.batch
     s._action[0] = a
-    kd.apply_mask1(batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)  # the next mask in the same call
+    call = s._call_apply
+    if call is None:  # the action and the next mask in one call
+        batch = s.batch
+        call = s._call_apply = bound(kd.apply_mask1, batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)
+    call()
     mask = s._mask_row.copy()
     mask.flags.writeable = False
     s._mask = mask
@@ -269,11 +282,14 @@ def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) ->
 def encode_observation(state: CoreDuelState, seat: int) -> NDArray[np.float32]:
     if seat not in (0, 1):
         raise ValueError(f"seat={seat!r} is out of range; valid: 0..1")
-    batch = state.batch
-    out = np.empty((1, batch.obs_size), dtype=np.float32)
     state._seat[0] = seat
-    kd.observe(batch._args[0], batch.cfg, batch.rowcol, 0, 1, state._seat, out)
-    return out[0]
+    call = state._call_observe
+    if call is None:
+        batch = state.batch
+        call = state._call_observe = bound(kd.observe, batch._args[0], batch.cfg, batch.rowcol, 0, 1, state._seat,
+                                           state._obs_buf)  # fmt: skip
+    call()
+    return state._obs_buf[0].copy()
 
 
 def encode_state(state: CoreDuelState) -> NDArray[np.float32]:
