@@ -221,10 +221,11 @@ def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
 
 def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) -> CoreGameState:
     """The reference's ``apply_action`` on the core (same errors, raised before any change)."""
-    if state.game_over:
+    if state._sc[kb.SC_OVER]:
         raise GameOverError("the game is over; start a new game")
     layout = state.layout
-    a = layout.check(action)
+    # A plain int in range is the common case; anything else goes through the layout's full check.
+    a = action if type(action) is int and 0 <= action < layout.num_actions else layout.check(action)
     mask = state._mask if state._mask is not None else legal_action_mask(state)
     if not mask[a]:
         ref = state.to_reference()

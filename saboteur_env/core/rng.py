@@ -17,6 +17,9 @@ buffering of 32-bit draws; ``interval`` is numpy's masked rejection sampler (``r
 Fisher-Yates from the end, what ``Generator.shuffle`` and ``Generator.permutation`` do for 1-D input. NEP 19 lets
 numpy change its streams between versions: :func:`self_check` compares this port with the installed numpy, and
 the core falls back to drawing the set-up with numpy calls when it fails (``tests/test_core_rng.py`` runs both).
+
+These are helpers (``core.jit``): only kernels call them (they have no Python wrapper and are compiled into the
+kernels that use them, not cached on their own).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import numba as nb
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.core.jit import helper, inline_helper
+
 MUL_HI = np.uint64(2549297995355413924)  # numpy's 128-bit PCG64 multiplier, high and low words
 MUL_LO = np.uint64(4865540595714422341)
 M32 = np.uint64(0xFFFFFFFF)
@@ -35,7 +40,7 @@ ONE = np.uint64(1)
 MASK64 = (1 << 64) - 1
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@inline_helper
 def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """64 x 64 -> 128-bit product as (high, low)."""
     a_lo, a_hi, b_lo, b_hi = a & M32, a >> U32, b & M32, b >> U32
@@ -46,7 +51,7 @@ def _mul64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     return hi, lo
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@inline_helper
 def next64(w: NDArray[np.uint64], b: int) -> np.uint64:
     """Advance the LCG of generator ``w[b]`` (state = state * MUL + inc mod 2^128) and return XSL-RR of the new
     state. Generators are rows of a 2-D array indexed here: a row view per call costs atomic reference counts."""
@@ -60,7 +65,7 @@ def next64(w: NDArray[np.uint64], b: int) -> np.uint64:
     return (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@inline_helper
 def next32(w: NDArray[np.uint64], b: int) -> np.uint64:
     """numpy's 32-bit draw: the low half of a 64-bit draw, its high half buffered for the next call."""
     if w[b, 4]:
@@ -72,7 +77,7 @@ def next32(w: NDArray[np.uint64], b: int) -> np.uint64:
     return v & M32
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def interval_at(w: NDArray[np.uint64], b: int, mx: int) -> np.int64:
     """A uniform integer in ``0..mx`` (mx < 2^32) from generator ``w[b]``, numpy's masked rejection on 32-bit
     draws."""
@@ -90,13 +95,13 @@ def interval_at(w: NDArray[np.uint64], b: int, mx: int) -> np.int64:
             return np.int64(v)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def interval(st: NDArray[np.uint64], mx: int) -> np.int64:
     """``interval_at`` of one generator's six words."""
     return interval_at(st.reshape((1, 6)), 0, mx)
 
 
-@nb.njit(cache=True, nogil=True)
+@helper
 def shuffle(st: NDArray[np.uint64], arr: NDArray[np.int8]) -> None:
     """In place, the same result as ``Generator.shuffle(arr)`` / ``arr[:] = Generator.permutation(arr)``."""
     w = st.reshape((1, 6))
