@@ -69,7 +69,7 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import rng as crng
 from saboteur_env.core.common import clear_rows, keep_list
-from saboteur_env.core.jit import helper, kernel
+from saboteur_env.core.jit import helper, inline_helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -462,7 +462,7 @@ def _goal_rotation(shape, reach, nbr, cell, kind, placed_cell):
 
 
 # ---- set-up and rounds -----------------------------------------------------------------------------------------------
-@helper
+@inline_helper
 def _hand_total(hands, seat):
     t = 0
     for k in range(NUM_DK):
@@ -616,19 +616,21 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
     words = masks.view(np.uint64)  # rows are padded to whole words
     lst = S.mask_list
     clear_rows(masks, words, lst, b0, b1, incremental)
+    # The field arrays are read once per call and indexed with the slot: a per-slot view (``S.hands[b, me]``) or an
+    # ``S.field`` read inside the loop costs an atomic reference count increment and decrement each.
+    f_sc, f_hands, f_broken, f_shape, f_reach = S.sc, S.hands, S.broken, S.cell_shape, S.reach
+    f_gold, f_stolen, f_trapped, f_grev, f_theft = S.gold, S.stolen_held, S.trapped, S.goal_revealed, S.theft
     for b in range(b0, b1):
-        sc_ = S.sc[b]
-        if sc_[SC_OVER]:
+        if f_sc[b, SC_OVER]:
             num_legal[b] = 0
             continue
-        me = sc_[SC_CURRENT]
-        hand = S.hands[b, me]
+        me = f_sc[b, SC_CURRENT]
         n = 0
-        phase = sc_[SC_PHASE]
+        phase = f_sc[b, SC_PHASE]
         if phase == PH_THEFT:
             for k in range(1, P):
                 x = (me + k) % P
-                if S.gold[b, x] - S.stolen_held[b, x] > 0:
+                if f_gold[b, x] - f_stolen[b, x] > 0:
                     masks[b, osteal + k] = 1
                     pos[n] = osteal + k
                     n += 1
@@ -637,7 +639,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
             continue
         if phase == PH_PASS or phase == PH_FREE:
             for k in range(NUM_DK):
-                if hand[k] > 0:
+                if f_hands[b, me, k] > 0:
                     masks[b, odis + k] = 1
                     pos[n] = odis + k
                     n += 1
@@ -648,18 +650,15 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
             num_legal[b] = n
             keep_list(lst, b, pos, n, incremental)
             continue
-        broken = S.broken[b]
-        shape = S.cell_shape[b]
-        reach = S.reach[b]
         any_path = False
         for k in range(NUM_PK):
-            if hand[k] > 0:
+            if f_hands[b, me, k] > 0:
                 any_path = True
                 break
-        if (any_path and broken[me, 0] == 0 and broken[me, 1] == 0 and broken[me, 2] == 0
-                and S.trapped[b, me] == 0):  # fmt: skip
+        if (any_path and f_broken[b, me, 0] == 0 and f_broken[b, me, 1] == 0 and f_broken[b, me, 2] == 0
+                and f_trapped[b, me] == 0):  # fmt: skip
             for c in range(HW):
-                if shape[c] >= 0 or isgoal[c]:
+                if f_shape[b, c] >= 0 or isgoal[c]:
                     continue
                 must_open = 0
                 must_closed = 0
@@ -673,7 +672,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                         continue
                     if isgoal[j]:
                         near_goal = True
-                    sj = shape[j]
+                    sj = f_shape[b, j]
                     if sj < 0:
                         continue
                     has_any = True
@@ -682,7 +681,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                     od = (d + 2) & 3
                     if (S_OPEN[sj] >> od) & 1:
                         must_open |= 1 << d
-                        if (reach[j] >> od) & 1:
+                        if (f_reach[b, j] >> od) & 1:
                             conn |= 1 << d
                     else:
                         must_closed |= 1 << d
@@ -691,7 +690,7 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                     continue
                 base = c * NUM_O
                 for o in range(NUM_O):
-                    if hand[P_KIND[o]] == 0:
+                    if f_hands[b, me, P_KIND[o]] == 0:
                         continue
                     po = P_OPEN[o]
                     match = (po & must_closed) == 0 and (must_open & ~po & 15) == 0
@@ -711,92 +710,92 @@ def _mask_range(S, cfg, b0, b1, masks, num_legal, incremental):
                         pos[n] = base + o
                         n += 1
         for t in range(3):
-            if hand[K_BROKEN + t] > 0:
+            if f_hands[b, me, K_BROKEN + t] > 0:
                 for k in range(P):
-                    if broken[(me + k) % P, t] == 0:
+                    if f_broken[b, (me + k) % P, t] == 0:
                         masks[b, ob + t * P + k] = 1
                         pos[n] = ob + t * P + k
                         n += 1
-            if hand[K_BROKEN + 3 + t] > 0:
+            if f_hands[b, me, K_BROKEN + 3 + t] > 0:
                 for k in range(P):
-                    if broken[(me + k) % P, t]:
+                    if f_broken[b, (me + k) % P, t]:
                         masks[b, orp + t * P + k] = 1
                         pos[n] = orp + t * P + k
                         n += 1
         for cd in range(3):
-            if hand[K_BROKEN + 6 + cd] > 0:
+            if f_hands[b, me, K_BROKEN + 6 + cd] > 0:
                 for ch in range(2):
                     tool = DR_TOOLS[cd, ch]
                     for k in range(P):
-                        if broken[(me + k) % P, tool]:
+                        if f_broken[b, (me + k) % P, tool]:
                             masks[b, odr + (cd * 2 + ch) * P + k] = 1
                             pos[n] = odr + (cd * 2 + ch) * P + k
                             n += 1
         for card in range(2):
-            if hand[K_ROCKFALL if card == 0 else K_ROCKFALL2] > 0:
+            if f_hands[b, me, K_ROCKFALL if card == 0 else K_ROCKFALL2] > 0:
                 for c in range(HW):
-                    s = shape[c]
+                    s = f_shape[b, c]
                     if s >= 0 and s // 2 < NUM_PK:
                         masks[b, orf + card * HW + c] = 1
                         pos[n] = orf + card * HW + c
                         n += 1
-        if hand[K_MAP] > 0:
+        if f_hands[b, me, K_MAP] > 0:
             for g in range(3):
-                if S.goal_revealed[b, g] == 0:
+                if f_grev[b, g] == 0:
                     masks[b, om + g] = 1
                     pos[n] = om + g
                     n += 1
-        if hand[K_THEFT] > 0 and S.theft[b, me] == 0:
+        if f_hands[b, me, K_THEFT] > 0 and f_theft[b, me] == 0:
             masks[b, oth] = 1
             pos[n] = oth
             n += 1
-        if hand[K_HANDS_OFF] > 0:
+        if f_hands[b, me, K_HANDS_OFF] > 0:
             for k in range(P):
-                if S.theft[b, (me + k) % P]:
+                if f_theft[b, (me + k) % P]:
                     masks[b, oho + k] = 1
                     pos[n] = oho + k
                     n += 1
-        if hand[K_SWAP_HAND] > 0:
+        if f_hands[b, me, K_SWAP_HAND] > 0:
             for k in range(1, P):
                 masks[b, osh + k] = 1
                 pos[n] = osh + k
                 n += 1
-        if hand[K_INSPECTION] > 0:
+        if f_hands[b, me, K_INSPECTION] > 0:
             for k in range(1, P):
                 masks[b, oin + k] = 1
                 pos[n] = oin + k
                 n += 1
-        if hand[K_SWAP_HATS] > 0 and sc_[SC_RESERVE_POS] < NUM_ROLE_CARDS:
+        if f_hands[b, me, K_SWAP_HATS] > 0 and f_sc[b, SC_RESERVE_POS] < NUM_ROLE_CARDS:
             for k in range(P):
                 masks[b, oha + k] = 1
                 pos[n] = oha + k
                 n += 1
-        if hand[K_TRAPPED] > 0:
+        if f_hands[b, me, K_TRAPPED] > 0:
             for k in range(1, P):
-                if S.trapped[b, (me + k) % P] == 0:
+                if f_trapped[b, (me + k) % P] == 0:
                     masks[b, otr + k] = 1
                     pos[n] = otr + k
                     n += 1
-        if hand[K_FREE_AT_LAST] > 0:
+        if f_hands[b, me, K_FREE_AT_LAST] > 0:
             for k in range(P):
-                if S.trapped[b, (me + k) % P]:
+                if f_trapped[b, (me + k) % P]:
                     masks[b, ofa + k] = 1
                     pos[n] = ofa + k
                     n += 1
         total = 0
         for k in range(NUM_DK):
-            if hand[k] > 0:
+            if f_hands[b, me, k] > 0:
                 masks[b, odis + k] = 1
                 pos[n] = odis + k
                 n += 1
-                total += hand[k]
+                total += f_hands[b, me, k]
         if total >= 2:
             for t in range(3):
-                if broken[me, t]:
+                if f_broken[b, me, t]:
                     masks[b, ofree + t] = 1
                     pos[n] = ofree + t
                     n += 1
-            if S.trapped[b, me]:
+            if f_trapped[b, me]:
                 masks[b, ofree + 3] = 1
                 pos[n] = ofree + 3
                 n += 1
@@ -1214,7 +1213,7 @@ def _apply_range(S, cfg, b0, b1, actions, stack_c, stack_b):
 
 
 # ---- observations ----------------------------------------------------------------------------------------------
-@helper
+@inline_helper
 def _cell_planes(out, HW, c, sh, r, clear):
     """Set (or with ``clear`` zero) the board planes of cell ``c`` holding shape ``sh`` (-1: none) with connected
     arms ``r``: the static planes of the shape, the reach planes 4-7 and plane 25 (a path card)."""
@@ -1333,10 +1332,9 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
             out[row + 5] = _hand_total(hands, x)
             out[row + 6] = f_gold[b, x]
             out[row + 7] = f_hats[b, x]
-            px = f_peeked[b, x]
-            out[row + 8] = px[0]
-            out[row + 9] = px[1]
-            out[row + 10] = px[2]
+            out[row + 8] = f_peeked[b, x, 0]
+            out[row + 9] = f_peeked[b, x, 1]
+            out[row + 10] = f_peeked[b, x, 2]
             out[row + 11] = f_disc[b, x]
             out[row + 12] = insp[seat, x]
             out[row + 13] = insp[x, seat]
@@ -1426,10 +1424,9 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
             out[row + 5] = _hand_total(hands, x)
             out[row + 6] = f_gold[b, x]
             out[row + 7] = f_hats[b, x]
-            px = f_peeked[b, x]
-            out[row + 8] = px[0]
-            out[row + 9] = px[1]
-            out[row + 10] = px[2]
+            out[row + 8] = f_peeked[b, x, 0]
+            out[row + 9] = f_peeked[b, x, 1]
+            out[row + 10] = f_peeked[b, x, 2]
             out[row + 11] = f_disc[b, x]
             out[row + 12] = insp[seat, x]
             out[row + 13] = insp[x, seat]
