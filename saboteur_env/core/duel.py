@@ -1038,28 +1038,23 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     act), written into ``obs[b]``: zero-filled, then only the non-zero entries set."""
     HW, L = cfg[H_HW], cfg[H_L]
     slot_of = cfg[cfg[H_SLOT] : cfg[H_SLOT] + HW]
+    # The field arrays are read once per call and indexed with the slot: a per-slot view (``S.hands[b]``) costs an
+    # atomic reference count increment and decrement each.
+    f_sc, f_shape, f_counter, f_grev, f_reach = S.sc, S.cell_shape, S.cell_counter, S.goal_revealed, S.reach
+    f_key, f_hands, f_peeked, f_broken = S.cell_key, S.hands, S.peeked, S.broken
+    f_gout, f_gcard, f_events = S.goal_out, S.goal_card, S.events
     for b in range(b0, b1):
         out = obs[b]
-        sc = S.sc[b]
-        me = seats[b] if seats[b] >= 0 else sc[SC_CURRENT]
+        me = seats[b] if seats[b] >= 0 else f_sc[b, SC_CURRENT]
         opp = 1 - me
-        shape = S.cell_shape[b]
-        counter = S.cell_counter[b]
-        # The slot's rows, read once: an ``S.field`` in the cell loop would be a load and a reference count per cell.
-        grev = S.goal_revealed[b]
-        reach_me = S.reach[b, me]
-        reach_op = S.reach[b, opp]
-        key = S.cell_key[b]
-        hands, peeked, broken = S.hands[b], S.peeked[b], S.broken[b]
-        goal_out, goal_card, events = S.goal_out[b], S.goal_card[b], S.events[b]
         out[:] = 0.0
         for c in range(HW):
-            sh = shape[c]
+            sh = f_shape[b, c]
             if sh >= 0:
                 for k in range(ST_NNZ[me, sh]):
                     out[ST_PLANE[me, sh, k] * HW + c] = ST_VAL[me, sh, k]
                 troll = S_TROLL[sh] != 0
-                cn = counter[c]
+                cn = f_counter[b, c]
                 if cn >= 0:
                     if troll:
                         out[(28 if cn == me else 29) * HW + c] = 1.0
@@ -1067,68 +1062,68 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
                         out[(37 if cn == me else 38) * HW + c] = 1.0
             else:
                 g = slot_of[c]
-                if g < 0 or grev[g]:
+                if g < 0 or f_grev[b, g]:
                     out[43 * HW + c] = 1.0
-            rm = reach_me[c]
-            ro = reach_op[c]
+            rm = f_reach[b, me, c]
+            ro = f_reach[b, opp, c]
             for d in range(4):
                 if (rm >> d) & 1:
                     out[(10 + d) * HW + c] = 1.0
                 if (ro >> d) & 1:
                     out[(14 + d) * HW + c] = 1.0
-            if key[c]:
+            if f_key[b, c]:
                 out[26 * HW + c] = 1.0
         out[39 * HW + cfg[H_START + me]] = 1.0
         out[40 * HW + cfg[H_START + opp]] = 1.0
         for g in range(GPR):
-            out[(42 if grev[g] else 41) * HW + cfg[H_GOAL + g]] = 1.0
+            out[(42 if f_grev[b, g] else 41) * HW + cfg[H_GOAL + g]] = 1.0
         pos = NUM_PLANES * HW
         for k in range(NK):
-            out[pos + k] = hands[me, k]
+            out[pos + k] = f_hands[b, me, k]
         pos += NK
         for g in range(GPR):
-            if peeked[me, g]:
-                out[pos + g * NUM_GOALS + goal_card[g]] = 1.0
+            if f_peeked[b, me, g]:
+                out[pos + g * NUM_GOALS + f_gcard[b, g]] = 1.0
         pos += GPR * NUM_GOALS
         for g in range(GPR):
-            out[pos + g] = peeked[me, g]
-            out[pos + GPR + g] = peeked[opp, g]
+            out[pos + g] = f_peeked[b, me, g]
+            out[pos + GPR + g] = f_peeked[b, opp, g]
         pos += 2 * GPR
         for t in range(3):
-            out[pos + t] = broken[me, t]
-            out[pos + 3 + t] = broken[opp, t]
+            out[pos + t] = f_broken[b, me, t]
+            out[pos + 3 + t] = f_broken[b, opp, t]
         pos += 6
         hm = 0
         ho = 0
         for k in range(NK):
-            hm += hands[me, k]
-            ho += hands[opp, k]
+            hm += f_hands[b, me, k]
+            ho += f_hands[b, opp, k]
         out[pos] = hm
         out[pos + 1] = ho
         pos += 2
         on_board = 0
         for g in range(NUM_GOALS):
-            on_board += goal_out[g] == 0
-        pool = on_board - GPR if not sc[SC_OVER] else on_board
-        out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
-        out[pos + 1] = sc[SC_COUNTERS]
-        out[pos + 2] = sc[SC_KEYS]
+            on_board += f_gout[b, g] == 0
+        pool = on_board - GPR if not f_sc[b, SC_OVER] else on_board
+        out[pos] = f_sc[b, SC_DECK_LEN] - f_sc[b, SC_DECK_POS]
+        out[pos + 1] = f_sc[b, SC_COUNTERS]
+        out[pos + 2] = f_sc[b, SC_KEYS]
         out[pos + 3] = max(0, pool)
         pos += 4
         out[pos] = _pile_sum(S, b, me)
         out[pos + 1] = _pile_sum(S, b, opp)
-        out[pos + 2] = sc[SC_SCORE_LEN + me]
-        out[pos + 3] = sc[SC_SCORE_LEN + opp]
+        out[pos + 2] = f_sc[b, SC_SCORE_LEN + me]
+        out[pos + 3] = f_sc[b, SC_SCORE_LEN + opp]
         pos += 4
-        out[pos + min(sc[SC_ROUND], 2)] = 1.0
+        out[pos + min(f_sc[b, SC_ROUND], 2)] = 1.0
         pos += 3
-        out[pos] = 1.0 if (sc[SC_CURRENT] == me and not sc[SC_OVER]) else 0.0
+        out[pos] = 1.0 if (f_sc[b, SC_CURRENT] == me and not f_sc[b, SC_OVER]) else 0.0
         out[pos + 1] = 1.0 if me == 1 else 0.0
         pos += 2
-        ne = sc[SC_NUM_EVENTS]
+        ne = f_sc[b, SC_NUM_EVENTS]
         k = min(L, ne)
         for i in range(k):
-            ev = events[ne - k + i]
+            ev = f_events[b, ne - k + i]
             row = pos + (L - k + i) * EVENT_SIZE
             out[row] = 1.0
             out[row + 1 + ev[0]] = 1.0
@@ -1146,54 +1141,50 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
     """The compact observation (:data:`COMPACT_DOC`) of ``seats[b]`` in slots ``b0..b1`` (int16)."""
     HW, L = cfg[H_HW], cfg[H_L]
     slot_of = cfg[cfg[H_SLOT] : cfg[H_SLOT] + HW]
+    # The field arrays are read once per call and indexed with the slot: a per-slot view (``S.hands[b]``) costs an
+    # atomic reference count increment and decrement each.
+    f_sc, f_shape, f_counter, f_grev, f_reach = S.sc, S.cell_shape, S.cell_counter, S.goal_revealed, S.reach
+    f_key, f_hands, f_peeked, f_broken = S.cell_key, S.hands, S.peeked, S.broken
+    f_gout, f_gcard, f_events = S.goal_out, S.goal_card, S.events
     for b in range(b0, b1):
         out = obs[b]
-        sc = S.sc[b]
-        me = seats[b] if seats[b] >= 0 else sc[SC_CURRENT]
+        me = seats[b] if seats[b] >= 0 else f_sc[b, SC_CURRENT]
         opp = 1 - me
-        shape = S.cell_shape[b]
-        counter = S.cell_counter[b]
-        grev = S.goal_revealed[b]  # the slot's rows, read once (as in _obs_float_range)
-        reach_me = S.reach[b, me]
-        reach_op = S.reach[b, opp]
-        key = S.cell_key[b]
-        hands, peeked, broken = S.hands[b], S.peeked[b], S.broken[b]
-        goal_out, goal_card, events = S.goal_out[b], S.goal_card[b], S.events[b]
         for c in range(HW):
-            sh = shape[c]
+            sh = f_shape[b, c]
             v = sh if sh >= 0 else EMPTY_TOKEN
-            if key[c]:
+            if f_key[b, c]:
                 v |= 1 << 7
-            cn = counter[c]
+            cn = f_counter[b, c]
             if cn >= 0:
                 v |= (1 if cn == me else 2) << 8
             g = slot_of[c]
             if g >= 0:
-                v |= (1 << 11) if grev[g] else (1 << 10)
+                v |= (1 << 11) if f_grev[b, g] else (1 << 10)
             out[2 * c] = v
-            out[2 * c + 1] = reach_me[c] | (reach_op[c] << 4)
+            out[2 * c + 1] = f_reach[b, me, c] | (f_reach[b, opp, c] << 4)
         pos = 2 * HW
         hm = 0
         ho = 0
         for k in range(NK):
-            out[pos + k] = hands[me, k]
-            hm += hands[me, k]
-            ho += hands[opp, k]
+            out[pos + k] = f_hands[b, me, k]
+            hm += f_hands[b, me, k]
+            ho += f_hands[b, opp, k]
         pos += NK
         pm = 0
         po = 0
         for g in range(GPR):
-            out[pos + g] = goal_card[g] if peeked[me, g] else -1
-            pm |= peeked[me, g] << g
-            po |= peeked[opp, g] << g
+            out[pos + g] = f_gcard[b, g] if f_peeked[b, me, g] else -1
+            pm |= f_peeked[b, me, g] << g
+            po |= f_peeked[b, opp, g] << g
         pos += GPR
         out[pos] = pm
         out[pos + 1] = po
         tm = 0
         to = 0
         for t in range(3):
-            tm |= broken[me, t] << t
-            to |= broken[opp, t] << t
+            tm |= f_broken[b, me, t] << t
+            to |= f_broken[b, opp, t] << t
         out[pos + 2] = tm
         out[pos + 3] = to
         out[pos + 4] = hm
@@ -1201,21 +1192,21 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
         pos += 6
         on_board = 0
         for g in range(NUM_GOALS):
-            on_board += goal_out[g] == 0
-        pool = on_board - GPR if not sc[SC_OVER] else on_board
-        out[pos] = sc[SC_DECK_LEN] - sc[SC_DECK_POS]
-        out[pos + 1] = sc[SC_COUNTERS]
-        out[pos + 2] = sc[SC_KEYS]
+            on_board += f_gout[b, g] == 0
+        pool = on_board - GPR if not f_sc[b, SC_OVER] else on_board
+        out[pos] = f_sc[b, SC_DECK_LEN] - f_sc[b, SC_DECK_POS]
+        out[pos + 1] = f_sc[b, SC_COUNTERS]
+        out[pos + 2] = f_sc[b, SC_KEYS]
         out[pos + 3] = max(0, pool)
         out[pos + 4] = _pile_sum(S, b, me)
         out[pos + 5] = _pile_sum(S, b, opp)
-        out[pos + 6] = sc[SC_SCORE_LEN + me]
-        out[pos + 7] = sc[SC_SCORE_LEN + opp]
-        out[pos + 8] = sc[SC_ROUND]
-        out[pos + 9] = 1 if (sc[SC_CURRENT] == me and not sc[SC_OVER]) else 0
+        out[pos + 6] = f_sc[b, SC_SCORE_LEN + me]
+        out[pos + 7] = f_sc[b, SC_SCORE_LEN + opp]
+        out[pos + 8] = f_sc[b, SC_ROUND]
+        out[pos + 9] = 1 if (f_sc[b, SC_CURRENT] == me and not f_sc[b, SC_OVER]) else 0
         out[pos + 10] = me
         pos += 11
-        ne = sc[SC_NUM_EVENTS]
+        ne = f_sc[b, SC_NUM_EVENTS]
         first = ne - L
         for i in range(L):
             e = first + i
@@ -1224,7 +1215,7 @@ def _obs_compact_range(S, cfg, b0, b1, seats, obs):
                 for k in range(5):
                     out[row + k] = -1
                 continue
-            ev = events[e]
+            ev = f_events[b, e]
             out[row] = ev[0]
             out[row + 1] = 1 if ev[1] == me else 0
             out[row + 2] = ev[2]
