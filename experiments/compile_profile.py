@@ -91,9 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     top = out["functions"].most_common(args.top)
     total = sum(out["functions"].values())
     if args.json:
+        from experiments.bench import machine_facts  # package, commit, dirty flag, versions, load
+
         print(json.dumps({"game": out["game"], "wall_s": round(out["wall_s"], 2), "llvm_s": round(out["llvm_s"], 2),
                           "compiled_s": round(total, 2), "top": [[k, round(v, 2)] for k, v in top],
-                          "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "(default: __pycache__)")}))  # fmt: skip
+                          "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR", "(default: __pycache__)"),
+                          **machine_facts()}))  # fmt: skip
         return 0
     print(f"{out['game']}: {out['wall_s']:.1f} s wall, {total:.1f} s in compiles, {out['llvm_s']:.1f} s of it in LLVM")
     for name, seconds in top:

@@ -72,7 +72,25 @@ def test_bound_calls_the_specialisation_of_its_arguments_on_the_same_arrays() ->
     assert _fill.signatures.count(_fill.signatures[-1]) == 1
 
 
-def test_core_states_bind_their_b1_kernels_once() -> None:
+def test_bound_finds_an_entry_point_once_per_kernel_and_argument_types() -> None:
+    a, b = np.zeros(3, dtype=np.int64), np.zeros(5, dtype=np.int64)
+    first, second = jit.bound(_fill, a, 1), jit.bound(_fill, b, 2)
+    assert first.func is second.func  # the same specialisation, from the process-wide table
+    assert second.args[0] is b
+    second()
+    assert b.tolist() == [2, 3, 4, 5, 6] and a.tolist() == [0, 0, 0]
+    other = np.zeros(4, dtype=np.int32)  # another type: another specialisation
+    third = jit.bound(_fill, other, 3)
+    assert third.func is not first.func
+    third()
+    assert other.tolist() == [3, 4, 5, 6]
+    ro = np.zeros(2, dtype=np.int64)
+    ro.flags.writeable = False  # numba types a read-only array apart: so does the key
+    assert jit._type_key(_fill, ro) != jit._type_key(_fill, a)
+    assert jit._type_key(_fill, 2**63) != jit._type_key(_fill, 5)  # beyond int64: typed by numba itself
+
+
+def test_core_states_bind_their_own_arrays() -> None:
     import saboteur_env as se
 
     for config in ({}, {"game": "sab2", "num_players": 5}, {"game": "duel"}):
@@ -81,13 +99,25 @@ def test_core_states_bind_their_b1_kernels_once() -> None:
         game = env.game
         obs, *_ = env.last()
         env.step(se.sample_legal(obs["action_mask"], np.random.default_rng(0)))
-        calls = {k: v for k, v in vars(game).items() if k.startswith("_call_")}
-        assert calls and all(v is not None for k, v in calls.items() if k != "_call_observe"), (config, calls)
-        again = game.clone()  # a copy binds its own arrays
-        assert all(getattr(again, k) is None for k in calls)
+        calls = {k: v for k, v in vars(game).items() if k.startswith("_call_") and v is not None}
+        assert calls, config
+        again = game.clone()  # a copy binds its own arrays, to the same entry points
+        variant = env.variant
+        mask = variant.legal_action_mask(again)
+        variant.apply_action(again, int(np.flatnonzero(mask)[0]), inplace=True)
+        for k, v in calls.items():
+            mine = getattr(again, k)
+            if mine is None:
+                continue
+            assert mine.func is v.func, (config, k)
+            tables = {id(again.batch.cfg), id(again.batch.rowcol)}  # shared by copies (read-only)
+            ours = {id(x) for x in mine.args if isinstance(x, np.ndarray)} - tables
+            assert ours and not ours & {id(x) for x in v.args if isinstance(x, np.ndarray)}, (config, k)
+            assert mine.args[0] is not v.args[0]  # the clone's own ViewsRef
+        assert again.fingerprint() != game.fingerprint()
         obs2, *_ = env.last()
         env.step(se.sample_legal(obs2["action_mask"], np.random.default_rng(0)))
-        assert all(getattr(game, k) is v for k, v in calls.items() if v is not None)
+        assert all(getattr(game, k) is v for k, v in calls.items())
 
 
 def test_helpers_are_not_emitted_and_kernels_are() -> None:

@@ -6,9 +6,13 @@ import numba as nb
 import numpy as np
 import pytest
 
+from saboteur_env.core import jit
 from saboteur_env.core import rng as crng
 
 
+# Cached under the package's digest (``jit.cached``): they link ``core.rng``'s helpers, and numba's own stamp is
+# this file only.
+@jit.cached
 @nb.njit(cache=True)
 def _perms(words, sizes, out):  # type: ignore[no-untyped-def]
     for k in range(sizes.shape[0]):
@@ -53,6 +57,7 @@ def test_written_back_words_continue_the_stream() -> None:
     assert copy.integers(0, 2**62, 20).tolist() == rng.integers(0, 2**62, 20).tolist()
 
 
+@jit.cached
 @nb.njit(cache=True)
 def _interval(words, mx):  # type: ignore[no-untyped-def]
     return crng.interval(words, mx)

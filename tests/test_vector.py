@@ -259,8 +259,11 @@ class _Raw:
         return self.words.pop(0)
 
 
-def test_sample_legal_reduces_63_raw_bits_and_draws_again_in_the_partial_top_block() -> None:
+def test_sample_legal_reduces_63_raw_bits_and_draws_again_in_the_partial_top_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import saboteur_env as se
+    from saboteur_env.core import common
     from saboteur_env.core.common import _pick
 
     mask = np.zeros(40, np.int8)
@@ -274,8 +277,24 @@ def test_sample_legal_reduces_63_raw_bits_and_draws_again_in_the_partial_top_blo
     assert _pick(one, top) == 6  # 2**63 % 1 == 0: nothing is rejected
     # The sampler reduces raw >> 1; a rejected word is followed by a fresh draw.
     rng = _Raw(2**64 - 1, 2**64 - 3, 5 << 1)
+    monkeypatch.setattr(common, "RAW64", (*common.RAW64, _Raw))
     assert se.sample_legal(mask, rng) == 39  # type: ignore[arg-type]
     assert rng.words == []
+
+
+def test_sample_legal_with_a_32_bit_generator_draws_with_integers() -> None:
+    import saboteur_env as se
+
+    mask = np.zeros(10, np.int8)
+    mask[[1, 4, 8]] = 1
+    rng = np.random.Generator(np.random.MT19937(5))  # random_raw() gives 32 bits: not reduced
+    copy = np.random.Generator(np.random.MT19937(5))
+    draws = [se.sample_legal(mask, rng) for _ in range(300)]
+    assert draws == [[1, 4, 8][int(copy.integers(3))] for _ in range(300)]
+    counts = np.bincount(draws, minlength=10)
+    assert counts[[1, 4, 8]].min() > 70 and counts.sum() == 300
+    with pytest.raises(ValueError, match="no legal action"):
+        se.sample_legal(np.zeros(5, np.int8), rng)
 
 
 def test_legal_indices_equal_numpy_nonzero_and_check_input() -> None:
@@ -401,12 +420,12 @@ def test_incremental_rows_equal_full_writes_through_resets_and_threads(game: str
     env.close()
 
 
-@pytest.mark.parametrize(("game", "planes"), [("base", 26), ("sab2", 31)])
+@pytest.mark.parametrize(("game", "planes"), [("base", 26), ("sab2", 31), ("duel", 44)])
 def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
     """The equality above is not vacuous: when the float row no longer holds what ``obs_cells`` records (here its
     board is wiped behind the record's back), the next step leaves it wrong; a new game in the slot (which marks
     the record unknown) makes it right again."""
-    env = VectorEnv(4, game=game, num_players=4, copy=False)
+    env = VectorEnv(4, game=game, num_players=2 if game == "duel" else 4, copy=False)
     env.reset(seed=2)
     sampler = LegalSampler(0)
     for _ in range(5):
@@ -422,14 +441,14 @@ def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
     assert np.array_equal(obs, env.observe())
 
 
-@pytest.mark.parametrize("game", ["base", "sab2"])
+@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
 def test_a_state_written_into_a_slot_resets_its_incremental_record(game: str) -> None:
     """Writing another game's state into a lock-step slot (``convert.from_reference``) marks the slot's records
     unknown: the next step rewrites its rows in full instead of clearing entries of a log that is not there."""
-    from saboteur_env.core import convert, convert_sab2
+    from saboteur_env.core import convert, convert_duel, convert_sab2
 
-    conv = convert if game == "base" else convert_sab2
-    env = VectorEnv(3, game=game, num_players=5, copy=False)
+    conv = {"base": convert, "sab2": convert_sab2, "duel": convert_duel}[game]
+    env = VectorEnv(3, game=game, num_players=2 if game == "duel" else 5, copy=False)
     env.reset(seed=4)
     sampler = LegalSampler(1)
     for _ in range(12):

@@ -159,13 +159,15 @@ def nonzero_flat(flat, width, rows, cols):
 
 
 _TOP63 = (1 << 63) - 1
+# Bit generators whose ``random_raw()`` gives 64 uniform bits (MT19937's gives 32: it draws with ``integers``).
+RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
 
 
 @nb.njit(cache=True, nogil=True)
 def _pick(mask, raw):
     """The ``raw % n``-th non-zero entry of a 1-D mask with ``n`` non-zero entries, given 63 uniform random bits
-    ``raw``: -1 when ``n`` is 0, -2 when ``raw`` falls in the top ``2**63 % n`` values (draw again: ``raw % n`` is
-    then exactly uniform)."""
+    ``raw`` (a Python int below 2**63, typed int64): -1 when ``n`` is 0, -2 when ``raw`` falls in the top
+    ``2**63 % n`` values (draw again: ``raw % n`` is then exactly uniform). With ``raw < n`` it is the ``raw``-th."""
     n = 0
     for i in range(mask.shape[0]):
         n += mask[i] != 0
@@ -185,8 +187,9 @@ def _pick(mask, raw):
 
 def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
     """A uniformly random legal action of one mask (bool or int8 0/1, e.g. ``obs["action_mask"]``): a cheap
-    replacement for ``np.flatnonzero(mask)[rng.integers(...)]``. Exactly uniform: 63 of the generator's raw bits
-    reduced modulo the number of legal actions, drawing again in the (vanishingly rare) partial top block.
+    replacement for ``np.flatnonzero(mask)[rng.integers(...)]``. Exactly uniform: with a 64-bit bit generator
+    (numpy's default PCG64, PCG64DXSM, Philox, SFC64) 63 of its raw bits reduced modulo the number of legal actions,
+    drawing again in the (vanishingly rare) partial top block; with any other, ``rng.integers``.
 
     Raises ``ActionError`` (a ``ValueError``) when nothing is legal.
     """
@@ -196,10 +199,14 @@ def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
     if m.dtype != np.int8:
         m = m.view(np.int8) if m.dtype == np.bool_ or m.dtype == np.uint8 else (m != 0).view(np.int8)
     bits = rng.bit_generator
-    while True:
-        a = int(_pick(m, bits.random_raw() >> 1))
-        if a != -2:
-            break
+    if isinstance(bits, RAW64):
+        while True:
+            a = int(_pick(m, bits.random_raw() >> 1))
+            if a != -2:
+                break
+    else:
+        n = int(np.count_nonzero(m))
+        a = int(_pick(m, int(rng.integers(n)))) if n else -1
     if a < 0:
         raise ActionError("no legal action in the mask")
     return a

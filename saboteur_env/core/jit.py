@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numba as nb
+import numpy as np
 from numba.core import dispatcher as _dispatcher
 from numba.core import types
 from numba.core.codegen import JITCodeLibrary
@@ -213,18 +214,41 @@ def kernel(fn: Callable[..., Any]) -> Any:
     return cached(_with_fast_flags(disp))
 
 
+_ENTRY_POINTS: dict[tuple[Any, ...], Any] = {}
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _type_key(disp: Any, a: Any) -> Any:
+    """A cheap key that determines the numba type of argument ``a`` (what ``typeof`` would compute, slowly)."""
+    if isinstance(a, np.ndarray):
+        f = a.flags
+        return (a.dtype.str, a.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if type(a) is int and _INT64[0] <= a < _INT64[1]:
+        return int
+    if type(a) is bool:
+        return bool
+    t = getattr(a, "_numba_type_", None)  # a StructRef proxy (``ViewsRef``) carries its type
+    return t if t is not None else disp.typeof_pyval(a)
+
+
 def bound(disp: Any, *args: Any) -> Callable[[], Any]:
     """A call of kernel ``disp`` on exactly ``args``, without numba's per-call dispatch: the kernel is compiled (or
-    loaded from the cache) for ``args``' types now, and the call goes straight to that specialisation's machine code.
+    loaded from the cache) for ``args``' types, and the call goes straight to that specialisation's machine code.
 
     The dispatcher types every argument of every call before it finds the specialisation; for a ``ViewsRef`` that
-    is a Python-level ``typeof`` (about 1.2 us of a B = 1 call that does 1-2 us of work). A B = 1 state calls the
+    is a Python-level ``typeof`` (about 1.2 us of a B = 1 call that does 1-3 us of work). A B = 1 state calls the
     same kernels on the same arrays every decision, so it binds each call once (the arrays' contents change, the
-    objects and their types do not). Only for arguments whose types never change: the bound call does not check
-    them again."""
+    objects and their types do not). The entry point is found once per kernel and argument types (a process-wide
+    table keyed by cheap type keys): binding a fresh state, e.g. a clone in a tree search, costs a few
+    microseconds, not numba's typing and compile lookup (about 100 us). Only for arguments whose types never
+    change: the bound call does not check them again."""
     if getattr(nb.config, "DISABLE_JIT", False) or not hasattr(disp, "typeof_pyval"):
         return functools.partial(disp, *args)
-    return functools.partial(disp.compile(tuple(disp.typeof_pyval(a) for a in args)), *args)
+    key = (disp, *(_type_key(disp, a) for a in args))
+    entry = _ENTRY_POINTS.get(key)
+    if entry is None:
+        entry = _ENTRY_POINTS[key] = disp.compile(tuple(disp.typeof_pyval(a) for a in args))
+    return functools.partial(entry, *args)
 
 
 def helper(fn: Callable[..., Any]) -> Any:
