@@ -70,7 +70,6 @@ def from_reference(state: DuelState, batch: Batch, b: int) -> None:
     for seat in (0, 1):
         piles[seat, : len(state.score[seat])] = state.score[seat]
     f("mask_list")[b, 0] = 0  # a lock-step mask row of this slot is rewritten in full next time
-    f("obs_cells")[b, -1] = 0  # and its float observation row
     ev = f("events")[b]
     ev[:] = -1
     if state.events:

@@ -37,13 +37,10 @@ field                 arena  shape         meaning
 ``mask_list``         i16    (256,)        the legal actions in the lock-step's mask row of this slot, in
                                            increasing order: ``[0]`` 1 + their count (0: unknown, or more
                                            than 255), then the actions
-``obs_cells``         i32    (HW + 1,)     what the lock-step's float observation row of this slot holds: each
-                                           cell's token (``_board_cell``), ``[HW]`` 1 when they are known
 ====================  =====  ============  ==============================================================
 
-The last two fields describe the vector env's own mask and float observation rows (not the game): ``step``
-clears only the actions it set there last time, the lock-step's sampler draws from the list, and the board planes
-of a cell are written again only when its token changed (a new game marks both unknown: a full write).
+The last field describes the vector env's own mask row (not the game): ``step`` clears only the actions it set
+there last time, and the lock-step's sampler draws from the list (a new game marks it unknown: a full write).
 
 The float observation is the reference's layout exactly (``duel.observation``); the compact observation is an
 int16 vector holding the same information (:data:`COMPACT_DOC`, :func:`expand_compact`).
@@ -63,7 +60,7 @@ from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
 from saboteur_env.core.common import clear_rows, keep_list
-from saboteur_env.core.jit import helper, inline_helper, kernel
+from saboteur_env.core.jit import helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -192,14 +189,14 @@ H_HW, H_R, H_L, H_E, H_ROWS, H_COLS, H_START = range(7)  # 6, 7: blue and green 
 H_GOAL = 8  # 6 goal cells
 H_WIN, H_NA, H_OBS, H_COMPACT, H_B, H_NBR, H_NTG, H_SLOT, H_ISGOAL, H_CSIZE = range(14, 24)
 H_OFF = 24
-NUM_FIELDS = 23
+NUM_FIELDS = 22
 MASK_LIST = 255  # legal actions the lock-step's record holds (more: the row is cleared and sampled in full)
 HEADER = H_OFF + NUM_FIELDS
 
 FIELD_NAMES = (
     "card_rank", "goal_rank", "card_out", "goal_out", "score_vals", "deck", "hands", "broken", "cell_shape",
     "cell_counter", "cell_key", "goal_card", "goal_revealed", "peeked", "reach", "discards", "events", "sc", "rr",
-    "rng", "last_rewards", "mask_list", "obs_cells",
+    "rng", "last_rewards", "mask_list",
 )  # fmt: skip
 Views = namedtuple("Views", FIELD_NAMES)  # type: ignore[misc]  # the names are data (FIELD_NAMES)
 
@@ -245,7 +242,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "cell_key": ("i8", (hw,)), "goal_card": ("i8", (GPR,)), "goal_revealed": ("i8", (GPR,)),
         "peeked": ("i8", (2, GPR)), "reach": ("i8", (2, hw)), "discards": ("i16", (NK,)), "events": ("i16", (e, 5)),
         "sc": ("i32", (NUM_SC,)), "rr": ("i32", (r, 6)), "rng": ("u64", (6,)), "last_rewards": ("f32", (2,)),
-        "mask_list": ("i16", (MASK_LIST + 1,)), "obs_cells": ("i32", (hw + 1,)),
+        "mask_list": ("i16", (MASK_LIST + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
 
@@ -481,7 +478,6 @@ def _setup(S, cfg, b, wk, draw):
     S.events[b] = -1
     S.rr[b] = 0
     S.mask_list[b, 0] = 0  # the lock-step's mask row of this slot: rewrite in full next time
-    S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's float row of this slot: rewrite in full next time
     sc = S.sc[b]
     games = sc[SC_GAMES]
     sc[:] = 0
@@ -1036,49 +1032,10 @@ def _apply_range(S, cfg, b0, b1, actions, wk, trial):
 
 
 # ---- observations ----------------------------------------------------------------------------------------------
-# A board cell's entries in the float observation's planes as one token: what ``_board_cell`` writes from it.
-#   bits 0-9   shape + 1 (0: no card)             bit 10     the "empty" plane 43 (no card, not a face-down goal)
-#   bits 11-12 counter: 0 none, 1 mine, 2 theirs  bits 13-16 my reach      bits 17-20 their reach
-#   bit 21     key token                          bit 22     the viewer (a card's planes depend on it; 0 without)
-assert ST_NNZ.shape[1] < 1023  # shapes fit in the token's 10 bits
-
-
-@inline_helper
-def _board_cell(out, HW, c, tok, clear):
-    """Set cell ``c``'s board-plane entries described by ``tok``, or with ``clear`` set them back to 0."""
-    sh = (tok & 1023) - 1
-    who = (tok >> 22) & 1
-    cnst = (tok >> 11) & 3
-    if sh >= 0:
-        for k in range(ST_NNZ[who, sh]):
-            out[ST_PLANE[who, sh, k] * HW + c] = 0.0 if clear else ST_VAL[who, sh, k]
-        if cnst:
-            if S_TROLL[sh] != 0:
-                out[(28 if cnst == 1 else 29) * HW + c] = 0.0 if clear else 1.0
-            else:
-                out[(37 if cnst == 1 else 38) * HW + c] = 0.0 if clear else 1.0
-    elif (tok >> 10) & 1:
-        out[43 * HW + c] = 0.0 if clear else 1.0
-    rm = (tok >> 13) & 15
-    ro = (tok >> 17) & 15
-    for d in range(4):
-        if (rm >> d) & 1:
-            out[(10 + d) * HW + c] = 0.0 if clear else 1.0
-        if (ro >> d) & 1:
-            out[(14 + d) * HW + c] = 0.0 if clear else 1.0
-    if (tok >> 21) & 1:
-        out[26 * HW + c] = 0.0 if clear else 1.0
-
-
 @helper
-def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
+def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs):
     """The reference's ``encode_observation(state, seat)`` for slots ``b0..b1`` (``seats[b]``, -1: the seat to
-    act), written into ``obs[b]``: zero-filled, then only the non-zero entries set.
-
-    ``incremental``: ``obs`` is the lock-step's own buffer, whose row still holds what the last incremental write
-    put there (``obs_cells``: each cell's token, see ``_board_cell``): the board planes of a cell are cleared and
-    written again only when its token changed (empty cells keep theirs; a card's changes with the viewer, who
-    alternates), instead of zero-filling the 44 planes."""
+    act), written into ``obs[b]``: zero-filled, then only the non-zero entries set."""
     HW, L = cfg[H_HW], cfg[H_L]
     slot_of = cfg[cfg[H_SLOT] : cfg[H_SLOT] + HW]
     # The field arrays are read once per call and indexed with the slot: a per-slot view (``S.hands[b]``) costs an
@@ -1086,43 +1043,36 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
     f_sc, f_shape, f_counter, f_grev, f_reach = S.sc, S.cell_shape, S.cell_counter, S.goal_revealed, S.reach
     f_key, f_hands, f_peeked, f_broken = S.cell_key, S.hands, S.peeked, S.broken
     f_gout, f_gcard, f_events = S.goal_out, S.goal_card, S.events
-    f_cells = S.obs_cells
     for b in range(b0, b1):
         out = obs[b]
         me = seats[b] if seats[b] >= 0 else f_sc[b, SC_CURRENT]
         opp = 1 - me
-        known = incremental and f_cells[b, HW] == 1  # the row holds the tokens recorded in obs_cells
-        if known:
-            out[NUM_PLANES * HW :] = 0.0
-            for k in range(2):  # planes 39-42 (no cell token writes them) depend on the viewer: set again below
-                out[39 * HW + cfg[H_START + k]] = 0.0
-                out[40 * HW + cfg[H_START + k]] = 0.0
-            for g in range(GPR):
-                out[41 * HW + cfg[H_GOAL + g]] = 0.0
-                out[42 * HW + cfg[H_GOAL + g]] = 0.0
-        else:
-            out[:] = 0.0
+        out[:] = 0.0
         for c in range(HW):
             sh = f_shape[b, c]
             if sh >= 0:
+                for k in range(ST_NNZ[me, sh]):
+                    out[ST_PLANE[me, sh, k] * HW + c] = ST_VAL[me, sh, k]
+                troll = S_TROLL[sh] != 0
                 cn = f_counter[b, c]
-                tok = (sh + 1) | ((0 if cn < 0 else (1 if cn == me else 2)) << 11) | (me << 22)
+                if cn >= 0:
+                    if troll:
+                        out[(28 if cn == me else 29) * HW + c] = 1.0
+                    else:
+                        out[(37 if cn == me else 38) * HW + c] = 1.0
             else:
                 g = slot_of[c]
-                tok = (1 << 10) if (g < 0 or f_grev[b, g]) else 0
-            tok |= ((f_reach[b, me, c] & 15) << 13) | ((f_reach[b, opp, c] & 15) << 17)
+                if g < 0 or f_grev[b, g]:
+                    out[43 * HW + c] = 1.0
+            rm = f_reach[b, me, c]
+            ro = f_reach[b, opp, c]
+            for d in range(4):
+                if (rm >> d) & 1:
+                    out[(10 + d) * HW + c] = 1.0
+                if (ro >> d) & 1:
+                    out[(14 + d) * HW + c] = 1.0
             if f_key[b, c]:
-                tok |= 1 << 21
-            if known:
-                old = f_cells[b, c]
-                if old == tok:
-                    continue
-                _board_cell(out, HW, c, old, True)
-            _board_cell(out, HW, c, tok, False)
-            if incremental:
-                f_cells[b, c] = tok
-        if incremental:
-            f_cells[b, HW] = 1
+                out[26 * HW + c] = 1.0
         out[39 * HW + cfg[H_START + me]] = 1.0
         out[40 * HW + cfg[H_START + opp]] = 1.0
         for g in range(GPR):
@@ -1403,7 +1353,7 @@ def _batch(S, cfg, rowcol, op, b0, b1, actions, mask, num_legal, obs_mode, obs_f
             seats[b] = S.sc[b, SC_CURRENT]
         _mask_range(S, cfg, lo, hi, mask, num_legal, True)
         if obs_mode == 0:
-            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f, True)
+            _obs_float_range(S, cfg, rowcol, lo, hi, seats, obs_f)
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
@@ -1449,7 +1399,7 @@ def masks(S, cfg, b0, b1, out, num_legal):
 @kernel
 def observe(S, cfg, rowcol, b0, b1, seats, out):
     """Float observations of ``seats[b]`` (-1: the seat to act) in slots ``b0..b1``."""
-    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out, False)
+    _obs_float_range(S, cfg, rowcol, b0, b1, seats, out)
 
 
 # ---- entry points for one game (B = 1: the AEC environment, agents and tournaments) ---------------------------
