@@ -1280,27 +1280,25 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
         shape = f_shape[b]
         reach = f_reach[b]
         cells = f_cells[b]
-        if incremental and cells[HW] == 1:
-            for c in range(HW):
-                sh = shape[c]
-                r = reach[c] & 15
-                tok = (sh + 1) | (r << 8)
+        known = incremental and cells[HW] == 1  # the row holds the cells recorded in obs_cells
+        if not known:
+            out[: 31 * HW] = 0.0
+        for c in range(HW):
+            tok = (shape[c] + 1) | ((reach[c] & 15) << 8)
+            old = tok
+            first = 1  # passes: 0 clears the planes of the cell the row holds, 1 sets the current cell's
+            if known:
                 old = cells[c] - 1
                 if old == tok:
                     continue
-                _cell_planes(out, HW, c, (old & 255) - 1, old >> 8, True)
-                _cell_planes(out, HW, c, sh, r, False)
-                cells[c] = tok + 1
-        else:
-            out[: 31 * HW] = 0.0
-            for c in range(HW):
-                sh = shape[c]
-                r = reach[c] & 15
-                _cell_planes(out, HW, c, sh, r, False)
-                if incremental:
-                    cells[c] = ((sh + 1) | (r << 8)) + 1
+                first = 0
+            for q in range(first, 2):  # one call site: numba inlines the helper's body once
+                t = old if q == 0 else tok
+                _cell_planes(out, HW, c, (t & 255) - 1, t >> 8, q == 0)
             if incremental:
-                cells[HW] = 1
+                cells[c] = tok + 1
+        if incremental:
+            cells[HW] = 1
         for g in range(3):  # the goal planes 26-30 depend on the seat (its peeks): rewritten every time
             gc = cfg[H_GOAL + g]
             for pl in range(26, 31):
