@@ -115,7 +115,7 @@ class CoreGameState(OneGame):
         self._bind()
 
     def _bind(self) -> None:
-        f = self.batch.field
+        f = self.batch.views_by_name.__getitem__  # the batch's (B, ...) views, built once
         for name in _ARRAYS:
             setattr(self, name, f(name)[0])
         for name in _BOOLS:

@@ -127,7 +127,7 @@ class CoreDuelState(OneGame):
         self._bind()
 
     def _bind(self) -> None:
-        f = self.batch.field
+        f = self.batch.views_by_name.__getitem__  # the batch's (B, ...) views, built once
         self._views: dict[str, NDArray[Any]] = {}
         for name, dtype in _ARRAYS.items():
             view = f(name)[0]

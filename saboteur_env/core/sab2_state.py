@@ -135,7 +135,7 @@ class CoreSab2State(OneGame):
         self._bind()
 
     def _bind(self) -> None:
-        f = self.batch.field
+        f = self.batch.views_by_name.__getitem__  # the batch's (B, ...) views, built once
         views: dict[str, NDArray[Any]] = {}
         for name, dtype in _ARRAYS.items():
             v = f(name)[0]
