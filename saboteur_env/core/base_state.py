@@ -31,7 +31,7 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core import base as kb
-from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
+from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.convert import from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.variant import Viewer
@@ -123,20 +123,10 @@ class CoreGameState(OneGame):
         self._sc = f("sc")[0]
         self._S = self.batch._args[0]  # the kernels' handle on this game's arrays (a ViewsRef)
         self._events = f("events")[0]
-        self._mask: NDArray[np.bool_] | None = None
-        self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
-        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
-        self._mask_row = self._mask_buf[0, : self.batch.num_actions].view(np.bool_)
-        self._num_legal = np.zeros(1, dtype=np.int64)
-        self._action = np.zeros(1, dtype=np.int64)
-        self._seat = np.zeros(1, dtype=np.int64)
-        # The observation of the seat to act, written by the same kernel call as each action (seat -1: none).
-        self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
+        self._bind_buffers()
+        # ``_obs_buf`` holds the observation of the seat to act, written by the same kernel call as each action
+        # (seat -1: none).
         self._obs_seat = -1
-        # The B = 1 kernel calls on these arrays, bound at first use (``jit.bound``: no per-call dispatch).
-        self._call_masks: Callable[[], None] | None = None
-        self._call_step: Callable[[], None] | None = None
-        self._call_observe: Callable[[], None] | None = None
         # The per-config tables and caches of the reference state, for code that reads them (board helpers).
         variant = self.config.variant
         self.geo = geometry(self.config)
@@ -144,6 +134,11 @@ class CoreGameState(OneGame):
         self.obs_layout = variant.observation_layout(self.config)
         self._cache: dict[str, Any] = {}
         self.board_version = 0
+
+    def _step_call(self) -> Callable[[], Any]:
+        b = self.batch  # the action, the next mask and the next seat's observation (seat into ``_seat``)
+        return bound(kb.apply_step1, self._S, b.cfg, b.rowcol, self._action, self._mask_buf, self._num_legal,
+                     self._seat, self._obs_buf)  # fmt: skip
 
     # ---- reference-compatible reads ----------------------------------------------------------------------------
     @property
@@ -207,16 +202,7 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreGameState:
 def legal_action_mask(state: CoreGameState) -> NDArray[np.bool_]:
     """Bool mask (read-only) for the seat to act; cached until the state changes."""
     mask = state._mask
-    if mask is None:
-        call = state._call_masks
-        if call is None:
-            call = state._call_masks = bound(kb.masks, state._S, state.batch.cfg, 0, 1, state._mask_buf,
-                                             state._num_legal)  # fmt: skip
-        call()
-        mask = state._mask_row.copy()
-        mask.flags.writeable = False
-        state._mask = mask
-    return mask
+    return mask if mask is not None else state._run_masks()
 
 
 def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) -> CoreGameState:
@@ -224,8 +210,7 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
     if state._sc[kb.SC_OVER]:
         raise GameOverError("the game is over; start a new game")
     layout = state.layout
-    # A plain int in range is the common case; anything else goes through the layout's full check.
-    a = action if type(action) is int and 0 <= action < layout.num_actions else layout.check(action)
+    a = layout.check(action)  # a plain int in range takes check_action_id's first test
     mask = state._mask if state._mask is not None else legal_action_mask(state)
     if not mask[a]:
         ref = state.to_reference()
@@ -233,31 +218,15 @@ def apply_action(state: CoreGameState, action: int, *, inplace: bool = False) ->
             f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(ref, a)}"
         )
     s = state if inplace else state.clone()
-    s._action[0] = a
-    # One kernel call: the action, the next mask and the next seat's observation.
-    call = s._call_step
-    if call is None:
-        batch = s.batch
-        call = s._call_step = bound(kb.apply_step1, s._S, batch.cfg, batch.rowcol, s._action, s._mask_buf,
-                                    s._num_legal, s._seat, s._obs_buf)  # fmt: skip
-    call()
+    s._run_step(a)  # one kernel call: the action, the next mask and the next seat's observation
     s._obs_seat = int(s._seat[0])
-    mask = s._mask_row.copy()
-    mask.flags.writeable = False
-    s._mask = mask
     return s
 
 
 def encode_observation(state: CoreGameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat`` (a fresh array; the seat to act's is already computed by the last action)."""
     if seat != state._obs_seat:
-        state._seat[0] = seat
-        call = state._call_observe
-        if call is None:
-            batch = state.batch
-            call = state._call_observe = bound(kb.observe, state._S, batch.cfg, batch.rowcol, 0, 1, state._seat,
-                                               state._obs_buf)  # fmt: skip
-        call()
+        state._run_observe(seat)
         state._obs_seat = seat
     return state._obs_buf[0].copy()
 

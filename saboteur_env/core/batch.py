@@ -19,6 +19,7 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, StateError
 from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
+from saboteur_env.core.jit import bound
 from saboteur_env.core.layout import Layout
 
 
@@ -163,9 +164,72 @@ class OneGame:
 
     config: GameConfig
     batch: Batch
+    _mask: NDArray[np.bool_] | None
+    _mask_buf: NDArray[np.int8]
+    _mask_row: NDArray[np.bool_]
+    _num_legal: NDArray[np.int64]
+    _action: NDArray[np.int64]
+    _seat: NDArray[np.int64]
+    _obs_buf: NDArray[np.float32]
+    _call_masks: Callable[[], Any] | None
+    _call_step: Callable[[], Any] | None
+    _call_observe: Callable[[], Any] | None
 
     def _bind(self) -> None:
         raise NotImplementedError
+
+    def _step_call(self) -> Callable[[], Any]:
+        """The bound kernel call that applies ``_action[0]`` and writes the next mask into ``_mask_buf``."""
+        raise NotImplementedError
+
+    def _bind_buffers(self) -> None:
+        """The one-game buffers the kernel calls write, and the calls themselves, bound at first use
+        (``jit.bound``: no per-call dispatch). ``_bind`` calls this for every new or copied state."""
+        batch = self.batch
+        self._mask = None
+        self._mask_buf = np.zeros((1, padded(batch.num_actions)), dtype=np.int8)
+        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
+        self._mask_row = self._mask_buf[0, : batch.num_actions].view(np.bool_)
+        self._num_legal = np.zeros(1, dtype=np.int64)
+        self._action = np.zeros(1, dtype=np.int64)
+        self._seat = np.zeros(1, dtype=np.int64)
+        self._obs_buf = np.zeros((1, batch.obs_size), dtype=np.float32)
+        self._call_masks = self._call_step = self._call_observe = None
+
+    def _keep_mask(self) -> NDArray[np.bool_]:
+        """The buffer's mask as the state's cached read-only bool mask."""
+        mask = self._mask_row.copy()
+        mask.flags.writeable = False
+        self._mask = mask
+        return mask
+
+    def _run_masks(self) -> NDArray[np.bool_]:
+        """Compute the seat to act's mask (kernel ``masks``) and keep it."""
+        call = self._call_masks
+        if call is None:
+            b = self.batch
+            call = self._call_masks = bound(b.k.masks, b._args[0], b.cfg, 0, 1, self._mask_buf, self._num_legal)
+        call()
+        return self._keep_mask()
+
+    def _run_step(self, action: int) -> NDArray[np.bool_]:
+        """Apply ``action`` (legal, unchecked) and keep the next mask, in one kernel call (``_step_call``)."""
+        self._action[0] = action
+        call = self._call_step
+        if call is None:
+            call = self._call_step = self._step_call()
+        call()
+        return self._keep_mask()
+
+    def _run_observe(self, seat: int) -> None:
+        """Write ``seat``'s float observation into ``_obs_buf`` (kernel ``observe``)."""
+        self._seat[0] = seat
+        call = self._call_observe
+        if call is None:
+            b = self.batch
+            call = self._call_observe = bound(b.k.observe, b._args[0], b.cfg, b.rowcol, 0, 1, self._seat,
+                                              self._obs_buf)  # fmt: skip
+        call()
 
     def to_reference(self) -> Any:
         """The numpy reference engine's state of this game (an independent copy)."""

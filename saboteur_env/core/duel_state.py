@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core import duel as kd
-from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
+from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.duel import cards as dc
@@ -135,19 +135,12 @@ class CoreDuelState(OneGame):
         self._sc = f("sc")[0]
         self._deck = f("deck")[0]
         self._events = f("events")[0]
-        self._mask: NDArray[np.bool_] | None = None
-        self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
-        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
-        self._mask_row = self._mask_buf[0, : self.batch.num_actions].view(np.bool_)
-        self._num_legal = np.zeros(1, dtype=np.int64)
-        self._action = np.zeros(1, dtype=np.int64)
-        self._seat = np.zeros(1, dtype=np.int64)
-        self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
-        # The B = 1 kernel calls on these arrays, bound at first use (``jit.bound``: no per-call dispatch).
-        self._call_masks: Callable[[], None] | None = None
-        self._call_apply: Callable[[], None] | None = None
-        self._call_observe: Callable[[], None] | None = None
+        self._bind_buffers()
         self._cache: dict[str, Any] = {}  # the board helpers' (duel.board) per-board cache, as on the reference
+
+    def _step_call(self) -> Callable[[], Any]:
+        b = self.batch
+        return bound(kd.apply_mask1, b._args[0], b.cfg, self._action, self._mask_buf, self._num_legal)
 
     # ---- reference-compatible reads ----------------------------------------------------------------------------
     @property
@@ -241,17 +234,7 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreDuelState:
 def legal_action_mask(state: CoreDuelState) -> NDArray[np.bool_]:
     """Bool mask (read-only) for the seat to act; cached until the state changes."""
     mask = state._mask
-    if mask is None:
-        call = state._call_masks
-        if call is None:
-            batch = state.batch
-            call = state._call_masks = bound(kd.masks, batch._args[0], batch.cfg, 0, 1, state._mask_buf,
-                                             state._num_legal)  # fmt: skip
-        call()
-        mask = state._mask_row.copy()
-        mask.flags.writeable = False
-        state._mask = mask
-    return mask
+    return mask if mask is not None else state._run_masks()
 
 
 def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) -> CoreDuelState:
@@ -266,15 +249,7 @@ def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) ->
             f"illegal action {a} ({layout.to_string(a)}) for seat {state.current}: {explain_illegal(ref, a)}"
         )
     s = state if inplace else state.clone()
-    s._action[0] = a
-    call = s._call_apply
-    if call is None:  # the action and the next mask in one call
-        batch = s.batch
-        call = s._call_apply = bound(kd.apply_mask1, batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)
-    call()
-    mask = s._mask_row.copy()
-    mask.flags.writeable = False
-    s._mask = mask
+    s._run_step(a)  # the action and the next mask in one kernel call
     s._cache = {}
     return s
 
@@ -282,13 +257,7 @@ def apply_action(state: CoreDuelState, action: int, *, inplace: bool = False) ->
 def encode_observation(state: CoreDuelState, seat: int) -> NDArray[np.float32]:
     if seat not in (0, 1):
         raise ValueError(f"seat={seat!r} is out of range; valid: 0..1")
-    state._seat[0] = seat
-    call = state._call_observe
-    if call is None:
-        batch = state.batch
-        call = state._call_observe = bound(kd.observe, batch._args[0], batch.cfg, batch.rowcol, 0, 1, state._seat,
-                                           state._obs_buf)  # fmt: skip
-    call()
+    state._run_observe(seat)
     return state._obs_buf[0].copy()
 
 

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core import sab2 as ks
-from saboteur_env.core.batch import Batch, OneGame, padded, setup_one
+from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.convert_sab2 import _event, _summary, from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.sab2 import cards as sc
@@ -145,20 +145,13 @@ class CoreSab2State(OneGame):
         self._thieves = f("thieves")[0]
         self._rsg = f("round_start_gold")[0]
         self._events = f("events")[0]
-        self._mask: NDArray[np.bool_] | None = None
-        self._mask_buf = np.zeros((1, padded(self.batch.num_actions)), dtype=np.int8)
-        # The buffer's legal row as bools, made once: a decision copies it out (one numpy call, not four).
-        self._mask_row = self._mask_buf[0, : self.batch.num_actions].view(np.bool_)
-        self._num_legal = np.zeros(1, dtype=np.int64)
-        self._action = np.zeros(1, dtype=np.int64)
-        self._seat = np.zeros(1, dtype=np.int64)
-        self._obs_buf = np.zeros((1, self.batch.obs_size), dtype=np.float32)
-        # The B = 1 kernel calls on these arrays, bound at first use (``jit.bound``: no per-call dispatch).
-        self._call_masks: Callable[[], None] | None = None
-        self._call_apply: Callable[[], None] | None = None
-        self._call_observe: Callable[[], None] | None = None
+        self._bind_buffers()
         self._cache: dict[str, Any] = {}
         self._event_list: list[tuple[Any, ...]] = []  # rows converted so far (the log only grows between edits)
+
+    def _step_call(self) -> Callable[[], Any]:
+        b = self.batch
+        return bound(ks.apply_mask1, b._args[0], b.cfg, self._action, self._mask_buf, self._num_legal)
 
     # ---- reference-compatible reads ----------------------------------------------------------------------------
     @property
@@ -267,17 +260,7 @@ def new_game(config: GameConfig, rng: np.random.Generator) -> CoreSab2State:
 def legal_action_mask(state: CoreSab2State) -> NDArray[np.bool_]:
     """Bool mask (read-only) for the seat to act; cached until the state changes."""
     mask = state._mask
-    if mask is None:
-        call = state._call_masks
-        if call is None:
-            batch = state.batch
-            call = state._call_masks = bound(ks.masks, batch._args[0], batch.cfg, 0, 1, state._mask_buf,
-                                             state._num_legal)  # fmt: skip
-        call()
-        mask = state._mask_row.copy()
-        mask.flags.writeable = False
-        state._mask = mask
-    return mask
+    return mask if mask is not None else state._run_masks()
 
 
 def apply_action(state: CoreSab2State, action: int, *, inplace: bool = False) -> CoreSab2State:
@@ -288,15 +271,7 @@ def apply_action(state: CoreSab2State, action: int, *, inplace: bool = False) ->
     if not legal_action_mask(state)[a]:
         raise IllegalActionError(explain_illegal(state.to_reference(), a))
     s = state if inplace else state.clone()
-    s._action[0] = a
-    call = s._call_apply
-    if call is None:  # the action and the next mask in one call
-        batch = s.batch
-        call = s._call_apply = bound(ks.apply_mask1, batch._args[0], batch.cfg, s._action, s._mask_buf, s._num_legal)
-    call()
-    mask = s._mask_row.copy()
-    mask.flags.writeable = False
-    s._mask = mask
+    s._run_step(a)  # the action and the next mask in one kernel call
     s._cache.clear()
     return s
 
@@ -305,13 +280,7 @@ def encode_observation(state: CoreSab2State, seat: int) -> NDArray[np.float32]:
     p = state.num_players
     if isinstance(seat, bool) or not isinstance(seat, int | np.integer) or not 0 <= seat < p:
         raise ValueError(f"seat={seat!r} is out of range; valid: 0..{p - 1}")
-    state._seat[0] = seat
-    call = state._call_observe
-    if call is None:
-        batch = state.batch
-        call = state._call_observe = bound(ks.observe, batch._args[0], batch.cfg, batch.rowcol, 0, 1, state._seat,
-                                           state._obs_buf)  # fmt: skip
-    call()
+    state._run_observe(seat)
     return state._obs_buf[0].copy()
 
 
