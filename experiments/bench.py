@@ -7,6 +7,7 @@
     python -m experiments.bench --game sab2 --players 6 12   # Saboteur 2
     python -m experiments.bench --target vector --players 4 --num-envs 1 64 1024 4096 --obs float compact
     python -m experiments.bench --target vector raw_env --players 4 --num-envs 4096 --json   # one JSON per line
+    python -m experiments.bench --target vector --players 4 --history-length 0   # observations without history rows
 
 Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
 (``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
@@ -44,6 +45,7 @@ from saboteur_env import (
     sample_legal,
     variants,
 )
+from saboteur_env.common.config import MAX_HISTORY
 
 GAMES = ("base", "duel", "sab2")
 TARGETS = ("engine", "raw_env", "env", "vector")
@@ -236,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
     parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
     parser.add_argument("--plot", metavar="PNG", help="vector: plot decisions/s against B (needs matplotlib)")
+    parser.add_argument("--history-length", type=int, metavar="L",
+                        help="the games' history_length (events in observations; default: the game's)")  # fmt: skip
     parser.add_argument("--growth", type=int, metavar="GAMES",
                         help="only measure memory: RSS while VectorEnv and raw_env each play GAMES games")  # fmt: skip
     args = parser.parse_args(argv)
@@ -249,18 +253,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed {args.seed} must be >= 0")
     if args.game != "duel":
         check_players(parser, args.game, args.players)
+    if args.history_length is not None and not 0 <= args.history_length <= MAX_HISTORY:
+        parser.error(f"--history-length {args.history_length} is out of range; valid: 0..{MAX_HISTORY}")
+    history = {} if args.history_length is None else {"history_length": args.history_length}
     if args.growth is not None:
         if args.growth < 10:
             parser.error(f"--growth {args.growth} must be at least 10 games")
-        config = {"game": args.game} if args.game != "base" else {}
+        config = {"game": args.game, **history} if args.game != "base" else history
         players = 2 if args.game == "duel" else args.players[0]
-        print(json.dumps({**growth(args.game, players, args.growth, args.seed, **config), **machine_facts()}))
+        record = {**growth(args.game, players, args.growth, args.seed, **config), **history, **machine_facts()}
+        print(json.dumps(record))
         return 0
     # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
     if args.game == "duel":
-        cases = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]
+        cases = [(2, {"game": "duel", "duel_layout": layout, **history}) for layout in ("seed_5x9", "official_5x10")]
     else:
-        cases = [(n, {"game": args.game} if args.game == "sab2" else {}) for n in args.players]
+        cases = [(n, {"game": args.game, **history} if args.game == "sab2" else dict(history)) for n in args.players]
     if not args.json:
         print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
               f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median "
@@ -301,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                       "game": args.game, "players": label, "decisions_per_s": round(dps, 1),
                       "best_decisions_per_s": round(best, 1), "games_per_s": round(gps, 3),
                       "connect_four_raw_decisions_per_s": round(reference, 1), "ratio": round(dps / reference, 3),
-                      "repeats": args.repeats, **extra.get((name, label), {}), **facts}  # fmt: skip
+                      "repeats": args.repeats, **({} if name.startswith("connect_four") else history),
+                      **extra.get((name, label), {}), **facts}  # fmt: skip
             print(json.dumps(record), flush=True)
         else:
             print(f"{name:<28} {label:>13} {dps:>12,.0f} {best:>10,.0f} {gps:>9.1f} {dps / reference:>7.2f}",

@@ -36,10 +36,8 @@ field                 arena  shape         meaning
                                            decisions, roles (P), gold cards (P), nuggets (P)
 ``rng``               u64    (6,)          the slot's PCG64 words (``core.rng``), advanced by each set-up
 ``last_rewards``      f32    (P,)          rewards of the last action (set at a round end)
-``obs_cells``         i16    (HW + 3,)     what the lock-step's float observation row of this slot holds:
-                                           per cell 1 + its board token, ``[HW]`` 1 when valid (0: unknown);
-                                           ``[HW + 1]`` 1 + L + the first event of its history rows (0:
-                                           unknown), ``[HW + 2]`` the seat they were written for
+``obs_cells``         i16    (HW + 1,)     what the lock-step's float observation row of this slot holds:
+                                           per cell 1 + its board token, ``[HW]`` 1 when valid (0: unknown)
 ``mask_list``         i16    (256,)        the legal actions in the lock-step's mask row of this slot,
                                            increasing: ``[0]`` 1 + their count (0: unknown, or more than
                                            255), then the actions (``common.keep_list``)
@@ -219,7 +217,7 @@ def fields(config: GameConfig) -> tuple[Field, ...]:
         "last_round_roles": ("i8", (p,)), "discarded": ("i16", (p,)), "discards": ("i16", (NUM_DECK_KINDS,)),
         "gold_cards": ("i16", (p,)), "events": ("i16", (e, 6)), "sc": ("i32", (NUM_SC,)),
         "gold_nuggets": ("i32", (p,)), "rr": ("i32", (r, 4 + 3 * p)), "rng": ("u64", (6,)),
-        "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 3,)),
+        "last_rewards": ("f32", (p,)), "obs_cells": ("i16", (hw + 1,)),
         "mask_list": ("i16", (MASK_LIST + 1,)),
     }  # fmt: skip
     return tuple(Field(n, *shapes[n]) for n in FIELD_NAMES)
@@ -422,7 +420,6 @@ def _setup(S, cfg, b, stack, draw):
     S.events[b] = -1
     S.rr[b] = 0
     S.obs_cells[b, cfg[H_HW]] = 0  # the lock-step's output rows of this slot: rewrite in full next time
-    S.obs_cells[b, cfg[H_HW] + 1] = 0
     S.mask_list[b, 0] = 0
     sc = S.sc[b]
     games = sc[SC_GAMES]
@@ -830,11 +827,10 @@ def _apply_range(S, cfg, b0, b1, actions, stack):
 
 
 @helper
-def _history_float(events, out, pos, first, seat, P, L, rowcol, clear):
-    """The float history rows (events ``first .. first + L``, seen by ``seat``) at ``out[pos:]``: their non-zero
-    entries set, or with ``clear`` set back to 0."""
+def _history_float(events, out, pos, first, seat, P, L, rowcol):
+    """Set the non-zero entries of the float history rows (events ``first .. first + L``, seen by ``seat``) at
+    ``out[pos:]`` (zero-filled by the caller)."""
     F = 73 + 2 * P
-    one = 0.0 if clear else 1.0
     for i in range(L):
         e = first + i
         if e < 0:
@@ -842,20 +838,20 @@ def _history_float(events, out, pos, first, seat, P, L, rowcol, clear):
         row = pos + i * F
         etype, actor, kind = events[e, 0], events[e, 1], events[e, 2]
         target, cell, arg = events[e, 3], events[e, 4], events[e, 5]
-        out[row] = one
-        out[row + 1 + etype] = one
+        out[row] = 1.0
+        out[row + 1 + etype] = 1.0
         rel = actor - seat
-        out[row + 9 + (rel + P if rel < 0 else rel)] = one
+        out[row + 9 + (rel + P if rel < 0 else rel)] = 1.0
         if kind >= 0 and (etype != EV_DISCARD or actor == seat):
-            out[row + 9 + P + kind] = one
+            out[row + 9 + P + kind] = 1.0
         if target >= 0:
             rel = target - seat
-            out[row + 40 + P + (rel + P if rel < 0 else rel)] = one
+            out[row + 40 + P + (rel + P if rel < 0 else rel)] = 1.0
         if cell >= 0:
-            out[row + 40 + 2 * P] = 0.0 if clear else rowcol[cell, 0]
-            out[row + 41 + 2 * P] = 0.0 if clear else rowcol[cell, 1]
+            out[row + 40 + 2 * P] = rowcol[cell, 0]
+            out[row + 41 + 2 * P] = rowcol[cell, 1]
         if arg >= 0:
-            out[row + 42 + 2 * P + arg] = one
+            out[row + 42 + 2 * P + arg] = 1.0
 
 
 @helper
@@ -866,8 +862,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
 
     ``incremental``: ``obs`` is the lock-step's own buffer, whose row still holds what the last incremental write
     put there (``obs_cells``): only the planes of cells whose token (shape and connected arms) changed are rewritten
-    (the 24 public planes are most of the observation and a step changes a few cells), and the history rows clear
-    the entries they set last time instead of zero-filling the block."""
+    (the 24 public planes are most of the observation and a step changes a few cells)."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
     isgoal = cfg[cfg[H_ISGOAL] : cfg[H_ISGOAL] + HW]
     for b in range(b0, b1):
@@ -972,18 +967,11 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
         out[pos + 1] = sc[SC_NUM_EVENTS]
         pos += 2
         if L > 0:
-            events = S.events[b]
-            first = sc[SC_NUM_EVENTS] - L
-            if incremental and cells[HW + 1] > 0:
-                # The log is append-only within a game (a new game marks the record unknown), so the entries the
-                # last write set are recomputed from its window and seat and cleared: the rows are mostly 0.
-                _history_float(events, out, pos, cells[HW + 1] - 1 - L, cells[HW + 2], P, L, rowcol, True)
-            else:
-                out[pos : pos + L * (73 + 2 * P)] = 0.0
-            _history_float(events, out, pos, first, seat, P, L, rowcol, False)
-            if incremental:
-                cells[HW + 1] = first + L + 1
-                cells[HW + 2] = seat
+            # Every history row changes each decision (the window slides, the entries are seat-relative): the
+            # block is zero-filled and its few entries set (measured faster than clearing the entries the last
+            # write set: scattered stores where the fill streams through the lines).
+            out[pos : pos + L * (73 + 2 * P)] = 0.0
+            _history_float(S.events[b], out, pos, sc[SC_NUM_EVENTS] - L, seat, P, L, rowcol)
 
 
 @helper

@@ -46,8 +46,8 @@ def from_reference(state: GameState, batch: Batch, b: int) -> None:
     ev = batch.field("events")[b]
     ev[:] = -1
     ev[: state.num_events] = state.events[: state.num_events]
-    hw = batch.config.num_cells  # a new log: a lock-step row of this slot is rewritten in full next time
-    batch.field("obs_cells")[b, hw : hw + 2] = 0
+    hw = batch.config.num_cells  # another board: a lock-step row of this slot is rewritten in full next time
+    batch.field("obs_cells")[b, hw] = 0
     batch.field("mask_list")[b, 0] = 0
     sc = batch.field("sc")[b]
     games = int(sc[kb.SC_GAMES])
