@@ -60,7 +60,7 @@ from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.config import GameConfig
 from saboteur_env.core import rng as crng
 from saboteur_env.core.common import clear_rows, keep_list
-from saboteur_env.core.jit import helper, kernel
+from saboteur_env.core.jit import helper, inline_helper, kernel
 from saboteur_env.core.layout import Field, Layout
 
 if TYPE_CHECKING:
@@ -316,9 +316,10 @@ def rowcol_table(config: GameConfig) -> NDArray[np.float32]:
 
 
 # ---- board -------------------------------------------------------------------------------------------------------
-@helper
+@inline_helper
 def _enter(shape, usable, reach, stack, sp, cell, arm_bits):
-    """common.arms.reach_from's ``enter``: the arms of the groups of ``arm_bits``, usable and new, are reached."""
+    """common.arms.reach_from's ``enter``: the arms of the groups of ``arm_bits``, usable and new, are reached.
+    (Inlined: a call passing four arrays takes four atomic reference count pairs, and a reach calls it per arm.)"""
     s = shape[cell]
     bits = 0
     for e in range(4):
