@@ -42,6 +42,7 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -118,6 +119,12 @@ class VectorEnv:
             self._buf["obs_fc"] = np.zeros((b if obs_format == "float" else 1, self.batch.obs_size + extra), np.float32)
             self._buf["obs_cc"] = np.zeros((b if obs_format == "compact" else 1, self.batch.compact_size + extra),
                                            np.int16)  # fmt: skip
+        # The lock-step's actions (each step's are written here) and its kernel calls per shard, bound once.
+        self._acts = np.zeros(b, dtype=np.int64)
+        self._step_calls: list[Callable[[], int]] = []
+        if self.claims is None:
+            mode = _OBS_MODE[obs_format]
+            self._step_calls = [self.batch.step_call(x, y, self._acts, self._buf, mode) for x, y in self._shards]
         self._started = False
         # Spaces of one game and of the batch (Gymnasium's single_* / batched naming).
         lay = self.config.variant.observation_layout(self.config.game_config)
@@ -162,16 +169,15 @@ class VectorEnv:
         """One action per game for its seat to act; illegal actions raise before any game changes."""
         if not self._started:
             raise ConfigError("call reset() before step()")
-        acts = self._check(actions)
-        buf, mode = self._buf, _OBS_MODE[self.obs_format]
+        acts = self._check(actions)  # the actions, in self._acts
+        buf = self._buf
         bad = -1
         if self.claims is not None:
             self._step_claims(acts)
         elif self._pool is None:
-            bad = self.batch.step(0, self.num_envs, acts, buf, mode)
+            bad = self._step_calls[0]()
         else:
-            results = list(self._pool.map(lambda s: self.batch.step(s[0], s[1], acts, buf, mode), self._shards))
-            bad = max(results)
+            bad = max(self._pool.map(_call, self._step_calls))
         if bad >= 0:  # unreachable after _check: the kernel's own guard
             raise IllegalActionError(f"the core refused the action of game {bad}")
         done = buf["done"].astype(bool)
@@ -230,12 +236,14 @@ class VectorEnv:
         return [int(seed) + i for i in range(b)]
 
     def _check(self, actions: NDArray[np.integer] | list[int]) -> NDArray[np.int64]:
-        acts = np.asarray(actions)
+        """The actions as int64, written into ``self._acts`` (what the bound lock-step reads), after checking them
+        all against the masks: on any illegal action this raises and nothing changes (the games keep their state)."""
+        given = np.asarray(actions)
         b, a = self.num_envs, self.num_actions
-        if acts.shape != (b,) or not np.issubdtype(acts.dtype, np.integer):
-            raise IllegalActionError(f"actions must be {b} integer action ids (got shape {acts.shape}, {acts.dtype})")
-        if acts.dtype != np.int64 or not acts.flags.c_contiguous:
-            acts = np.ascontiguousarray(acts, dtype=np.int64)
+        if given.shape != (b,) or given.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be {b} integer action ids (got shape {given.shape}, {given.dtype})")
+        acts = self._acts
+        np.copyto(acts, given, casting="unsafe")  # as astype(int64): a uint64 beyond int64 wraps, and is refused
         if self.claims is not None:
             ok = (acts >= 0) & (acts < a)
             ok[ok] = self._buf["cmask"][np.flatnonzero(ok), acts[ok]] == 1
@@ -351,6 +359,10 @@ class VectorEnv:
             info["final_returns"] = buf["final_returns"].copy() if self.copy else buf["final_returns"]
             info["_final_returns"] = buf["done"].astype(bool)
         return info
+
+
+def _call(call: Callable[[], int]) -> int:
+    return call()
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:

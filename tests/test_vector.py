@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -544,3 +546,41 @@ def test_vector_env_equals_the_reference_engine_slow(game: str) -> None:
     for i, cfg in enumerate(cfgs):
         total += _vector_equals_reference(cfg, 32, per, ("float", "compact")[i % 2], 1 + i % 2, 100 + i)
     assert total >= 2000
+
+
+def test_actions_of_any_integer_dtype_or_layout_step_the_same_games() -> None:
+    """The lock-step reads its actions from the env's own int64 buffer (its kernel call is bound once): int32, a
+    strided view, uint16 and a list must step the games exactly as int64 does, and a refused step (illegal action,
+    float dtype) must leave the next step unaffected."""
+    a = VectorEnv(6, num_players=4, copy=True)
+    b = VectorEnv(6, num_players=4, copy=True, num_threads=2)
+    obs_a, _ = a.reset(seed=5)
+    obs_b, _ = b.reset(seed=5)
+    sampler = LegalSampler(2)
+    kinds = ["int32", "strided", "uint16", "list"]
+    for step in range(40):
+        acts = a.sample_actions(sampler)
+        kind = kinds[step % len(kinds)]
+        if kind == "int32":
+            given: Any = acts.astype(np.int32)
+        elif kind == "strided":
+            wide = np.zeros(2 * len(acts), dtype=np.int64)
+            wide[::2] = acts
+            given = wide[::2]
+        elif kind == "uint16":
+            given = acts.astype(np.uint16)
+        else:
+            given = acts.tolist()
+        if step % 7 == 3:
+            with pytest.raises(IllegalActionError):
+                b.step(acts.astype(np.float64))
+            bad = acts.copy()
+            bad[4] = -1
+            with pytest.raises(IllegalActionError, match="game 4 is out of range"):
+                b.step(bad)
+        obs_a, rew_a, done_a, _, info_a = a.step(acts)
+        obs_b, rew_b, done_b, _, info_b = b.step(given)
+        assert np.array_equal(obs_a, obs_b) and np.array_equal(rew_a, rew_b) and np.array_equal(done_a, done_b)
+        assert np.array_equal(info_a["action_mask"], info_b["action_mask"])
+    a.close()
+    b.close()

@@ -1194,3 +1194,7 @@ def step(S, cfg, rowcol, b0, b1, actions, mask, num_legal, obs_mode, obs_f, obs_
         elif obs_mode == 1:
             _obs_compact_range(S, cfg, lo, hi, seats, obs_c)
     return -1
+
+
+# The lock-step kernel and the arguments it takes between ``rowcol`` and ``b0`` (``core.batch.Batch.step_call``).
+LOCKSTEP = (step, ())

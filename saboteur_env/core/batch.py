@@ -124,6 +124,18 @@ class Batch:
             )
         )  # fmt: skip
 
+    def step_call(
+        self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int
+    ) -> Callable[[], int]:
+        """``step(b0, b1, actions, out, obs_mode)`` as a bound kernel call (``core.jit.bound``: numba's typing of
+        its 16 arguments is paid once, not every step): the caller writes each step's actions into ``actions``
+        before calling it. It holds this batch's arrays (a copy of the batch binds its own)."""
+        kern, lead = self.k.LOCKSTEP
+        return bound(
+            kern, *self._args, self.cfg, self.rowcol, *lead, b0, b1, actions, out["mask"], out["num_legal"], obs_mode,
+            out["obs_f"], out["obs_c"], out["rewards"], out["done"], out["seats"], out["final_returns"],
+        )  # fmt: skip
+
     def check(self, mask: NDArray[np.int8], actions: NDArray[np.int64]) -> int:
         """The first slot whose action is not legal in ``mask`` (or out of range), or -1."""
         return int(kcommon.check(mask, actions, self.num_actions, 0, self.batch))

@@ -1391,6 +1391,10 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
                       done, seats, final_returns))  # fmt: skip
 
 
+# The lock-step kernel and the arguments it takes between ``rowcol`` and ``b0`` (``core.batch.Batch.step_call``).
+LOCKSTEP = (_batch, (OP_STEP,))
+
+
 @kernel
 def masks(S, cfg, b0, b1, out, num_legal):
     """The legal-action rows (int8, padded) and counts of slots ``b0..b1``."""
