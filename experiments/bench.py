@@ -7,7 +7,7 @@
     python -m experiments.bench --game sab2 --players 6 12   # Saboteur 2
     python -m experiments.bench --target vector --players 4 --num-envs 1 64 1024 4096 --obs float compact
     python -m experiments.bench --target vector raw_env --players 4 --num-envs 4096 --json   # one JSON per line
-    python -m experiments.bench --target vector --players 4 --history-length 0   # observations without history rows
+    python -m experiments.bench --target vector --players 4 --history-length 16 0   # with and without history rows
 
 Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
 (``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
@@ -180,16 +180,17 @@ def plot_scaling(path: str, runs: dict[tuple[str, str], list[tuple[float, float]
 
     plt = require("matplotlib.pyplot", "eval", "experiments.bench --plot")
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    lines: dict[tuple[str, str, int], list[tuple[int, float]]] = {}
+    lines: dict[tuple[str, str, int, int], list[tuple[int, float]]] = {}
     for key, results in runs.items():
-        if key in extra:
-            e = extra[key]
-            lines.setdefault((key[1], e["obs"], e["threads"]), []).append(
+        e = extra.get(key, {})
+        if "num_envs" in e:  # a vector row
+            lines.setdefault((key[1], e["obs"], e["threads"], e.get("history_length", -1)), []).append(
                 (e["num_envs"], float(np.median([r[0] for r in results])))
             )
-    for (players, obs, threads), points in sorted(lines.items()):
+    for (players, obs, threads, hist), points in sorted(lines.items()):
         points.sort()
         label = f"{game} {players}p, {obs}" + (f", {threads} threads" if threads > 1 else "")
+        label += f", history {hist}" if hist >= 0 else ""
         ax.plot([b for b, _ in points], [d for _, d in points], marker="o", label=label)
     ax.axhline(reference, color="grey", linestyle="--", label="connect_four_v3 raw_env (same run)")
     ax.set_xscale("log", base=2)
@@ -238,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
     parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
     parser.add_argument("--plot", metavar="PNG", help="vector: plot decisions/s against B (needs matplotlib)")
-    parser.add_argument("--history-length", type=int, metavar="L",
-                        help="the games' history_length (events in observations; default: the game's)")  # fmt: skip
+    parser.add_argument("--history-length", type=int, nargs="+", metavar="L",
+                        help="the games' history_length values (default: the game's own), interleaved")  # fmt: skip
     parser.add_argument("--growth", type=int, metavar="GAMES",
                         help="only measure memory: RSS while VectorEnv and raw_env each play GAMES games")  # fmt: skip
     args = parser.parse_args(argv)
@@ -253,12 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed {args.seed} must be >= 0")
     if args.game != "duel":
         check_players(parser, args.game, args.players)
-    if args.history_length is not None and not 0 <= args.history_length <= MAX_HISTORY:
-        parser.error(f"--history-length {args.history_length} is out of range; valid: 0..{MAX_HISTORY}")
-    history = {} if args.history_length is None else {"history_length": args.history_length}
+    for h in args.history_length or ():
+        if not 0 <= h <= MAX_HISTORY:
+            parser.error(f"--history-length {h} is out of range; valid: 0..{MAX_HISTORY}")
+    # Each history length is a case of its own (rows named "... L=h"); None: the game's default, unnamed.
+    histories: list[int | None] = list(args.history_length) if args.history_length else [None]
     if args.growth is not None:
         if args.growth < 10:
             parser.error(f"--growth {args.growth} must be at least 10 games")
+        history = {} if histories[0] is None else {"history_length": histories[0]}
         config = {"game": args.game, **history} if args.game != "base" else history
         players = 2 if args.game == "duel" else args.players[0]
         record = {**growth(args.game, players, args.growth, args.seed, **config), **history, **machine_facts()}
@@ -266,14 +270,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     # The duel has two players and two layouts: its rows are labelled by layout instead of player count.
     if args.game == "duel":
-        cases = [(2, {"game": "duel", "duel_layout": layout, **history}) for layout in ("seed_5x9", "official_5x10")]
+        games = [(2, {"game": "duel", "duel_layout": layout}) for layout in ("seed_5x9", "official_5x10")]
     else:
-        cases = [(n, {"game": args.game, **history} if args.game == "sab2" else dict(history)) for n in args.players]
+        games = [(n, {"game": args.game} if args.game == "sab2" else {}) for n in args.players]
+    cases = [(n, cfg if h is None else {**cfg, "history_length": h}, h) for n, cfg in games for h in histories]
     if not args.json:
         print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
               f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median "
               f"games/s; ratio = median / connect_four_v3 raw_env median of the same run)")  # fmt: skip
-        print(f"{'target':<28} {'players':>13} {'decisions/s':>12} {'best':>10} {'games/s':>9} {'ratio':>7}")
+        print(f"{'target':<36} {'players':>13} {'decisions/s':>12} {'best':>10} {'games/s':>9} {'ratio':>7}")
     makers = {"engine": None, "raw_env": raw_env, "env": env}
     # Every measurement once per repeat, in the same order (A B C A B C ...), so that the load of a shared machine
     # falls on all of them alike; PettingZoo's connect_four_v3 raw env is the reference measured in the same run.
@@ -281,22 +286,27 @@ def main(argv: list[str] | None = None) -> int:
     extra: dict[tuple[str, str], dict[str, Any]] = {}
     for _ in range(args.repeats):
         runs.setdefault(("connect_four_v3 raw_env", "2"), []).append(bench_connect_four(args.games * 5, args.seed))
-        for n, config in cases:
+        for n, config, h in cases:
             label = config.get("duel_layout", f"{n}")
+            suffix = "" if h is None else f" L={h}"
             for target in args.target:
                 if target == "vector":
                     for b in args.num_envs:
                         for obs in args.obs:
                             for k in args.threads:
-                                key = (f"vector B={b} {obs}" + (f" x{k} threads" if k > 1 else ""), label)
+                                key = (f"vector B={b} {obs}" + (f" x{k} threads" if k > 1 else "") + suffix, label)
                                 dps, gps, mem = bench_vector(n, b, obs, k, args.seconds, args.seed, **config)
                                 runs.setdefault(key, []).append((dps, gps))
                                 extra[key] = {"num_envs": b, "obs": obs, "threads": k, **mem}
+                                if h is not None:
+                                    extra[key]["history_length"] = h
                     continue
                 make = makers[target]
                 result = (bench_engine(n, args.games, args.seed, **config) if make is None
                           else bench_env(make, n, args.games, args.seed, **config))  # fmt: skip
-                runs.setdefault((target, label), []).append(result)
+                runs.setdefault((target + suffix, label), []).append(result)
+                if h is not None:
+                    extra[(target + suffix, label)] = {"history_length": h}
     reference = float(np.median([r[0] for r in runs[("connect_four_v3 raw_env", "2")]]))
     facts = machine_facts() if args.json or args.plot else {}
     if args.plot:
@@ -305,15 +315,14 @@ def main(argv: list[str] | None = None) -> int:
         dps, gps = float(np.median([r[0] for r in results])), float(np.median([r[1] for r in results]))
         best = max(r[0] for r in results)
         if args.json:
-            record = {"target": name.split()[0] if name.startswith("vector") else name, "label": name,
+            record = {"target": name if name.startswith("connect_four") else name.split()[0], "label": name,
                       "game": args.game, "players": label, "decisions_per_s": round(dps, 1),
                       "best_decisions_per_s": round(best, 1), "games_per_s": round(gps, 3),
                       "connect_four_raw_decisions_per_s": round(reference, 1), "ratio": round(dps / reference, 3),
-                      "repeats": args.repeats, **({} if name.startswith("connect_four") else history),
-                      **extra.get((name, label), {}), **facts}  # fmt: skip
+                      "repeats": args.repeats, **extra.get((name, label), {}), **facts}  # fmt: skip
             print(json.dumps(record), flush=True)
         else:
-            print(f"{name:<28} {label:>13} {dps:>12,.0f} {best:>10,.0f} {gps:>9.1f} {dps / reference:>7.2f}",
+            print(f"{name:<36} {label:>13} {dps:>12,.0f} {best:>10,.0f} {gps:>9.1f} {dps / reference:>7.2f}",
                   flush=True)  # fmt: skip
     return 0
 

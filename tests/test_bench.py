@@ -9,10 +9,15 @@ import pytest
 
 from experiments import bench
 
+TINY = ["--players", "3", "--num-envs", "2", "--obs", "float", "--repeats", "1", "--seconds", "0.01", "--games", "1",
+        "--json"]  # fmt: skip
 
-def test_history_length_reaches_the_games_and_the_records(
+
+def test_history_lengths_reach_the_games_and_the_records(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each ``--history-length`` value is a case of its own, interleaved in one run: its games get that
+    ``history_length`` and its rows are named and recorded with it; without the option, the game's default."""
     configs: list[dict[str, Any]] = []
     real = bench.bench_vector
 
@@ -21,23 +26,25 @@ def test_history_length_reaches_the_games_and_the_records(
         return real(*args, **config)
 
     monkeypatch.setattr(bench, "bench_vector", spy)
-    assert bench.main(["--target", "vector", "--players", "3", "--num-envs", "2", "--obs", "float", "--repeats", "1",
-                       "--seconds", "0.01", "--games", "1", "--history-length", "0", "--json"]) == 0  # fmt: skip
+    assert bench.main(["--target", "vector", "raw_env", *TINY, "--history-length", "16", "0"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["target"] for r in records] == ["connect_four_v3 raw_env", "vector"]
-    assert "history_length" not in records[0]  # the reference has no such option
-    vector = records[1]
-    assert vector["history_length"] == 0 and vector["num_envs"] == 2 and vector["decisions_per_s"] > 0
-    assert configs == [{"history_length": 0}]
-    assert bench.main(["--target", "vector", "--players", "3", "--num-envs", "2", "--obs", "float", "--repeats", "1",
-                       "--seconds", "0.01", "--games", "1", "--json"]) == 0  # fmt: skip
+    assert [(r["target"], r["label"], r.get("history_length")) for r in records] == [
+        ("connect_four_v3 raw_env", "connect_four_v3 raw_env", None),  # the reference has no such option
+        ("vector", "vector B=2 float L=16", 16),
+        ("raw_env", "raw_env L=16", 16),
+        ("vector", "vector B=2 float L=0", 0),
+        ("raw_env", "raw_env L=0", 0),
+    ]
+    assert configs == [{"history_length": 16}, {"history_length": 0}]
+    assert all(r["decisions_per_s"] > 0 for r in records)
+    assert bench.main(["--target", "vector", *TINY]) == 0
     default = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1]
-    assert "history_length" not in default and configs[1] == {}
+    assert default["label"] == "vector B=2 float" and "history_length" not in default and configs[2] == {}
 
 
 @pytest.mark.parametrize("value", ["-1", "257"])
 def test_history_length_out_of_range_is_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
-        bench.main(["--history-length", value])
+        bench.main(["--history-length", "4", value])
     assert exc.value.code == 2
     assert f"--history-length {value} is out of range; valid: 0..256" in capsys.readouterr().err
