@@ -262,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.growth is not None:
         if args.growth < 10:
             parser.error(f"--growth {args.growth} must be at least 10 games")
+        if len(histories) > 1:
+            parser.error(f"--growth measures one history length; got --history-length {args.history_length}")
         history = {} if histories[0] is None else {"history_length": histories[0]}
         config = {"game": args.game, **history} if args.game != "base" else history
         players = 2 if args.game == "duel" else args.players[0]

@@ -209,6 +209,10 @@ Version History
   core states of earlier versions are refused with a clear error; kernel caches are stamped with the package's
   digest; ``python -m saboteur_env.warmup`` compiles the games ahead of use. Games, spaces, observations and masks
   are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): the base game's core state field ``obs_cells`` no longer records the float
+  history rows (the lock-step rewrites them every decision), so base self-play checkpoints and pickled base core
+  states of earlier versions are refused with a clear error; ``VectorEnv`` binds its lock-step kernel call once
+  (``VectorEnv.batch`` is read-only). Games, spaces, observations and masks are unchanged.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ class VectorEnv:
         if isinstance(num_threads, bool) or not isinstance(num_threads, int) or not 1 <= num_threads <= 64:
             raise ConfigError(f"num_threads={num_threads!r} is out of range; valid: 1..64")
         # The games play the config without claims; claims are a layer over them (saboteur_env.claims).
-        self.batch = Batch(self.config.game_config, num_envs)
+        self._batch = Batch(self.config.game_config, num_envs)
         self.num_envs = b = self.batch.batch
         self.num_players = p = self.config.num_players
         self.num_actions = a = self.batch.num_actions
@@ -140,6 +140,12 @@ class VectorEnv:
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, b)
         self.action_space = gym.spaces.MultiDiscrete(np.full(b, a))
 
+    @property
+    def batch(self) -> Batch:
+        """The games (``core.batch.Batch``). Read-only: the lock-step's kernel calls are bound to its arrays; write a
+        state into it in place (``batch.field(name)[...] = ...``, ``core.convert*.from_reference``) instead."""
+        return self._batch
+
     # ---- the vector API -------------------------------------------------------------------------------------------
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
@@ -174,8 +180,8 @@ class VectorEnv:
         bad = -1
         if self.claims is not None:
             self._step_claims(acts)
-        elif self._pool is None:
-            bad = self._step_calls[0]()
+        elif self._pool is None:  # one thread, or threads closed: the shards one after another
+            bad = max(call() for call in self._step_calls)
         else:
             bad = max(self._pool.map(_call, self._step_calls))
         if bad >= 0:  # unreachable after _check: the kernel's own guard

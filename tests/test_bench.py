@@ -19,13 +19,19 @@ def test_history_lengths_reach_the_games_and_the_records(
     """Each ``--history-length`` value is a case of its own, interleaved in one run: its games get that
     ``history_length`` and its rows are named and recorded with it; without the option, the game's default."""
     configs: list[dict[str, Any]] = []
-    real = bench.bench_vector
+    env_configs: list[dict[str, Any]] = []
+    real, real_env = bench.bench_vector, bench.bench_env
 
     def spy(*args: Any, **config: Any) -> Any:
         configs.append(config)
         return real(*args, **config)
 
+    def spy_env(*args: Any, **config: Any) -> Any:
+        env_configs.append(config)
+        return real_env(*args, **config)
+
     monkeypatch.setattr(bench, "bench_vector", spy)
+    monkeypatch.setattr(bench, "bench_env", spy_env)
     assert bench.main(["--target", "vector", "raw_env", *TINY, "--history-length", "16", "0"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["target"], r["label"], r.get("history_length")) for r in records] == [
@@ -36,6 +42,8 @@ def test_history_lengths_reach_the_games_and_the_records(
         ("raw_env", "raw_env L=0", 0),
     ]
     assert configs == [{"history_length": 16}, {"history_length": 0}]
+    # raw_env's games get it too (connect_four, played through bench_env as well, gets no config).
+    assert env_configs == [{}, {"history_length": 16}, {"history_length": 0}]
     assert all(r["decisions_per_s"] > 0 for r in records)
     assert bench.main(["--target", "vector", *TINY]) == 0
     default = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1]

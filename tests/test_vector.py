@@ -584,3 +584,24 @@ def test_actions_of_any_integer_dtype_or_layout_step_the_same_games() -> None:
         assert np.array_equal(info_a["action_mask"], info_b["action_mask"])
     a.close()
     b.close()
+
+
+def test_a_closed_threaded_env_still_steps_every_game() -> None:
+    """``close()`` shuts the thread pool; the env then steps its shards one after another, all of them (each bound
+    call covers one shard only), exactly as a one-thread env does. Its games cannot be swapped behind the bound
+    calls: ``batch`` is read-only."""
+    one = VectorEnv(7, num_players=5)
+    two = VectorEnv(7, num_players=5, num_threads=3)
+    one.reset(seed=8)
+    two.reset(seed=8)
+    sampler = LegalSampler(4)
+    for step in range(60):
+        if step == 5:
+            two.close()
+        acts = one.sample_actions(sampler)
+        a, b = one.step(acts), two.step(acts)
+        for x, y in zip(a[:4], b[:4], strict=True):
+            assert np.array_equal(x, y)
+        assert np.array_equal(a[4]["action_mask"], b[4]["action_mask"])
+    with pytest.raises(AttributeError):
+        two.batch = one.batch  # type: ignore[misc]
