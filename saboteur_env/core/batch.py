@@ -116,13 +116,19 @@ class Batch:
         """Apply one action per slot. Unchecked: callers check against the mask first."""
         self.k.apply(*self._args, self.cfg, b0, self.batch if b1 is None else b1, actions)
 
-    def step(self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int) -> int:
-        return int(
-            self.k.step(
-                *self._args, self.cfg, self.rowcol, b0, b1, actions, out["mask"], out["num_legal"], obs_mode,
-                out["obs_f"], out["obs_c"], out["rewards"], out["done"], out["seats"], out["final_returns"],
-            )
+    def _step_args(
+        self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int
+    ) -> tuple[Any, tuple[Any, ...]]:
+        """The game module's lock-step kernel (``LOCKSTEP``) and its arguments for ``step``."""
+        kern, lead = self.k.LOCKSTEP
+        return kern, (
+            *self._args, self.cfg, self.rowcol, *lead, b0, b1, actions, out["mask"], out["num_legal"], obs_mode,
+            out["obs_f"], out["obs_c"], out["rewards"], out["done"], out["seats"], out["final_returns"],
         )  # fmt: skip
+
+    def step(self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int) -> int:
+        kern, args = self._step_args(b0, b1, actions, out, obs_mode)
+        return int(kern(*args))
 
     def step_call(
         self, b0: int, b1: int, actions: NDArray[np.int64], out: dict[str, NDArray[Any]], obs_mode: int
@@ -130,11 +136,8 @@ class Batch:
         """``step(b0, b1, actions, out, obs_mode)`` as a bound kernel call (``core.jit.bound``: numba's typing of
         its 16 arguments is paid once, not every step): the caller writes each step's actions into ``actions``
         before calling it. It holds this batch's arrays (a copy of the batch binds its own)."""
-        kern, lead = self.k.LOCKSTEP
-        return bound(
-            kern, *self._args, self.cfg, self.rowcol, *lead, b0, b1, actions, out["mask"], out["num_legal"], obs_mode,
-            out["obs_f"], out["obs_c"], out["rewards"], out["done"], out["seats"], out["final_returns"],
-        )  # fmt: skip
+        kern, args = self._step_args(b0, b1, actions, out, obs_mode)
+        return bound(kern, *args)
 
     def check(self, mask: NDArray[np.int8], actions: NDArray[np.int64]) -> int:
         """The first slot whose action is not legal in ``mask`` (or out of range), or -1."""
