@@ -660,6 +660,12 @@ def _workers_ignore_signals() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the pool's worker processes (they ignore SIGTERM: see _init_pool_worker)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+
+
 def _chunks(tasks: list[Task], chunk: int) -> list[list[Task]]:
     return [tasks[i : i + chunk] for i in range(0, len(tasks), chunk)]
 
@@ -680,6 +686,9 @@ def _pool_results(tasks: list[Task], workers: int, chunk: int, signals: _Signals
     def restart() -> None:
         """A worker died (killed, out of memory): run every chunk without a result on a new pool."""
         nonlocal pool
+        # The broken pool's other workers ignore SIGTERM, so its manager thread cannot stop them; one blocked
+        # sending results nobody reads any more (over a pipe's 64 KiB) would keep that thread, and the exit, waiting.
+        _kill_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
         pool = new_pool()
         lost = [j for j, f in futures.items()
@@ -729,8 +738,7 @@ def _pool_results(tasks: list[Task], workers: int, chunk: int, signals: _Signals
         for j in sorted(futures):
             yield from result(j)
     except BaseException:  # a second signal, an error, an abandoned generator: stop now, not after the chunks
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.kill()
+        _kill_workers(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

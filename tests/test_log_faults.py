@@ -207,9 +207,11 @@ def _children(pid: int) -> list[tuple[int, str]]:
 
 
 def test_pool_worker_killed_mid_run(tmp_path, reference):
-    """SIGKILL one process of the local pool mid-run: its games are re-run on a new pool, each logged once."""
+    """SIGKILL one process of the local pool mid-run: its games are re-run on a new pool, each logged once, and the
+    run exits. Five games a chunk (~38 KB pickled) make the other worker's unread results outgrow a pipe's 64 KiB:
+    unless the broken pool's survivors are killed, that worker blocks sending and the exit waits for it forever."""
     out = tmp_path / "log"
-    proc = _start(_cmd(out, "--workers", "2", "--chunk", "2"))
+    proc = _start(_cmd(out, "--workers", "2", "--chunk", "5"))
     try:
         _wait_for_games(out / LOG_NAME, 2, proc)
         workers = [pid for pid, cmd in _children(proc.pid) if "spawn_main" in cmd]
