@@ -8,11 +8,15 @@
     python -m experiments.bench --target vector --players 4 --num-envs 1 64 1024 4096 --obs float compact
     python -m experiments.bench --target vector raw_env --players 4 --num-envs 4096 --json   # one JSON per line
     python -m experiments.bench --target vector --players 4 --history-length 16 0   # with and without history rows
+    python -m experiments.bench --target vector fill --players 4 --num-envs 4096 --obs float   # vs. the row ceiling
 
 Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
 (``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
 each ``--obs`` format and the int8 mask produced every step, actions from the in-kernel ``LegalSampler``;
-``--threads`` shards). ``--json`` prints one object per measured target (median decisions/s, the connect_four
+``--threads`` shards), ``fill`` (no game: ``--num-envs`` float observation rows of the game's size, zero-filled
+with numpy in one thread, again and again; a row per decision, it is the rate a one-thread lock-step could not pass
+if writing its float rows were all it did: large batches miss the caches, so this is memory bandwidth). ``--json``
+prints one object per measured target (median decisions/s, the connect_four
 reference of the same run and the ratio, plus the machine, versions, commit and load).
 
 Every decision builds the observation and the mask (``env.last()``) and the agent samples uniformly from the mask
@@ -48,7 +52,7 @@ from saboteur_env import (
 from saboteur_env.common.config import MAX_HISTORY
 
 GAMES = ("base", "duel", "sab2")
-TARGETS = ("engine", "raw_env", "env", "vector")
+TARGETS = ("engine", "raw_env", "env", "vector", "fill")
 OBS_FORMATS = ("float", "compact", "none")
 
 
@@ -126,6 +130,25 @@ def bench_vector(num_players: int, num_envs: int, obs: str, threads: int, second
         memory = {"state_bytes_per_game": venv.batch.bytes_per_game,
                   "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}  # fmt: skip
     return steps * num_envs / elapsed, games / elapsed, memory
+
+
+def bench_fill(num_players: int, num_envs: int, seconds: float, **config: Any) -> tuple[float, float, dict[str, Any]]:
+    """``num_envs`` float observation rows of the game (``config``) zero-filled for at least ``seconds``: rows/s
+    (the ``fill`` target: the memory ceiling of writing one float row per decision), 0 games/s, the row's bytes."""
+    from saboteur_env.vector import VectorEnv
+
+    with VectorEnv(1, num_players=num_players, **config) as venv:
+        size = venv.batch.obs_size
+    rows = np.ones((num_envs, size), dtype=np.float32)  # touched: the pages exist before the clock starts
+    fills = 0
+    start = time.perf_counter()
+    while True:
+        rows.fill(0.0)
+        fills += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and fills >= 5:
+            break
+    return fills * num_envs / elapsed, 0.0, {"num_envs": num_envs, "row_bytes": rows.itemsize * size}
 
 
 def growth(game: str, num_players: int, games: int, seed: int, **config: Any) -> dict[str, Any]:
@@ -232,11 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
     parser.add_argument("--game", choices=GAMES, default="base")
     parser.add_argument("--target", choices=TARGETS, nargs="+", default=["engine", "raw_env", "env"])
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[4096], help="vector: batch sizes B")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[4096], help="vector and fill: batch sizes B")
     parser.add_argument("--obs", choices=OBS_FORMATS, nargs="+", default=["float", "compact"],
                         help="vector: observation formats")  # fmt: skip
     parser.add_argument("--threads", type=int, nargs="+", default=[1], help="vector: shards stepped in threads")
-    parser.add_argument("--seconds", type=float, default=2.0, help="vector: seconds per measurement")
+    parser.add_argument("--seconds", type=float, default=2.0, help="vector and fill: seconds per measurement")
     parser.add_argument("--json", action="store_true", help="one JSON object per target instead of the table")
     parser.add_argument("--plot", metavar="PNG", help="vector: plot decisions/s against B (needs matplotlib)")
     parser.add_argument("--history-length", type=int, nargs="+", metavar="L",
@@ -302,6 +325,13 @@ def main(argv: list[str] | None = None) -> int:
                                 extra[key] = {"num_envs": b, "obs": obs, "threads": k, **mem}
                                 if h is not None:
                                     extra[key]["history_length"] = h
+                    continue
+                if target == "fill":
+                    for b in args.num_envs:
+                        key = (f"fill B={b}" + suffix, label)
+                        dps, gps, facts_ = bench_fill(n, b, args.seconds, **config)
+                        runs.setdefault(key, []).append((dps, gps))
+                        extra[key] = {**facts_, **({} if h is None else {"history_length": h})}
                     continue
                 make = makers[target]
                 result = (bench_engine(n, args.games, args.seed, **config) if make is None

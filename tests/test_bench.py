@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from experiments import bench
+from saboteur_env.vector import VectorEnv
 
 TINY = ["--players", "3", "--num-envs", "2", "--obs", "float", "--repeats", "1", "--seconds", "0.01", "--games", "1",
         "--json"]  # fmt: skip
@@ -56,3 +57,27 @@ def test_history_length_out_of_range_is_refused(value: str, capsys: pytest.Captu
         bench.main(["--history-length", "4", value])
     assert exc.value.code == 2
     assert f"--history-length {value} is out of range; valid: 0..256" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("game", "players", "size"), [("base", "4", 2550), ("duel", "2", 3392)])
+def test_fill_rows_are_the_games_float_rows(
+    game: str, players: str, size: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--target fill`` zero-fills B rows of the game's float observation size (per layout and history length),
+    rows counted as decisions against the same run's connect_four."""
+    argv = ["--game", game, "--target", "fill", *TINY, "--players", players, "--num-envs", "3", "--history-length",
+            "16", "0"]  # fmt: skip
+    assert bench.main(argv) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
+    layouts = ["seed_5x9", "official_5x10"] if game == "duel" else [players]
+    assert [(r["target"], r["label"], r["players"], r["history_length"]) for r in records] == [
+        ("fill", f"fill B=3 L={h}", label, h) for label in layouts for h in (16, 0)
+    ]
+    for r in records:
+        config = {"game": game} if game != "base" else {}
+        if game == "duel":
+            config["duel_layout"] = r["players"]
+        with VectorEnv(1, num_players=int(players), history_length=r["history_length"], **config) as venv:
+            assert r["row_bytes"] == 4 * venv.batch.obs_size
+        assert r["num_envs"] == 3 and r["decisions_per_s"] > 0 and r["ratio"] > 0
+    assert records[0]["row_bytes"] == 4 * size  # 16 history rows: the sizes docs/performance.md names
