@@ -206,7 +206,7 @@ def plot_scaling(path: str, runs: dict[tuple[str, str], list[tuple[float, float]
     lines: dict[tuple[str, str, int, int], list[tuple[int, float]]] = {}
     for key, results in runs.items():
         e = extra.get(key, {})
-        if "num_envs" in e:  # a vector row
+        if "obs" in e:  # a vector row (fill rows have no observation format: not plotted)
             lines.setdefault((key[1], e["obs"], e["threads"], e.get("history_length", -1)), []).append(
                 (e["num_envs"], float(np.median([r[0] for r in results])))
             )

@@ -81,3 +81,13 @@ def test_fill_rows_are_the_games_float_rows(
             assert r["row_bytes"] == 4 * venv.batch.obs_size
         assert r["num_envs"] == 3 and r["decisions_per_s"] > 0 and r["ratio"] > 0
     assert records[0]["row_bytes"] == 4 * size  # 16 history rows: the sizes docs/performance.md names
+
+
+def test_fill_rows_are_left_out_of_the_plot(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--plot`` draws the vector rows against B; fill rows (no observation format) are measured, not plotted."""
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "scaling.png"
+    assert bench.main(["--target", "vector", "fill", *TINY, "--plot", str(png)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["label"] for r in records] == ["connect_four_v3 raw_env", "vector B=2 float", "fill B=2"]
+    assert png.stat().st_size > 0
