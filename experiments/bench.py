@@ -13,9 +13,12 @@
 Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
 (``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
 each ``--obs`` format and the int8 mask produced every step, actions from the in-kernel ``LegalSampler``;
-``--threads`` shards), ``fill`` (no game: ``--num-envs`` float observation rows of the game's size, zero-filled
-with numpy in one thread, again and again; a row per decision, it is the rate a one-thread lock-step could not pass
-if writing its float rows were all it did: large batches miss the caches, so this is memory bandwidth). ``--json``
+``--threads`` shards), ``fill`` (no game is played: ``--num-envs`` float observation rows of the game's size are
+zero-filled by numpy in one thread, again and again, each row counted as a decision; an upper bound, set by memory
+bandwidth at large B, on a one-thread lock-step that writes its whole float row every decision; ``--obs`` and
+``--threads`` do not apply, and its games/s is 0). ``vector`` and ``fill`` run for ``--seconds``; there ``--games``
+only sizes the connect_four reference (``--games`` x 5 games; a game of the other targets has 3 rounds). A
+B = 4096 Duel row can show 0.0 games/s at short ``--seconds``: no game finished in that time. ``--json``
 prints one object per measured target (median decisions/s, the connect_four
 reference of the same run and the ratio, plus the machine, versions, commit and load).
 
@@ -250,10 +253,12 @@ def machine_facts() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, nargs="+", default=[4, 10], help="player counts (the duel: ignored)")
-    parser.add_argument("--games", type=int, default=100, help="games (of 3 rounds) per measurement")
+    parser.add_argument("--games", type=int, default=100,
+                        help="engine/raw_env/env: games (of 3 rounds) per measurement; connect_four plays 5x as many "
+                             "(vector and fill run for --seconds instead)")  # fmt: skip
     parser.add_argument("--repeats", type=int, default=3, help="repeat each measurement, report the median")
     parser.add_argument("--seed", type=int, default=0, help="a non-negative integer")
-    parser.add_argument("--game", choices=GAMES, default="base")
+    parser.add_argument("--game", choices=GAMES, default="base", help="the game (default: base)")
     parser.add_argument("--target", choices=TARGETS, nargs="+", default=["engine", "raw_env", "env"])
     parser.add_argument("--num-envs", type=int, nargs="+", default=[4096], help="vector and fill: batch sizes B")
     parser.add_argument("--obs", choices=OBS_FORMATS, nargs="+", default=["float", "compact"],
@@ -305,6 +310,18 @@ def main(argv: list[str] | None = None) -> int:
               f"games/s; ratio = median / connect_four_v3 raw_env median of the same run)")  # fmt: skip
         print(f"{'target':<36} {'players':>13} {'decisions/s':>12} {'best':>10} {'games/s':>9} {'ratio':>7}")
     makers = {"engine": None, "raw_env": raw_env, "env": env}
+    # One untimed game of the reference and of every AEC target first: a process's first game loads compiled
+    # kernels (sample_legal's too, which connect_four uses), which would otherwise fall into the first repeat and,
+    # with --repeats 1, make the reference several times slower and every ratio as much too high.
+    bench_connect_four(1, args.seed)
+    for n, config, _ in cases:
+        for target in args.target:
+            if target in ("engine", "raw_env", "env"):
+                make = makers[target]
+                if make is None:
+                    bench_engine(n, 1, args.seed, **config)
+                else:
+                    bench_env(make, n, 1, args.seed, **config)
     # Every measurement once per repeat, in the same order (A B C A B C ...), so that the load of a shared machine
     # falls on all of them alike; PettingZoo's connect_four_v3 raw env is the reference measured in the same run.
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}

@@ -43,8 +43,9 @@ def test_history_lengths_reach_the_games_and_the_records(
         ("raw_env", "raw_env L=0", 0),
     ]
     assert configs == [{"history_length": 16}, {"history_length": 0}]
-    # raw_env's games get it too (connect_four, played through bench_env as well, gets no config).
-    assert env_configs == [{}, {"history_length": 16}, {"history_length": 0}]
+    # raw_env's games get it too (connect_four, played through bench_env as well, gets no config); the untimed
+    # warm-up games come first.
+    assert env_configs == [{}, {"history_length": 16}, {"history_length": 0}] * 2
     assert all(r["decisions_per_s"] > 0 for r in records)
     assert bench.main(["--target", "vector", *TINY]) == 0
     default = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1]
@@ -91,3 +92,24 @@ def test_fill_rows_are_left_out_of_the_plot(tmp_path: Any, capsys: pytest.Captur
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["label"] for r in records] == ["connect_four_v3 raw_env", "vector B=2 float", "fill B=2"]
     assert png.stat().st_size > 0
+
+
+def test_the_reference_and_the_aec_targets_are_warmed_before_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One untimed game of connect_four and of each AEC target comes first (loading compiled kernels there would
+    otherwise fall into the first repeat: with --repeats 1 connect_four measured ~6x slow, every ratio ~6x high)."""
+    calls: list[tuple[str, int]] = []
+    real_env, real_engine = bench.bench_env, bench.bench_engine
+
+    def spy_env(make: Any, num_players: int, games: int, seed: int, **config: Any) -> Any:
+        calls.append(("connect_four" if num_players == 2 and not config else "env", games))
+        return real_env(make, num_players, games, seed, **config)
+
+    def spy_engine(num_players: int, games: int, seed: int, **config: Any) -> Any:
+        calls.append(("engine", games))
+        return real_engine(num_players, games, seed, **config)
+
+    monkeypatch.setattr(bench, "bench_env", spy_env)
+    monkeypatch.setattr(bench, "bench_engine", spy_engine)
+    assert bench.main(["--target", "raw_env", "engine", *TINY, "--games", "2"]) == 0
+    # warm-ups (1 game each), then the timed repeat: connect_four plays --games x 5
+    assert calls == [("connect_four", 1), ("env", 1), ("engine", 1), ("connect_four", 10), ("env", 2), ("engine", 2)]

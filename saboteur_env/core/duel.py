@@ -391,9 +391,10 @@ def _reach_one(shape, counter, key, nbr, s0, s1, p, reach, wk):
 def _refresh_reach(S, cfg, b, wk):
     HW = cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
+    # The slot's views taken once for both players: each costs atomic reference count operations.
+    shape, counter, key, reach = S.cell_shape[b], S.cell_counter[b], S.cell_key[b], S.reach[b]
     for p in range(2):
-        _reach_one(S.cell_shape[b], S.cell_counter[b], S.cell_key[b], nbr, cfg[H_START], cfg[H_START + 1], p,
-                   S.reach[b, p], wk)  # fmt: skip
+        _reach_one(shape, counter, key, nbr, cfg[H_START], cfg[H_START + 1], p, reach[p], wk)
 
 
 # ---- set-up and rounds -----------------------------------------------------------------------------------------------
@@ -700,6 +701,7 @@ def _reveal(S, cfg, b, p, slot, placed, wk, trial):
     HW = cfg[H_HW]
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
     shape = S.cell_shape[b]
+    reaches = S.reach[b]  # bound once (see _reveal_and_secure)
     cell = cfg[H_GOAL + slot]
     kind = dc.FIRST_GOAL_KIND + S.goal_card[b, slot]
     old = shape[cell]
@@ -717,7 +719,7 @@ def _reveal(S, cfg, b, p, slot, placed, wk, trial):
                 continue
             o = (d + 2) & 3
             theirs = (S_OPEN[shape[j]] >> o) & 1
-            reaching = theirs and ((S.reach[b, 0, j] | S.reach[b, 1, j]) >> o) & 1
+            reaching = theirs and ((reaches[0, j] | reaches[1, j]) >> o) & 1
             mine = (ob >> d) & 1
             if reaching:
                 towards += mine
@@ -750,30 +752,31 @@ def _reveal_and_secure(S, cfg, b, p, placed, wk, trial):
     nbr = cfg[cfg[H_NBR] : cfg[H_NBR] + HW * 4].reshape((HW, 4))
     sc = S.sc[b]
     shape = S.cell_shape[b]
+    # Fields read in the loops are bound once: an ``S.field`` read is a load and a reference count each.
+    revealed, reaches = S.goal_revealed[b], S.reach[b]
     _refresh_reach(S, cfg, b, wk)
-    slots = np.empty(GPR, dtype=np.int64)
     while True:
-        ns = 0
+        found = 0  # the reached face-down slots, as bits (an array here was an allocation per call)
         for slot in range(GPR):  # board.reached_goal_slots
-            if S.goal_revealed[b, slot]:
+            if revealed[slot]:
                 continue
             cell = cfg[H_GOAL + slot]
             for d in range(4):
                 j = nbr[cell, d]
-                if j >= 0 and shape[j] >= 0 and ((S.reach[b, 0, j] | S.reach[b, 1, j]) >> ((d + 2) & 3)) & 1:
-                    slots[ns] = slot
-                    ns += 1
+                if j >= 0 and shape[j] >= 0 and ((reaches[0, j] | reaches[1, j]) >> ((d + 2) & 3)) & 1:
+                    found |= 1 << slot
                     break
-        if ns == 0:
+        if found == 0:
             break
-        for i in range(ns):
-            _reveal(S, cfg, b, p, slots[i], placed, wk, trial)
+        for slot in range(GPR):
+            if (found >> slot) & 1:
+                _reveal(S, cfg, b, p, slot, placed, wk, trial)
         _refresh_reach(S, cfg, b, wk)
     counter = S.cell_counter[b]
     cand = wk[:HW]  # free once the reach is refreshed
     for k in range(2):
         seat = p if k == 0 else 1 - p
-        reach = S.reach[b, seat]
+        reach = reaches[seat]
         # board.reachable_gold's order (nuggets high first, then by cell) over the seat's candidates, gathered in
         # one pass; securing one cell changes no other cell's eligibility.
         nc = 0
