@@ -55,7 +55,8 @@ from saboteur_env import (
 from saboteur_env.common.config import MAX_HISTORY
 
 GAMES = ("base", "duel", "sab2")
-TARGETS = ("engine", "raw_env", "env", "vector", "fill")
+AEC_TARGETS = ("engine", "raw_env", "env")  # a game at a time, timed over --games games
+TARGETS = (*AEC_TARGETS, "vector", "fill")
 OBS_FORMATS = ("float", "compact", "none")
 
 
@@ -107,6 +108,13 @@ def bench_engine(num_players: int, games: int, seed: int, **config) -> tuple[flo
             decisions += 1
     elapsed = time.perf_counter() - start
     return decisions / elapsed, games / elapsed
+
+
+def bench_aec(target: str, num_players: int, games: int, seed: int, **config: Any) -> tuple[float, float]:
+    """One of AEC_TARGETS over ``games`` games: decisions/s and games/s."""
+    if target == "engine":
+        return bench_engine(num_players, games, seed, **config)
+    return bench_env(raw_env if target == "raw_env" else env, num_players, games, seed, **config)
 
 
 def bench_vector(num_players: int, num_envs: int, obs: str, threads: int, seconds: float, seed: int,
@@ -309,19 +317,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.games} games x {args.repeats} repeats, interleaved (median and best decisions/s, median "
               f"games/s; ratio = median / connect_four_v3 raw_env median of the same run)")  # fmt: skip
         print(f"{'target':<36} {'players':>13} {'decisions/s':>12} {'best':>10} {'games/s':>9} {'ratio':>7}")
-    makers = {"engine": None, "raw_env": raw_env, "env": env}
     # One untimed game of the reference and of every AEC target first: a process's first game loads compiled
     # kernels (sample_legal's too, which connect_four uses), which would otherwise fall into the first repeat and,
     # with --repeats 1, make the reference several times slower and every ratio as much too high.
     bench_connect_four(1, args.seed)
     for n, config, _ in cases:
         for target in args.target:
-            if target in ("engine", "raw_env", "env"):
-                make = makers[target]
-                if make is None:
-                    bench_engine(n, 1, args.seed, **config)
-                else:
-                    bench_env(make, n, 1, args.seed, **config)
+            if target in AEC_TARGETS:
+                bench_aec(target, n, 1, args.seed, **config)
     # Every measurement once per repeat, in the same order (A B C A B C ...), so that the load of a shared machine
     # falls on all of them alike; PettingZoo's connect_four_v3 raw env is the reference measured in the same run.
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
@@ -350,9 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                         runs.setdefault(key, []).append((dps, gps))
                         extra[key] = {**facts_, **({} if h is None else {"history_length": h})}
                     continue
-                make = makers[target]
-                result = (bench_engine(n, args.games, args.seed, **config) if make is None
-                          else bench_env(make, n, args.games, args.seed, **config))  # fmt: skip
+                result = bench_aec(target, n, args.games, args.seed, **config)
                 runs.setdefault((target + suffix, label), []).append(result)
                 if h is not None:
                     extra[(target + suffix, label)] = {"history_length": h}
