@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from toy_variant import LiteVariant
 
 from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, variants
@@ -53,3 +54,30 @@ def random_states(num_players: int, seed: int, every: int = 7):
         a = int(rng.choice(np.flatnonzero(legal_action_mask(state))))
         state = apply_action(state, a)
         k += 1
+
+
+
+# Tests that skip because an optional extra is missing (pytest.importorskip) are listed in pytest's cache under
+# EXTRAS_KEY, so that .ci/run can run exactly them again once the extras are installed (README's own test command
+# runs with the `dev` extra only; README's "Tests" section says which extra adds which tests).
+EXTRAS_KEY = "saboteur/skipped-for-extras"
+_MISSING_EXTRA = ("could not import", "extra (pip install")  # importorskip's own reason, and this suite's reasons
+_skipped_for_extras: list[str] = []
+
+
+def _record(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if report.skipped and any(text in str(report.longrepr) for text in _MISSING_EXTRA):
+        _skipped_for_extras.append(report.nodeid)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    _record(report)  # a module-level importorskip skips the whole file
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _record(report)  # an importorskip inside a test or fixture
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if session.config.cache is not None:
+        session.config.cache.set(EXTRAS_KEY, sorted(set(_skipped_for_extras)))

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+
+pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+
+import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size, features_of_sequence

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
+
+pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+
+import torch  # after the importorskip: torch comes with the train extra
 
 from experiments.league import LEARNER, League, Seating, _play_once, evaluate
 from experiments.selfplay import Args, Policy, Trainer
