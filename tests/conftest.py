@@ -79,5 +79,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if session.config.cache is not None:
-        session.config.cache.set(EXTRAS_KEY, sorted(set(_skipped_for_extras)))
+    cache = getattr(session.config, "cache", None)  # None with -p no:cacheprovider
+    if cache is not None:
+        cache.set(EXTRAS_KEY, sorted(set(_skipped_for_extras)))
