@@ -13,10 +13,12 @@ Seat it whole (``make_agent("text:NAME", config)``): with a ``role`` it wraps th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base import bind_oracle, is_oracle
 from saboteur_env import GameConfig
 from saboteur_env.text import (
     FailureStats,
@@ -42,6 +44,16 @@ class TextAgent:
         self.stats = FailureStats()
         self.seat: int | None = None
         self.last_text = ""
+
+    @property
+    def oracle(self) -> bool:
+        """An oracle exactly when the wrapped agent is (``make_agent`` refuses ``text:`` around the oracles, but a
+        hand-built wrapper must not hide one)."""
+        return is_oracle(self.inner)
+
+    def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
+        """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
+        bind_oracle(self.inner, state_fn)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.seat = seat
