@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from agents.base import bind_oracle, is_oracle
 from saboteur_env import GameConfig
+from saboteur_env.common.seeding import seat_seeds
 from saboteur_env.text import (
     FailureStats,
     RetryPolicy,
@@ -81,16 +82,20 @@ class TextAgent:
         return fn() if fn else None
 
 
-def compare(config: GameConfig, name: str, seeds: range) -> dict[str, int]:
+def compare(config: GameConfig, name: str, seeds: range, secret: int | None = None) -> dict[str, int]:
     """Play each seed twice, all seats ``name`` then all seats ``text:name`` (same agent seeds); count the games
-    whose action sequences are identical, the decisions and the text agents' parse failures."""
+    whose action sequences are identical, the decisions and the text agents' parse failures. The agents' seeds are
+    sealed (``saboteur_env.common.seeding``): from ``secret`` (default this process's session secret) and the game,
+    never from the deal seed."""
     from agents import make_agent
     from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game
 
     def play(agent_name: str, seed: int) -> tuple[list[int], list]:
         agents = [make_agent(agent_name, config) for _ in range(config.num_players)]
-        for seat, agent in enumerate(agents):
-            agent.reset(seat, config.num_players, seed * 100 + seat)
+        n = config.num_players
+        for seat, (agent, agent_seed) in enumerate(zip(agents, seat_seeds(n, ("text", name, n, seed), secret),
+                                                        strict=True)):  # fmt: skip
+            agent.reset(seat, n, agent_seed)
         state = new_game(config, np.random.default_rng(seed))
         actions = []
         while not state.game_over:
