@@ -535,3 +535,8 @@ def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_rati
     assert {r["miners"] for r in tables["T1_balance"]} == {"claims:role_oracle*", "claims:random"}
     assert not any("oracle" in r["agent_role"] for r in tables["ratings"])
     assert "\\* oracle: reads the hidden state" in (out / "report" / "summary.md").read_text()
+    from experiments.claims_report import render
+    from experiments.claims_report import report as claims_report
+
+    r = claims_report(GameConfig(num_players=4, rounds=1, claims=True), "role_oracle", deals=2, reaction=False)
+    assert r["oracle"] and "agent role_oracle*," in render(r) and "* oracle: reads the hidden state" in render(r)
