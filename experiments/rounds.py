@@ -9,7 +9,8 @@ SeedSequence of the secret and the game's log key; the seats' seeds are spawned 
 secret is written into the game's records (``seeds.secret``), which reach the log only after the game is over, so any
 logged game re-plays exactly (``verify --full``) while an agent playing it holds a seed that carries no information
 about the deal. The tournament secret itself is printed once the run ends (``--secret`` re-runs the whole run); a game
-secret reveals nothing about other games' (one-way derivation).
+secret reveals nothing about other games' (one-way derivation). The scheme itself lives in the library
+(``saboteur_env.common.seeding``, which ``SingleSeatEnv`` uses too); its names are re-exported here.
 """
 
 from __future__ import annotations
