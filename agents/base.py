@@ -22,7 +22,9 @@ from saboteur_env import GameConfig, PlayerView, observation_layout
 
 
 def is_oracle(agent: object) -> bool:
-    """Whether ``agent`` is declared an oracle (``oracle = True`` on its class, or a composite holding one)."""
+    """Whether ``agent`` is declared an oracle (``oracle = True`` on its class). Every wrapper (``RoleDispatch``,
+    ``agents.claims.ClaimsAgent``, ``agents.text.TextAgent``) forwards an ``oracle`` property from what it wraps, so
+    this is the one question to ask of any seated agent."""
     return getattr(agent, "oracle", False) is True
 
 
@@ -70,9 +72,13 @@ class RoleDispatch:
         self.config = config
         self.miner, self.saboteur = miner, saboteur
         self.name = f"{miner.name}/{saboteur.name}"
-        self.oracle = is_oracle(miner) or is_oracle(saboteur)
         self.active: Agent = miner
         self._role = observation_layout(config).slices["role"]
+
+    @property
+    def oracle(self) -> bool:
+        """An oracle exactly when one of its two policies is (asked of them now, not copied when built)."""
+        return is_oracle(self.miner) or is_oracle(self.saboteur)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         seeds = np.random.SeedSequence(seed).spawn(2)

@@ -423,7 +423,6 @@ class ClaimsAgent:
         self.inner = inner
         self.config = config
         self.name = f"claims:{inner.name}"
-        self.oracle = getattr(inner, "oracle", False)
         self.reader = config.cached("_claims_agent_reader", _Reader)  # per config: it decodes every action once
         self.lay = self.reader.lay
         self.observer = ClaimsObserver(config, model)
@@ -433,6 +432,13 @@ class ClaimsAgent:
         self.rng = np.random.default_rng()
         self.last_beliefs: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
         self.hooked: ClaimsBayesModel | ClaimsBeliefs | None = None
+
+    @property
+    def oracle(self) -> bool:
+        """An oracle exactly when the wrapped agent is (it is the one that gets the hidden state)."""
+        from agents.base import is_oracle
+
+        return is_oracle(self.inner)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.seat = seat

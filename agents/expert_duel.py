@@ -260,13 +260,16 @@ class DuelExpert(DuelBeliever):
         return -0.2 * nuggets
 
 
-def bench(games: int = 4, base: str = "greedy", layout: str = "seed_5x9", seed: int = 0) -> dict:
+def bench(games: int = 4, base: str = "greedy", layout: str = "seed_5x9", seed: int = 0,
+          secret: int | None = None) -> dict:  # fmt: skip
     """Seconds per decision of ``expert`` and of ``base`` in ``games`` seeded duels (``expert`` blue in even games,
-    green in odd ones; wall-clock of ``act`` only)."""
+    green in odd ones; wall-clock of ``act`` only). Agents' seeds are sealed: from ``secret`` (default this
+    process's session secret, ``saboteur_env.common.seeding``) and the game, never from the deal seed."""
     import time
 
     from agents import make_agent
     from saboteur_env import raw_env
+    from saboteur_env.common.seeding import seat_seeds
 
     env = raw_env(game="duel", duel_layout=layout)
     spent: dict[str, list[float]] = {"expert": [], base: []}
@@ -274,8 +277,9 @@ def bench(games: int = 4, base: str = "greedy", layout: str = "seed_5x9", seed: 
         env.reset(seed=seed + g)
         names = ["expert", base] if g % 2 == 0 else [base, "expert"]
         agents = [make_agent(n, env.config) for n in names]
-        for i, a in enumerate(agents):
-            a.reset(i, 2, seed + g)
+        for i, (a, agent_seed) in enumerate(zip(agents, seat_seeds(2, ("bench", *names, seed + g), secret),
+                                                strict=True)):  # fmt: skip
+            a.reset(i, 2, agent_seed)
         for agent_id in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             if term or trunc:

@@ -515,13 +515,17 @@ class Sab2Expert(Sab2Believer):
         return cells, os
 
 
-def bench(num_players: int, games: int = 4, base: str = "heuristic", seed: int = 0) -> dict:
+def bench(num_players: int, games: int = 4, base: str = "heuristic", seed: int = 0,
+          secret: int | None = None) -> dict:  # fmt: skip
     """Seconds per decision of ``expert`` and of ``base`` in ``games`` seeded Saboteur 2 games (``expert`` on seat
-    ``g % N`` of game ``g``, ``base`` elsewhere; wall-clock of ``act`` only)."""
+    ``g % N`` of game ``g``, ``base`` elsewhere; wall-clock of ``act`` only). Agents' seeds are sealed: from
+    ``secret`` (default this process's session secret, ``saboteur_env.common.seeding``) and the game, never from
+    the deal seed."""
     import time
 
     from agents import make_agent
     from saboteur_env import raw_env
+    from saboteur_env.common.seeding import seat_seeds
 
     env = raw_env(game="sab2", num_players=num_players)
     spent: dict[str, list[float]] = {"expert": [], base: []}
@@ -530,8 +534,9 @@ def bench(num_players: int, games: int = 4, base: str = "heuristic", seed: int =
         names = [base] * num_players
         names[(seed + g) % num_players] = "expert"
         agents = [make_agent(n, env.config) for n in names]
-        for i, a in enumerate(agents):
-            a.reset(i, num_players, seed + g)
+        key = ("bench", *names, seed + g)
+        for i, (a, agent_seed) in enumerate(zip(agents, seat_seeds(num_players, key, secret), strict=True)):
+            a.reset(i, num_players, agent_seed)
         for agent_id in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             if term or trunc:

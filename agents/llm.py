@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env import GameConfig
+from saboteur_env.common.seeding import draw_secret, seat_seeds
 from saboteur_env.text import (
     FailureStats,
     RequestError,
@@ -207,7 +208,7 @@ class LLMAgent:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Play one seeded game: the llm agent in one seat, a scripted agent in the others; prints the stats."""
+    """Play one game of deal --seed: the llm agent in one seat, a scripted agent in the others; prints the stats."""
     from agents import make_agent
     from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game, returns
 
@@ -235,8 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     agents = [llm if s == args.seat else make_agent(args.opponent, config) for s in range(config.num_players)]
-    for s, agent in enumerate(agents):
-        agent.reset(s, config.num_players, args.seed + s)
+    n = config.num_players
+    # Sealed seeds (saboteur_env.common.seeding): a fresh secret per run, never the public --seed.
+    for s, (agent, agent_seed) in enumerate(zip(agents, seat_seeds(n, ("llm", n, args.seed), draw_secret()),
+                                                 strict=True)):  # fmt: skip
+        agent.reset(s, n, agent_seed)
     state = new_game(config, np.random.default_rng(args.seed))
     while not state.game_over:
         seat = int(state.current)

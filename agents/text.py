@@ -13,11 +13,14 @@ Seat it whole (``make_agent("text:NAME", config)``): with a ``role`` it wraps th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base import bind_oracle, is_oracle
 from saboteur_env import GameConfig
+from saboteur_env.common.seeding import seat_seeds
 from saboteur_env.text import (
     FailureStats,
     RetryPolicy,
@@ -42,6 +45,16 @@ class TextAgent:
         self.stats = FailureStats()
         self.seat: int | None = None
         self.last_text = ""
+
+    @property
+    def oracle(self) -> bool:
+        """An oracle exactly when the wrapped agent is (``make_agent`` refuses ``text:`` around the oracles, but a
+        hand-built wrapper must not hide one)."""
+        return is_oracle(self.inner)
+
+    def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
+        """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
+        bind_oracle(self.inner, state_fn)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.seat = seat
@@ -69,16 +82,20 @@ class TextAgent:
         return fn() if fn else None
 
 
-def compare(config: GameConfig, name: str, seeds: range) -> dict[str, int]:
+def compare(config: GameConfig, name: str, seeds: range, secret: int | None = None) -> dict[str, int]:
     """Play each seed twice, all seats ``name`` then all seats ``text:name`` (same agent seeds); count the games
-    whose action sequences are identical, the decisions and the text agents' parse failures."""
+    whose action sequences are identical, the decisions and the text agents' parse failures. The agents' seeds are
+    sealed (``saboteur_env.common.seeding``): from ``secret`` (default this process's session secret) and the game,
+    never from the deal seed."""
     from agents import make_agent
     from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game
 
     def play(agent_name: str, seed: int) -> tuple[list[int], list]:
         agents = [make_agent(agent_name, config) for _ in range(config.num_players)]
-        for seat, agent in enumerate(agents):
-            agent.reset(seat, config.num_players, seed * 100 + seat)
+        n = config.num_players
+        for seat, (agent, agent_seed) in enumerate(zip(agents, seat_seeds(n, ("text", name, n, seed), secret),
+                                                        strict=True)):  # fmt: skip
+            agent.reset(seat, n, agent_seed)
         state = new_game(config, np.random.default_rng(seed))
         actions = []
         while not state.game_over:

@@ -1,6 +1,8 @@
 """The claims report (issue 18; docs/claims.md): lie rates by role, detection of liars by a public claims observer,
 and the effect of claims on win rates, on paired deals (deal ``g`` is ``seed + g`` with and without claims, the
-same agent seeds). Intervals are 95% percentile bootstraps over deals.
+same agent seeds). Intervals are 95% percentile bootstraps over deals. The agents' seeds are sealed
+(``experiments.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom``, printed) and the
+deal, never from the public seed.
 
     python -m experiments.claims_report --game base --players 5 --agent heuristic --deals 100
     python -m experiments.claims_report --game sab2 --players 6 --agent heuristic --deals 60 --json out.json
@@ -23,6 +25,16 @@ from numpy.typing import NDArray
 
 from agents import make_agent
 from agents.claims import ClaimPolicy, ClaimsObserver, PublicClaims, make_claims_agent
+from experiments.rounds import (
+    ORACLE_NOTE,
+    draw_secret,
+    format_secret,
+    game_secret,
+    oracle_name,
+    parse_secret,
+    seat_agents,
+    session_secret,
+)
 from experiments.stats import bootstrap_mean, bootstrap_ratio, resample_weights
 from saboteur_env import GameConfig, raw_env
 from saboteur_env.claims import layout, state_fields
@@ -39,18 +51,19 @@ def _public_goals(env: Any) -> NDArray[np.int8]:
     return np.where(up, gold.astype(np.int8), -1).astype(np.int8)
 
 
-def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bool = True) -> dict[str, Any]:
+def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bool = True,
+              agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """One game of deal ``seed``: round results, and with claims every claim (with the speaker's role when made)
     and the public observer's last P(saboteur) per seat in each round. ``react=False``: the diggers talk but play
-    as without claims (``ClaimPolicy(react=False)``)."""
+    as without claims (``ClaimPolicy(react=False)``). The seats' seeds are sealed (``experiments.rounds``): spawned
+    from the game secret ``agent_secret`` (fresh when ``None``), never from the deal seed."""
     cfg = dataclasses.replace(config, claims=claims, claims_per_turn=config.claims_per_turn if claims else 1)
     env = raw_env(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
     n = cfg.num_players
     agents = [make_claims_agent(agent, cfg, miner=ClaimPolicy(react=react)) if claims else make_agent(agent, cfg)
               for _ in range(n)]  # fmt: skip
-    for s, a in enumerate(agents):
-        a.reset(s, n, seed * 1000 + s)
     env.reset(seed=seed)
+    seat_agents(agents, draw_secret() if agent_secret is None else agent_secret, seed, env.state)
     observer = ClaimsObserver(cfg) if claims else None
     roles_at: list[int] = []
     scores: dict[int, list[float]] = {}
@@ -120,15 +133,22 @@ def auc_interval(pos: list[tuple[int, float]], neg: list[tuple[int, float]], dea
     return point, float(lo), float(hi)
 
 
-def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: bool = True) -> dict[str, Any]:
+def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: bool = True,
+           secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """The numbers of docs/claims.md. ``reaction``: also play the deals with claims but non-reacting diggers, to
-    split the effect of claims into the talk and the diggers' reaction to it."""
-    on = [play_deal(config, agent, seed + g, True) for g in range(deals)]
-    off = [play_deal(config, agent, seed + g, False) for g in range(deals)]
-    deaf = [play_deal(config, agent, seed + g, True, react=False) for g in range(deals)] if reaction else None
+    split the effect of claims into the talk and the diggers' reaction to it. ``secret``: where the agents' seeds
+    come from (``experiments.rounds``; default this process's session secret): the arms of a deal share them."""
+    secret = session_secret() if secret is None else secret
+    keys = [game_secret(secret, ("claims_report", config.game, config.num_players, agent, seed + g))
+            for g in range(deals)]  # fmt: skip
+    on = [play_deal(config, agent, seed + g, True, agent_secret=keys[g]) for g in range(deals)]
+    off = [play_deal(config, agent, seed + g, False, agent_secret=keys[g]) for g in range(deals)]
+    deaf = ([play_deal(config, agent, seed + g, True, react=False, agent_secret=keys[g]) for g in range(deals)]
+            if reaction else None)  # fmt: skip
     out: dict[str, Any] = {"game": config.game, "players": config.num_players, "agent": agent, "deals": deals,
-                           "seed": seed, "rounds": config.rounds,
-                           "claims_per_turn": config.claims_per_turn}  # fmt: skip
+                           "seed": seed, "rounds": config.rounds, "claims_per_turn": config.claims_per_turn,
+                           "secret": format_secret(secret),
+                           "oracle": oracle_name(f"claims:{agent}", config.game)}  # fmt: skip
     roles = layout(dataclasses.replace(config, claims=True)).roles
     sab = layout(dataclasses.replace(config, claims=True)).facts.saboteur
     # Lie rates by role: among the claims whose speaker knew the fact, the share that were false.
@@ -193,7 +213,8 @@ def _ci(t: Sequence[float], pct: bool = True) -> str:
 
 def render(r: dict[str, Any]) -> str:
     what = {"base": "gold-diggers win the round", "sab2": "the gold is reached", "duel": "blue wins the round"}
-    lines = [f"Claims report: {r['game']}, {r['players']} players, agent {r['agent']}, {r['deals']} paired deals "
+    star = "*" if r.get("oracle") else ""
+    lines = [f"Claims report: {r['game']}, {r['players']} players, agent {r['agent']}{star}, {r['deals']} paired deals "
              f"(seeds {r['seed']}..{r['seed'] + r['deals'] - 1}), {r['rounds']} rounds, K = {r['claims_per_turn']}",
              "", f"claims per game: {r['claims_per_game'][0]:.1f} [{r['claims_per_game'][1]:.1f}, "
              f"{r['claims_per_game'][2]:.1f}]", "", "| speaker | known claims | lies | lie rate |", "|---|---|---|---|"]
@@ -214,6 +235,10 @@ def render(r: dict[str, Any]) -> str:
         lines += ["", f"claims with diggers that do not react: {_ci(v['claims_not_reacting'])}; paired difference "
                   f"to no claims {_ci(v['not_reacting_minus_none'])}; reacting minus not reacting "
                   f"{_ci(v['reacting_minus_not_reacting'])} ({v['identical_deals']} of {r['deals']} deals equal)"]
+    if r.get("oracle"):
+        lines += ["", ORACLE_NOTE]
+    if "secret" in r:
+        lines += ["", f"agent seeds: secret {r['secret']} (--secret re-plays these deals)"]
     return "\n".join(lines)
 
 
@@ -229,13 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reaction-arm", action="store_true",
                     help="skip the third arm (claims, diggers that do not react)")
     ap.add_argument("--json", default=None, help="also write the numbers to this file")
+    ap.add_argument("--secret", default=None, help="hex secret the agents' seeds come from (default: drawn from "
+                    "os.urandom, printed); never derived from the deal seeds")
     args = ap.parse_args(argv)
     if args.deals < 2:
         ap.error(f"--deals {args.deals} must be >= 2 (intervals need two deals)")
     try:
         config = GameConfig(game=args.game, num_players=args.players, rounds=args.rounds, claims=True,
                             claims_per_turn=args.claims_per_turn)  # fmt: skip
-        r = report(config, args.agent, args.deals, args.seed, reaction=not args.no_reaction_arm)
+        secret = None if args.secret is None else parse_secret(args.secret)
+        r = report(config, args.agent, args.deals, args.seed, reaction=not args.no_reaction_arm, secret=secret)
     except ValueError as e:
         ap.error(str(e))
     print(render(r))

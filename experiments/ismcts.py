@@ -1,7 +1,10 @@
 """Insertion experiment for the ``ismcts`` agent: one IS-MCTS seat among scripted agents, on paired deals.
 
 Game ``g`` is played twice from the same seed: once with every seat played by the line-up agent (``--lineup``),
-once with seat ``g % P`` played by ``ismcts`` instead (same agent seeds for the other seats). The per-game
+once with seat ``g % P`` played by ``ismcts`` instead (same agent seeds for the other seats). Agent seeds are sealed
+(``experiments.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom`` and printed at the
+end) and the game, never from the public seed, so no agent can recover the deal from its seed; each record holds its
+game's secret (``seeds``), written after the game. The per-game
 difference of that seat's score (gold) is the paired effect; it is reported overall and by the role the seat
 was dealt in round 1 (with ``--rounds 1`` the score is exactly that role's round), with percentile bootstrap
 intervals over games (``experiments.stats.bootstrap_mean``), and the IS-MCTS cost per decision (ms).
@@ -28,6 +31,16 @@ import numpy as np
 
 from agents import LADDER, make_agent
 from agents.ismcts import ISMCTSAgent
+from experiments.rounds import (
+    SecretError,
+    draw_secret,
+    format_secret,
+    game_secret,
+    parse_secret,
+    seat_agents,
+    seeds_record,
+    session_secret,
+)
 from experiments.stats import bootstrap_mean
 from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, returns
 
@@ -51,17 +64,17 @@ def role_name(config: GameConfig, state: Any, seat: int) -> str:
     return ("gold-digger", "saboteur")[int(state.roles[seat])]
 
 
-def play(config: GameConfig, seed: int, lineup: str, insert: int | None, options: dict[str, Any]) -> dict[str, Any]:
-    """One game; ``insert`` is the seat played by ismcts (None: nobody). Returns scores and costs."""
+def play(config: GameConfig, seed: int, lineup: str, insert: int | None, options: dict[str, Any],
+         agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """One game; ``insert`` is the seat played by ismcts (None: nobody). Returns scores and costs. The seats' seeds
+    are sealed (``experiments.rounds``): spawned from the game secret ``agent_secret`` (a fresh one when ``None``),
+    never from the public deal seed; the two games of a pair share it."""
     p = config.num_players
     state = new_game(config, np.random.default_rng(seed))
     role = role_name(config, state, insert if insert is not None else 0)
-    seeds = np.random.SeedSequence(seed).spawn(p)
-    agents: list[Any] = []
-    for seat in range(p):
-        agent = ISMCTSAgent(config, **options) if seat == insert else make_agent(lineup, config)
-        agent.reset(seat, p, int(seeds[seat].generate_state(1)[0]))
-        agents.append(agent)
+    agents: list[Any] = [ISMCTSAgent(config, **options) if seat == insert else make_agent(lineup, config)
+                         for seat in range(p)]  # fmt: skip
+    seat_agents(agents, draw_secret() if agent_secret is None else agent_secret, seed)
     spent, cpu, moves = 0.0, 0.0, 0
     while not state.game_over:
         seat = state.current
@@ -93,22 +106,26 @@ def run(args: argparse.Namespace) -> None:
         if theirs != setup:
             raise SystemExit(f"{out} holds another experiment ({theirs}); this one is {setup}: use another --out")
     done = {rec["seed"] for rec in old}
+    secret = session_secret() if args.secret is None else args.secret
     with out.open("a") as fh:
         for seed in range(args.start, args.start + args.games):
             if seed in done:
                 continue
             seat = seed % config.num_players
-            base = play(config, seed, lineup, None, options)
-            ism = play(config, seed, lineup, seat, options)
+            key = ("ismcts", *(setup[k] for k in ("game", "players", "rounds", "lineup")), seed)
+            agent_secret = game_secret(secret, key)  # both games of the pair: the same seats' seeds
+            base = play(config, seed, lineup, None, options, agent_secret)
+            ism = play(config, seed, lineup, seat, options, agent_secret)
             rec = {"seed": seed, **setup, "seat": seat, "role": ism["role"],
                    "ismcts": ism["score"][seat], "scripted": base["score"][seat],
                    "ismcts_s": ism["ismcts_s"], "ismcts_cpu_s": ism["ismcts_cpu_s"],
-                   "ismcts_moves": ism["ismcts_moves"]}  # fmt: skip
+                   "ismcts_moves": ism["ismcts_moves"], **seeds_record(agent_secret)}  # fmt: skip
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
             if args.verbose:
                 print(json.dumps(rec), flush=True)
     print(summary(out))
+    print(f"agent seeds: secret {format_secret(secret)} (--secret re-plays this run's games)")
 
 
 _V1 = {"prior": "uniform", "widening": None, "exploration": None}  # records written before these options existed
@@ -162,8 +179,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lineup", default=None, help="scripted agent of the other seats (and of the paired seat)")
     ap.add_argument("--out", default="runs/ismcts.jsonl", help="JSON lines, appended (resumable)")
     ap.add_argument("--summary", metavar="JSONL", default=None, help="only print the table of a run")
+    ap.add_argument("--secret", default=None, help="hex secret the agents' seeds come from (default: drawn from "
+                    "os.urandom, printed at the end); never derived from the public seeds")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.secret is not None:
+        try:
+            args.secret = parse_secret(args.secret)
+        except SecretError as err:
+            ap.error(str(err))
     if args.summary:
         print(summary(Path(args.summary)))
         return

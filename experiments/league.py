@@ -11,7 +11,8 @@ Used by :mod:`experiments.selfplay`.
   are left to the trainer. Only the learner's decisions are trained.
 * :func:`evaluate` is the ladder check the trainer runs every ``--eval-every`` iterations: ``games`` deals, the
   learner in seat ``b % N`` of deal ``b`` and the opponent in every other seat, against the same deals with the
-  opponent in that seat too (paired: same set-up, same opponents' seeds). It reports the learner's mean score
+  opponent in that seat too (paired: same set-up, same opponents' seeds). Its agents' seeds are sealed (from a
+  secret, default drawn once per process; never from the public deal seed). It reports the learner's mean score
   difference per game with a 95% interval, and per role the round-level difference.
 
 Scripted agents are Python objects that remember the game they play; a checkpoint stores the seating (who plays
@@ -35,6 +36,7 @@ from numpy.typing import NDArray
 from agents import CHEATING, make_agent
 from experiments.stats import mean_interval
 from saboteur_env import GameConfig
+from saboteur_env.common.seeding import seat_seeds
 from saboteur_env.vector import VectorEnv, legal_indices
 
 LEARNER = -1  # Seating.learner[b] when every seat of slot b is the learner
@@ -229,6 +231,7 @@ def _play_once(
     role_of: RoleOf,
     num_roles: int = 2,
     learner_agents: list[Any] | None = None,
+    secret: int | None = None,
 ) -> Played:
     """Play game ``b`` of ``games`` once on ``seed``; ``learner_seat[b]`` (None: nobody) is the learner's seat.
     With ``learner_agents`` the learner of deal ``b`` is the agent ``learner_agents[b]`` (one that remembers its
@@ -236,19 +239,18 @@ def _play_once(
 
     Returns each game's final returns ``(games, N)``, what the watched seat ``b % N`` earned in each role
     ``(games, num_roles)`` (a round's reward goes to the role of the seat's latest decision: the role it played
-    that round unless the round ended before its first turn) and which roles it was seen in."""
+    that round unless the round ended before its first turn) and which roles it was seen in.
+
+    The opponents' seeds are sealed (:func:`eval_seeds`): the same for both halves of a paired check, never a
+    function of the public deal seed."""
     n = config.num_players
     env = VectorEnv(games, config=config)
     obs, info = env.reset(seed=seed)
-    sq = np.random.SeedSequence([seed, 0xE7A1])
-    agent_seeds = sq.generate_state(games * n).reshape(games, n)
     agents = []
     for b in range(games):
-        row = []
-        for s in range(n):
-            a = make_agent(opponent, config)
-            a.reset(s, n, int(agent_seeds[b, s]))
-            row.append(a)
+        row = [make_agent(opponent, config) for _ in range(n)]
+        for s, (a, agent_seed) in enumerate(zip(row, eval_seeds(n, seed, b, opponent, secret), strict=True)):
+            a.reset(s, n, agent_seed)
         agents.append(row)
     watched = np.arange(games) % n
     done = np.zeros(games, dtype=bool)
@@ -282,10 +284,19 @@ def _play_once(
     return finals, earned, seen
 
 
+def eval_seeds(n: int, seed: int, deal: int, who: str, secret: int | None = None) -> list[int]:
+    """The ``n`` agent seeds of ``who`` in deal ``deal`` of the ladder check on ``seed``: sealed
+    (``saboteur_env.common.seeding.seat_seeds``; ``secret=None``: this process's session secret), so they say
+    nothing about the deals, which come from the public ``seed``."""
+    return seat_seeds(n, ("league_eval", who, n, seed, deal), secret)
+
+
 def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: int, seed: int,
-             role_names: tuple[str, ...], role_of: RoleOf) -> dict[str, float]:  # fmt: skip
+             role_names: tuple[str, ...], role_of: RoleOf, secret: int | None = None) -> dict[str, float]:  # fmt: skip
     """The learner in seat ``b % N`` of deal ``b`` among ``opponent`` agents, paired with ``opponent`` in that seat.
-    ``model``: a batched policy, or an agent name (``learned:PATH``: one agent per deal, seeded from ``seed``).
+    ``model``: a batched policy, or an agent name (``learned:PATH``: one agent per deal). The deals come from
+    ``seed``; every agent seed, and the batched policy's sampler, from ``secret`` (:func:`eval_seeds`; default this
+    process's session secret): repeated calls in one process agree, and no seed is a function of ``seed``.
 
     Returns ``eval_diff`` (mean score difference per game), ``eval_lo``/``eval_hi`` (its 95% interval) and per role
     ``eval_diff_ROLE`` (the mean difference per game of what the watched seat earned in rounds it played in that
@@ -294,7 +305,7 @@ def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: 
         raise ValueError(f"evaluation opponent {opponent!r} reads hidden state; choose a ladder agent")
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 100_000:
         raise ValueError(f"games={games!r} is out of range; valid: 1..100000")
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(eval_seeds(1, seed, -1, "sampler", secret)[0])
 
     def act(obs: NDArray[np.float32], mask: NDArray[np.int8]) -> NDArray[np.int64]:
         assert not isinstance(model, str)
@@ -304,12 +315,11 @@ def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: 
     seat = np.arange(games) % n
     learners = None
     if isinstance(model, str):
-        seeds = np.random.SeedSequence([seed, 0x1EA2]).generate_state(games)
         learners = [make_agent(model, config) for _ in range(games)]
         for b, a in enumerate(learners):
-            a.reset(int(seat[b]), n, int(seeds[b]))
-    with_learner, earned_a, seen_a = _play_once(config, games, seed, seat, opponent, act, role_of, k, learners)
-    baseline, earned_b, seen_b = _play_once(config, games, seed, None, opponent, act, role_of, k)
+            a.reset(int(seat[b]), n, eval_seeds(1, seed, b, "learner", secret)[0])
+    with_learner, earned_a, seen_a = _play_once(config, games, seed, seat, opponent, act, role_of, k, learners, secret)
+    baseline, earned_b, seen_b = _play_once(config, games, seed, None, opponent, act, role_of, k, secret=secret)
     diff = with_learner[np.arange(games), seat] - baseline[np.arange(games), seat]
     mean, lo, hi = mean_interval(diff.tolist())
     out = {"eval_diff": mean, "eval_lo": lo, "eval_hi": hi, "eval_games": float(games)}

@@ -10,8 +10,10 @@ roles. Observers: ``fixed`` (``BayesModel`` with ``FIXED_TABLES``, epsilon 0.1),
 epsilon 0), ``policy`` (``PolicyObserver`` knowing the population's policy; ``--samples`` hands, ``--epsilon``).
 ECE over 10 equal-width bins and Brier, with 95% percentile intervals from ``--boot`` resamples of whole held-out
 games (fixed resampling seed); then the reliability diagram's points. ``--out DIR`` also writes them as CSV (and a
-PNG per population with matplotlib). Deterministic for its arguments: agent seeds derive from the game seed (this
-is a measurement of observers, not a tournament: no agent here gains from knowing its seed).
+PNG per population with matplotlib). Agent and observer seeds are sealed (``experiments.rounds``): spawned from a
+secret (``--secret``, default drawn once per process from ``os.urandom`` and printed) and the game, never from the
+public game seed, so neither the agents nor the policy observer could recover the deal from their seeds.
+Deterministic for its arguments and ``--secret``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ from agents.beliefs import FIXED_TABLES, BayesModel, BehaviourCounts, BehaviourT
 from agents.policy_observer import PolicyObserver, public_action, public_observation
 from agents.tracker import LogTracker
 from experiments.report import CAL_BINS, _bin_sums, _ece
+from experiments.rounds import (
+    SecretError,
+    draw_secret,
+    format_secret,
+    game_secret,
+    parse_secret,
+    seat_agents,
+    seat_seeds,
+    session_secret,
+)
 from experiments.stats import bootstrap_ratio, resample_weights
 from saboteur_env import EventType, GameConfig, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.base.cards import KIND_GOAL_GOLD
@@ -39,21 +51,23 @@ POPULATIONS = ("random", "heuristic", "bayes")
 OBSERVERS = ("fixed", "fitted", "policy")
 
 
-def agent_seed(game_seed: int, seat: int) -> int:
-    return int(np.random.SeedSequence([game_seed, seat, 0x0B5]).generate_state(1)[0])
+def game_key(population: str, players: int, seed: int) -> tuple:
+    """The key of game ``seed`` for its sealed seeds (``experiments.rounds.game_secret``)."""
+    return ("policy_observer", population, players, seed)
 
 
 def play(config: GameConfig, population: str, seed: int, observers: dict[str, BayesModel],
-         counts: BehaviourCounts | None = None) -> tuple[dict[str, NDArray[np.float64]], list[int]]:  # fmt: skip
+         counts: BehaviourCounts | None = None,
+         agent_secret: int | None = None) -> tuple[dict[str, NDArray[np.float64]], list[int]]:  # fmt: skip
     """One game of ``population`` from deal seed ``seed``: every observer's P(saboteur) per seat after each
     decision ``{name: (decisions, N)}``, and the dealt roles. Observers see public information only (the policy
     observer the actor's public observation and the public part of its action; all of them the public events);
-    ``counts`` (fitting) gets the true roles and gold slot."""
+    ``counts`` (fitting) gets the true roles and gold slot. The seats' seeds are spawned from the game secret
+    ``agent_secret`` (fresh when ``None``), never from ``seed``."""
     p = config.num_players
     state = new_game(config, np.random.default_rng(seed))
     agents = [make_agent(population, config) for _ in range(p)]
-    for s, a in enumerate(agents):
-        a.reset(s, p, agent_seed(seed, s))
+    seat_agents(agents, draw_secret() if agent_secret is None else agent_secret, seed)
     roles = [int(r) for r in state.roles]  # scoring truth (one round)
     gold = [int(k) for k in state.goal_kind].index(KIND_GOAL_GOLD)
     tracker = LogTracker(config)
@@ -82,31 +96,36 @@ def play(config: GameConfig, population: str, seed: int, observers: dict[str, Ba
     return {name: np.array(t).reshape(-1, p) for name, t in traj.items()}, roles
 
 
-def fit_tables(config: GameConfig, population: str, seeds: list[int]) -> BehaviourTables:
+def fit_tables(config: GameConfig, population: str, seeds: list[int], secret: int | None = None) -> BehaviourTables:
+    secret = session_secret() if secret is None else secret
     counts = BehaviourCounts()
     for seed in seeds:
-        play(config, population, seed, {}, counts)
+        play(config, population, seed, {}, counts, game_secret(secret, game_key(population, config.num_players, seed)))
         counts.games += 1
     return counts.fit(f"fitted:{population}")
 
 
 def evaluate(population: str, games: int, players: int, samples: int, epsilon: float, seed: int,
-             boot: int) -> tuple[list[dict], list[dict]]:  # fmt: skip
-    """Rows of the main table (per observer: ECE and Brier with intervals) and the reliability points."""
+             boot: int, secret: int | None = None) -> tuple[list[dict], list[dict]]:  # fmt: skip
+    """Rows of the main table (per observer: ECE and Brier with intervals) and the reliability points. ``secret``:
+    where the agents' and the policy observer's seeds come from (default: this process's session secret)."""
+    secret = session_secret() if secret is None else secret
     config = GameConfig(num_players=players, rounds=1)
     seeds = list(range(seed, seed + games))
-    tables = fit_tables(config, population, [g for g in seeds if g % 2 == 0])
+    tables = fit_tables(config, population, [g for g in seeds if g % 2 == 0], secret)
     goal_cells = geometry(config).goal_cells
     per_game: dict[str, list[NDArray[np.float64]]] = {name: [] for name in OBSERVERS}
     brier: dict[str, list[tuple[float, int]]] = {name: [] for name in OBSERVERS}
     held_out = [g for g in seeds if g % 2 == 1]
     for g in held_out:
+        key = game_key(population, players, g)
+        observer_seed = seat_seeds(1, (*key, "observer"), secret)[0]  # sealed like the seats' (it samples hands)
         observers: dict[str, BayesModel] = {
             "fixed": BayesModel(players, goal_cells, 0.1, FIXED_TABLES),
             "fitted": BayesModel(players, goal_cells, 0.0, tables),
-            "policy": PolicyObserver(config, population, samples=samples, epsilon=epsilon, seed=g),
+            "policy": PolicyObserver(config, population, samples=samples, epsilon=epsilon, seed=observer_seed),
         }
-        traj, roles = play(config, population, g, observers)
+        traj, roles = play(config, population, g, observers, agent_secret=game_secret(secret, key))
         for name, t in traj.items():
             pr, y = t.ravel(), np.tile(np.array(roles, dtype=float), t.shape[0])
             per_game[name].append(_bin_sums(pr, y))
@@ -194,7 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--boot", type=int, default=2000, help="bootstrap resamples of held-out games")
     parser.add_argument("--populations", default=",".join(POPULATIONS))
     parser.add_argument("--out", type=Path, default=None, help="also write CSV (and PNG) files here")
+    parser.add_argument("--secret", default=None, help="hex secret the agents' and the observer's seeds come from "
+                        "(default: drawn from os.urandom once per process, printed); never the game seeds")
     args = parser.parse_args(argv)
+    try:
+        secret = session_secret() if args.secret is None else parse_secret(args.secret)
+    except SecretError as err:
+        parser.error(str(err))
     if args.games < 4:
         parser.error(f"--games={args.games} must be at least 4 (half fit the tables, half are scored)")
     if not 3 <= args.players <= 10:
@@ -203,13 +228,14 @@ def main(argv: list[str] | None = None) -> int:
     rows, points = [], []
     for pop in pops:
         t0 = time.time()
-        r, pts = evaluate(pop, args.games, args.players, args.samples, args.epsilon, args.seed, args.boot)
+        r, pts = evaluate(pop, args.games, args.players, args.samples, args.epsilon, args.seed, args.boot, secret)
         rows += r
         points += pts
         print(f"{pop}: {time.time() - t0:.0f} s", file=sys.stderr)
     print(f"Policy-aware observer vs table observers, {args.players} players, games {args.seed}.."
           f"{args.seed + args.games - 1} per population (even seeds fit the tables, odd seeds scored), "
-          f"samples={args.samples}, epsilon={args.epsilon}, boot={args.boot}\n")  # fmt: skip
+          f"samples={args.samples}, epsilon={args.epsilon}, boot={args.boot}, agent seeds from secret "
+          f"{format_secret(secret)}\n")  # fmt: skip
     print(markdown(rows, points))
     if args.out is not None:
         write_outputs(args.out, rows, points)

@@ -9,75 +9,41 @@ SeedSequence of the secret and the game's log key; the seats' seeds are spawned 
 secret is written into the game's records (``seeds.secret``), which reach the log only after the game is over, so any
 logged game re-plays exactly (``verify --full``) while an agent playing it holds a seed that carries no information
 about the deal. The tournament secret itself is printed once the run ends (``--secret`` re-runs the whole run); a game
-secret reveals nothing about other games' (one-way derivation).
+secret reveals nothing about other games' (one-way derivation). The scheme itself lives in the library
+(``saboteur_env.common.seeding``, which ``SingleSeatEnv`` uses too); its names are re-exported here.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import os
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from agents.base import bind_oracle
 from saboteur_env import raw_env
+from saboteur_env.common import seeding
+from saboteur_env.common.seeding import SecretError, format_secret, parse_secret, sealed_seeds
+
+# The one seeding scheme lives in the library (SingleSeatEnv uses it too); these names stay importable from here.
+SECRET_BITS = seeding.SECRET_BITS
+draw_secret = seeding.draw_secret
+session_secret = seeding.session_secret
+game_secret = seeding.game_secret
+seat_seeds = seeding.seat_seeds
 
 SEED_SCHEME = "sealed-v1"
-SECRET_BITS = 128
 LEGACY_SECRET = -1  # logs from before sealed seeds: agent seeds spawned from the public game seed
 
 
-class SecretError(ValueError):
-    """A tournament or game secret that is not a 128-bit number written in hex."""
-
-
-def draw_secret() -> int:
-    """A fresh tournament (or game) secret: 128 bits from the operating system's entropy source."""
-    return int.from_bytes(os.urandom(SECRET_BITS // 8), "big")
-
-
-@functools.cache
-def session_secret() -> int:
-    """The tournament secret of runs that are given none: drawn once per process (:func:`draw_secret`), so runs
-    repeated in one process (a resume, the Ray backend against the local one) reproduce each other, while a new
-    process draws a new one. Pass a secret (``--secret``) to reproduce a run in another process."""
-    return draw_secret()
-
-
-def format_secret(secret: int) -> str:
-    return f"{secret:0{SECRET_BITS // 4}x}"
-
-
-def parse_secret(text: str) -> int:
-    """A secret from its hex form (``format_secret``; an optional ``0x``), as given to ``--secret``."""
-    digits = text.lower().removeprefix("0x")
-    if not digits or len(digits) > SECRET_BITS // 4 or any(c not in "0123456789abcdef" for c in digits):
-        raise SecretError(f"secret {text!r} must be 1 to {SECRET_BITS // 4} hex digits (a {SECRET_BITS}-bit number)")
-    return int(digits, 16)
-
-
-def _key_words(key: tuple) -> list[int]:
-    """A game key (strings and numbers) as 32-bit words for a SeedSequence."""
-    digest = hashlib.blake2b(json.dumps(list(key)).encode(), digest_size=16).digest()
-    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, len(digest), 4)]
-
-
-def game_secret(secret: int, key: tuple) -> int:
-    """The secret of one game: SeedSequence([tournament secret, game key...]) (one-way in the secret)."""
-    if not 0 <= secret < 1 << SECRET_BITS:
-        raise SecretError(f"secret {secret!r} must be in 0..2**{SECRET_BITS}-1")
-    words = np.random.SeedSequence([secret, *_key_words(key)]).generate_state(SECRET_BITS // 32, np.uint32)
-    return int.from_bytes(words.astype("<u4").tobytes(), "little")
-
-
 def agent_seeds(secret: int, public_seed: int, n: int) -> list[int]:
-    """The seats' agent seeds of a game: spawned from its game secret (``LEGACY_SECRET``: from the public seed, as
-    logs from before sealed seeds were played)."""
-    root = np.random.SeedSequence(public_seed if secret == LEGACY_SECRET else secret)
-    return [int(ss.generate_state(1)[0]) for ss in root.spawn(n)]
+    """The seats' agent seeds of a game: spawned from its game secret (``saboteur_env.common.seeding.sealed_seeds``;
+    ``LEGACY_SECRET``: from the public seed, only to re-play logs from before sealed seeds)."""
+    if secret == LEGACY_SECRET:
+        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(public_seed).spawn(n)]
+    return sealed_seeds(secret, n)
 
 
 def seeds_record(secret: int) -> dict:
@@ -97,16 +63,36 @@ def logged_secret(records: Sequence[dict]) -> int:
 
 @functools.cache
 def oracle_name(name: str, game: str = "base") -> bool:
-    """Whether the agent called ``name`` in ``game`` is a declared oracle (reads hidden state; flagged in tables)."""
-    from agents import LADDER, SAB2_AGENTS, make_agent
+    """Whether the agent called ``name`` in ``game`` reads hidden state (flagged in tables, never rated): asked of
+    the agent object itself (``agents.base.is_oracle``), built the way the tournaments seat it, so that every wrapper
+    (``claims:NAME``, ``claims@K:NAME``, ``text:NAME``, a role-dispatching pair) answers for what it wraps. Names
+    that load a model file or call a chat endpoint read only observations; names that build no agent (table labels)
+    are not oracles."""
+    from agents import RoleDispatch, make_agent
     from agents.base import is_oracle
     from saboteur_env import GameConfig
 
-    if name.startswith("ppo:") or game == "duel":
+    bare = CLAIMS_NAME.sub(r"\1", name)
+    if bare.startswith(("ppo:", "learned:", "text:ppo:", "text:learned:")) or bare in ("learned", "llm"):
+        return False  # file- or endpoint-backed policies of the observation only (and costly to build)
+    claims = bare != name
+    try:
+        cfg = GameConfig(game=game, claims=claims)
+        inner = cfg.game_config if claims else cfg
+        if game == "base":  # the base tournament seats each name as a miner / saboteur pair
+            agent: object = RoleDispatch(inner, make_agent(bare, inner, "miner"), make_agent(bare, inner, "saboteur"))
+        else:
+            agent = make_agent(bare, inner)
+        if claims:
+            from agents.claims import ClaimsAgent
+
+            agent = ClaimsAgent(agent, cfg)  # type: ignore[arg-type]
+    except (ValueError, KeyError, TypeError):
         return False
-    if game == "sab2":
-        return name in SAB2_AGENTS and is_oracle(make_agent(name, GameConfig(game="sab2")))
-    return name in LADDER and any(getattr(cls, "oracle", False) is True for cls in LADDER[name])
+    return is_oracle(agent)
+
+
+CLAIMS_NAME = re.compile(r"^claims(?:@\d+)?:(.+)$")  # claims:NAME / claims@K:NAME -> NAME
 
 
 ORACLE_NOTE = "* oracle: reads the hidden state (declared `oracle = True`); an upper bound, never in ratings"

@@ -78,9 +78,12 @@ After termination each agent must be stepped with ``None`` (PettingZoo dead step
 
 Single-seat Gymnasium view
 --------------------------
-``SingleSeatEnv(opponents, learner_seats=None, illegal_reward=None, **config)`` seats a learner in one seat and lets
-agents play the others; ``step`` returns at the learner's next decision with all the reward its seat earned
-meanwhile, and ``action_masks()`` serves MaskablePPO.
+``SingleSeatEnv(opponents, learner_seats=None, illegal_reward=None, opponent_secret=None, **config)`` seats a learner
+in one seat and lets agents play the others; ``step`` returns at the learner's next decision with all the reward its
+seat earned meanwhile, and ``action_masks()`` serves MaskablePPO. ``reset(seed=s)`` fixes the deal and the learner's
+seat; the opponents' seeds are sealed (``saboteur_env.common.seeding``): spawned from ``opponent_secret`` (default
+128 bits from ``os.urandom`` per env) and the deal, never from ``s``, so an opponent's seed says nothing about the
+deal. The same ``opponent_secret`` and ``seed`` give the same episode.
 
 Saboteur 2 (``game="sab2"``)
 ----------------------------
@@ -213,6 +216,11 @@ Version History
   history rows (the lock-step rewrites them every decision), so base self-play checkpoints and pickled base core
   states of earlier versions are refused with a clear error; ``VectorEnv`` binds its lock-step kernel call once
   (``VectorEnv.batch`` is read-only). Games, spaces, observations and masks are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): ``SingleSeatEnv``'s opponents' seeds are sealed: spawned from a new
+  ``opponent_secret`` (default: 128 bits from ``os.urandom`` per env) and the deal, no longer drawn from the
+  generator that draws the deal (an opponent could recover the deal from its seed). ``reset(seed=s)`` deals the same
+  game and seat as before; the opponents' moves repeat for the same ``opponent_secret``; later unseeded episodes deal
+  differently than before (the generator no longer draws the opponents' seeds).
 """
 
 from __future__ import annotations
@@ -231,6 +239,7 @@ from pettingzoo.utils import wrappers
 from saboteur_env import api, claims
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, GameOverError, IllegalActionError
+from saboteur_env.common.seeding import SecretError, check_secret, draw_secret, seat_seeds
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -515,6 +524,12 @@ class SingleSeatEnv(gymnasium.Env):
     and nothing when that action ended the round (the round's real reward takes over). ``info["shaping"]`` holds
     the term. ``agents.shaping.GoldProgress`` is a ready potential (progress towards the gold for gold-diggers).
 
+    Seeds: ``reset(seed=s)`` fixes the deal and the learner's seat (as Gymnasium's ``np_random``). The opponents'
+    seeds are sealed (``saboteur_env.common.seeding.seat_seeds``): spawned from ``opponent_secret`` and the episode's
+    deal, never from ``s`` alone, so no opponent can recover the deal from its seed. ``opponent_secret=None`` draws
+    128 bits from ``os.urandom`` per env (one env repeats an episode for a repeated seed; two envs differ in their
+    opponents' seeds); pass an int in ``0..2**128-1`` to reproduce episodes, opponents included, across envs.
+
     Multi-seat self-play with one shared policy is a multi-agent setting: use the PettingZoo environment for it.
 
     With ``claims=True`` the learner's observation has the claims block and its action space the claim ids, as in
@@ -534,9 +549,15 @@ class SingleSeatEnv(gymnasium.Env):
         render_mode: str | None = None,
         illegal_reward: float | None = None,
         shaping: Callable[[Any, int], float] | None = None,
+        opponent_secret: int | None = None,
         **config: Any,
     ) -> None:
         super().__init__()
+        try:  # the opponents' seeds come from this secret, never from the reset seed (the class docstring)
+            self._opponent_secret = draw_secret() if opponent_secret is None else check_secret(
+                opponent_secret, "opponent_secret")
+        except SecretError as err:
+            raise ConfigError(str(err)) from None
         self.illegal_reward = illegal_reward
         if shaping is not None and not callable(shaping):
             raise ConfigError(f"shaping={shaping!r} must be None or a callable (state, seat) -> float")
@@ -567,13 +588,15 @@ class SingleSeatEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         n = self.config.num_players
-        self._env.reset(seed=int(self.np_random.integers(2**62)), options=options)
+        deal = int(self.np_random.integers(2**62))
+        self._env.reset(seed=deal, options=options)
         self.seat = self.learner_seats[int(self.np_random.integers(len(self.learner_seats)))]
         self._opponents = {}
+        seeds = seat_seeds(n, ("single_seat", deal), self._opponent_secret)
         for s in range(n):
             if s != self.seat:
                 agent = self.opponents_factory(s)
-                agent.reset(s, n, int(self.np_random.integers(2**62)))
+                agent.reset(s, n, seeds[s])
                 self._opponents[s] = agent
         self._pending = 0.0
         self._illegal = False

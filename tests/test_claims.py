@@ -486,3 +486,57 @@ def test_claims__single_seat_env_plays_claims_with_claims_agents_as_opponents():
     _, reward, done, _, info = e.step(lay.encode(GOAL, 0, 1))
     _, reward, done, _, info = e.step(lay.encode(GOAL, 1, 1))  # over the bound: illegal
     assert done and reward == -1.0 and info["illegal"]
+
+
+# ---- oracles behind the claims wrapper (issue 34 §4) ------------------------------------------------------------
+def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
+    from agents import make_agent
+    from agents.base import RoleDispatch, bind_oracle, is_oracle
+    from agents.claims import ClaimsAgent
+    from agents.text import TextAgent
+    from experiments.rounds import oracle_name
+
+    cfg = GameConfig(num_players=4, claims=True)
+    plain = cfg.game_config
+    wrapped = make_agent("claims:role_oracle", cfg)
+    assert is_oracle(wrapped) and not is_oracle(make_agent("claims:random", cfg))
+    # The flag is asked of what is wrapped now, not copied when the wrapper was built.
+    pair = RoleDispatch(plain, make_agent("random", plain, "miner"), make_agent("random", plain, "saboteur"))
+    outer = ClaimsAgent(pair, cfg)
+    assert not is_oracle(outer)
+    pair.saboteur = make_agent("role_oracle", plain, "saboteur")
+    assert is_oracle(pair) and is_oracle(outer)
+    # The state reaches the oracle inside, through the wrapper (the one plumbing path).
+    assert bind_oracle(outer, lambda: "state") and pair.saboteur._state_fn() == "state"
+    text = TextAgent(make_agent("gold_oracle", plain), plain)  # hand-built: make_agent refuses text:ORACLE
+    assert is_oracle(text) and bind_oracle(text, lambda: "s") and text.inner._state_fn() == "s"
+    # Table names: every wrapper answers for what it wraps, in every game with claims.
+    for name in ("claims:role_oracle", "claims:gold_oracle", "claims@3:role_oracle"):
+        assert oracle_name(name) and oracle_name(name, "sab2"), name
+    for name in ("claims:random", "claims:heuristic", "claims@2:bayes", "text:role_oracle", "claims:nobody"):
+        assert not oracle_name(name), name
+    assert not oracle_name("claims:greedy", "duel")
+
+
+def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_ratings(tmp_path):
+    from experiments import report
+    from experiments.tournament import Summary, run
+
+    out = tmp_path / "o"
+    games = list(run([4], ["claims:role_oracle", "claims:random"], ["claims:random"], 1, seed=0, beliefs=False,
+                     out=out, secret=5))  # fmt: skip
+    summary = Summary()
+    for records in games:
+        summary.add(records)
+    rows = {line.split()[1]: line for line in summary.table().splitlines()[2:] if line.strip()[:1].isdigit()}
+    assert rows["claims:role_oracle"].endswith(" *") and not rows["claims:random"].endswith("*")
+    assert "* oracle: reads the hidden state" in summary.table()
+    tables = report.build_report(out, with_plots=False)
+    assert {r["miners"] for r in tables["T1_balance"]} == {"claims:role_oracle*", "claims:random"}
+    assert not any("oracle" in r["agent_role"] for r in tables["ratings"])
+    assert "\\* oracle: reads the hidden state" in (out / "report" / "summary.md").read_text()
+    from experiments.claims_report import render
+    from experiments.claims_report import report as claims_report
+
+    r = claims_report(GameConfig(num_players=4, rounds=1, claims=True), "role_oracle", deals=2, reaction=False)
+    assert r["oracle"] and "agent role_oracle*," in render(r) and "* oracle: reads the hidden state" in render(r)
