@@ -135,3 +135,15 @@ def test_every_shipped_policy_still_loads() -> None:
     for record in shipped_manifest().values():
         policy = NumpyPolicy(learned.POLICY_DIR / record["file"])
         assert policy.w["w0"].dtype == np.float32 and policy.w["w0"].shape[0] == policy.obs_size
+
+
+def test_imitation_data_and_shipping_read_regular_files_only(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from experiments.imitate import DataFileError, load_data
+    from experiments.ship_policies import to_half
+
+    for path, what in _specials(tmp_path):
+        with pytest.raises(DataFileError, match=f"{path} (is )?{what}"):
+            load_data(path, CFG)
+        with pytest.raises(PolicyFileError, match=f"{path} (is )?{what}"):
+            to_half(path, tmp_path / "half.npz")
