@@ -260,7 +260,7 @@ def _coerce(config: GameConfig, name: str, lo: int, hi: int) -> None:
         return
     if not is_int(value):
         raise ConfigError(f"{name}={value!r} must be an int in {lo}..{hi}")
-    object.__setattr__(config, name, int(value))  # type: ignore[call-overload]
+    object.__setattr__(config, name, int(value))
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:
