@@ -334,7 +334,8 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
         arrays[f"pi_b{r}"] = model.pi_b.weight[r * a : (r + 1) * a, 0].detach().numpy().astype(np.float32)
         arrays[f"v_w{r}"] = model.v.weight[r : r + 1].detach().numpy().T.astype(np.float32)
         arrays[f"v_b{r}"] = model.v.bias[r : r + 1].detach().numpy().astype(np.float32)
-    write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))  # a killed export keeps the previous file
+    # a killed export keeps the previous file
+    write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))  # type: ignore[arg-type]
     return path
 
 
@@ -397,7 +398,7 @@ def _stop_signals() -> Iterator[list[int]]:
         yield stop
     finally:
         for sig, handler in saved.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
 
 
 # ---- the rollout with per-seat turn accounting --------------------------------------------------------------------
