@@ -19,7 +19,9 @@ A file trained for another configuration is refused with the difference named.
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import zipfile
 import zlib
 from pathlib import Path
@@ -29,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.belief_features import BeliefFeatures, feature_size
+from agents.files import FileRefusedError, open_regular
 from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
 
 FORMAT = "saboteur-env/learned-mlp"
@@ -37,6 +40,9 @@ FORMAT_VERSION = 1
 LAYOUT_FIELDS = ("game", "num_players", "margin", "history_length", "duel_layout")
 MAX_WIDTH = 4096
 MAX_FILE_BYTES = 256 << 20
+MAX_META_BYTES = 1 << 20  # the JSON header's member (the shipped ones are under 2 KiB)
+MAX_VALUES = 1 << 25  # weights in all (128 MiB as float32; the shipped files hold under 1M)
+NPY_HEADER_MAX = 4096  # bytes before a member's data (numpy writes 128 for these arrays)
 _BASE_ROLES = ("miner", "saboteur")
 
 
@@ -70,24 +76,42 @@ class NumpyPolicy:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if not self.path.is_file():
-            raise PolicyFileError(f"policy file {str(self.path)!r} does not exist")
-        if self.path.stat().st_size > MAX_FILE_BYTES:
-            raise PolicyFileError(f"policy file {self.path} is larger than {MAX_FILE_BYTES >> 20} MiB")
-        # A truncated or corrupted archive fails in the zip reader, in zlib or in the .npy header parser.
-        bad = (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, zlib.error)
         try:
-            loaded = np.load(self.path, allow_pickle=False)
-            if not isinstance(loaded, np.lib.npyio.NpzFile):
-                raise ValueError("a single array, not an .npz archive")
-            with loaded as data:
-                arrays = {k: np.asarray(data[k]) for k in data.files}
-        except bad as e:
-            raise PolicyFileError(f"{self.path} is not a .npz policy file ({type(e).__name__}: {e})") from e
+            with open_regular(self.path, MAX_FILE_BYTES) as fh:
+                archive = _open_npz(fh, self.path)
+                meta_raw = _read_npz_member(archive, self.path, "meta", MAX_META_BYTES)
+                arrays: dict[str, Any] = {"meta": _parse_npy(meta_raw, self.path, "meta")}
+                meta = self._meta(arrays)
+                shapes = self._shapes(meta)
+                # Every member's name and uncompressed size is checked against the header's shapes from the zip
+                # directory before anything else is decompressed: a small crafted file cannot force a huge read.
+                _check_directory(archive, self.path, shapes)
+                for k, shape in shapes.items():
+                    raw = _read_npz_member(archive, self.path, k, _npy_limit(shape))
+                    arrays[k] = _parse_npy(raw, self.path, k)
+        except FileRefusedError as e:
+            raise PolicyFileError(f"policy file {e.path} {e.problem}") from None
+        for k, shape in shapes.items():
+            a = arrays[k]
+            if a.shape != shape or a.dtype not in (np.float32, np.float16):
+                raise PolicyFileError(f"{self.path}: entry {k!r} must be float32 of shape {shape} "
+                                      f"(got {(a.shape, str(a.dtype))})")  # fmt: skip
+            if not np.isfinite(a).all():
+                raise PolicyFileError(f"{self.path}: entry {k!r} holds NaN or infinite values")
+            arrays[k] = a.astype(np.float32)
+            arrays[k].flags.writeable = False  # shared between agents (see _cached_policy)
+        del arrays["meta"]
+        self.w = arrays
+
+    def _meta(self, arrays: dict[str, Any]) -> dict[str, Any]:
+        """The validated JSON header (``meta``); sets the sizes it declares."""
+        raw = arrays["meta"]
+        if raw.ndim != 0 or raw.dtype.kind != "U":
+            raise PolicyFileError(f"{self.path} has no readable 'meta' entry (not a string: {raw.dtype}, {raw.shape})")
         try:
-            meta = json.loads(str(arrays.pop("meta")))
-        except (KeyError, json.JSONDecodeError) as e:
-            raise PolicyFileError(f"{self.path} has no readable 'meta' entry") from e
+            meta = json.loads(str(raw))
+        except (json.JSONDecodeError, RecursionError) as e:  # RecursionError: nesting deeper than json's stack
+            raise PolicyFileError(f"{self.path} has no readable 'meta' entry ({type(e).__name__})") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
             raise PolicyFileError(f"{self.path} is not a {FORMAT} file (format {got!r})")
@@ -114,6 +138,11 @@ class NumpyPolicy:
         if not (1 <= self.obs_size <= 1 << 20 and 1 <= self.num_actions <= 1 << 20):
             sizes = f"obs_size={self.obs_size} / num_actions={self.num_actions}"
             raise PolicyFileError(f"{self.path}: {sizes} out of range")
+        return meta
+
+    def _shapes(self, meta: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+        """Every weight entry's name and shape, from the header; refuses a header that declares too many values."""
+        hidden = int(meta["hidden"])
         shapes = {"scale": (self.obs_size,), "w0": (self.obs_size, hidden), "b0": (hidden,), "w1": (hidden, hidden),
                   "b1": (hidden,)}  # fmt: skip
         if self.embed:
@@ -121,16 +150,11 @@ class NumpyPolicy:
         for r in range(self.num_heads):
             shapes.update({f"pi_w{r}": (self.embed or hidden, self.num_actions), f"pi_b{r}": (self.num_actions,),
                            f"v_w{r}": (hidden, 1), f"v_b{r}": (1,)})  # fmt: skip
-        for k, shape in shapes.items():
-            a = arrays.get(k)
-            if a is None or a.shape != shape or a.dtype not in (np.float32, np.float16):
-                got = None if a is None else (a.shape, str(a.dtype))
-                raise PolicyFileError(f"{self.path}: entry {k!r} must be float32 of shape {shape} (got {got})")
-            if not np.isfinite(a).all():
-                raise PolicyFileError(f"{self.path}: entry {k!r} holds NaN or infinite values")
-            arrays[k] = a.astype(np.float32)
-            arrays[k].flags.writeable = False  # shared between agents (see _cached_policy)
-        self.w = arrays
+        total = sum(math.prod(shape) for shape in shapes.values())
+        if total > MAX_VALUES:
+            raise PolicyFileError(f"{self.path}: the header declares {total} weights; at most {MAX_VALUES} are read "
+                                  f"(obs_size={self.obs_size}, hidden={hidden}, num_actions={self.num_actions})")
+        return shapes
 
     def check_config(self, config: GameConfig) -> None:
         """Refuse a game whose observation or action indices mean something else than in training."""
@@ -173,6 +197,76 @@ class NumpyPolicy:
                 logits[idx] = e[idx] @ self.w[f"pi_w{r}"] + self.w[f"pi_b{r}"]
                 value[idx] = (h[idx] @ self.w[f"v_w{r}"] + self.w[f"v_b{r}"])[:, 0]
         return logits, value
+
+
+def _npy_limit(shape: tuple[int, ...]) -> int:
+    """The most bytes a member holding ``shape`` float32 (or float16) values may take uncompressed."""
+    return NPY_HEADER_MAX + 4 * math.prod(shape)
+
+
+def _open_npz(fh: Any, path: Path) -> zipfile.ZipFile:
+    if fh.read(6) == b"\x93NUMPY":
+        raise PolicyFileError(f"{path} is not a .npz policy file (a single array, not an .npz archive)")
+    fh.seek(0)
+    try:
+        return zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise PolicyFileError(f"{path} is not a .npz policy file ({type(e).__name__}: {e})") from None
+
+
+def _check_directory(archive: zipfile.ZipFile, path: Path, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Member names and declared uncompressed sizes against the header's shapes (the zip directory only)."""
+    names = [info.filename for info in archive.infolist()]
+    expected = {f"{k}.npy" for k in shapes} | {"meta.npy"}
+    if len(names) != len(set(names)):
+        raise PolicyFileError(f"{path}: the archive names an entry twice")
+    missing, extra = sorted(expected - set(names)), sorted(set(names) - expected)
+    if missing or extra:
+        raise PolicyFileError(f"{path}: the entries do not match its header (missing {missing[:4]}, "
+                              f"unexpected {extra[:4]})")  # fmt: skip
+    for k, shape in shapes.items():
+        size, limit = archive.getinfo(f"{k}.npy").file_size, _npy_limit(shape)
+        if size > limit:
+            raise PolicyFileError(f"{path}: entry {k!r} declares {size} bytes uncompressed; its shape {shape} needs "
+                                  f"at most {limit}")  # fmt: skip
+
+
+def _read_npz_member(archive: zipfile.ZipFile, path: Path, key: str, limit: int) -> bytes:
+    try:
+        info = archive.getinfo(f"{key}.npy")
+    except KeyError:
+        raise PolicyFileError(f"{path} has no readable {key!r} entry") from None
+    if info.file_size > limit:
+        raise PolicyFileError(f"{path}: entry {key!r} declares {info.file_size} bytes uncompressed; at most {limit}")
+    try:
+        # zipfile stops at the declared size and checks the CRC: a member cannot yield more than was checked.
+        return archive.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError, ValueError) as e:
+        raise PolicyFileError(f"{path}: entry {key!r} is corrupt or truncated ({type(e).__name__}: {e})") from None
+
+
+def _parse_npy(raw: bytes, path: Path, key: str) -> NDArray[Any]:
+    """A ``.npy`` member's array, its header checked against the bytes it holds before anything is allocated (a
+    header may declare any shape; ``np.load`` allocates that much before reading)."""
+    f = io.BytesIO(raw)
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=NPY_HEADER_MAX)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=NPY_HEADER_MAX)
+        else:
+            raise ValueError(f"npy format version {version} is not read")
+        if dtype.hasobject:
+            raise ValueError("it holds Python objects (refused: reading them could run code)")
+        count = math.prod(shape)
+        if len(raw) - f.tell() != count * dtype.itemsize:
+            raise ValueError(f"its header declares {shape} {dtype} ({count * dtype.itemsize} bytes) but it holds "
+                             f"{len(raw) - f.tell()} bytes of data")  # fmt: skip
+        return np.frombuffer(raw, dtype, count, offset=f.tell()).reshape(shape, order="F" if fortran else "C")
+    except (ValueError, TypeError, EOFError, SyntaxError) as e:
+        problem = f"entry {key!r} is not a valid .npy array ({e})"
+        raise PolicyFileError(f"{path} is not a .npz policy file: {problem}") from None
 
 
 class LearnedAgent:

@@ -18,6 +18,7 @@ trusted one once with ``python -m experiments.train_sb3 --convert OLD.zip --trus
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -28,6 +29,7 @@ import re
 import warnings
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -35,6 +37,7 @@ from typing import Any, TypeGuard
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.files import FileRefusedError, open_regular
 from saboteur_env import GameConfig, __version__, num_actions, observation_layout
 
 FORMAT = "saboteur-env/maskable-ppo"
@@ -43,6 +46,7 @@ META, POLICY, OPTIMIZER = "meta.json", "policy.pt", "optimizer.pt"
 # Bounds on what a file may ask us to read or allocate, so a crafted one cannot exhaust memory.
 MAX_META_BYTES = 1 << 20
 MAX_WEIGHTS_BYTES = 1 << 30
+MAX_FILE_BYTES = MAX_META_BYTES + 2 * MAX_WEIGHTS_BYTES + (1 << 20)  # meta, policy, optimizer and the zip directory
 MAX_LAYERS, MAX_WIDTH = 8, 4096
 MAX_COUNT = 1 << 20  # n_steps, batch_size, n_epochs: the rollout buffer is n_steps observations
 MIN_TORCH = (2, 6)  # the first torch whose weights_only unpickler has no known way to run code
@@ -202,17 +206,24 @@ def _versions(data: dict[str, Any]) -> dict[str, str]:
 # ---- reading ----
 
 
-def _open_archive(path: Path) -> zipfile.ZipFile:
-    if path.is_dir():
-        raise ModelFileError(path, "is a directory; expected a model .zip file")
+@contextlib.contextmanager
+def _open_archive(path: Path) -> Iterator[zipfile.ZipFile]:
+    # A regular file of bounded size only: a FIFO would block, /dev/zero read forever, a directory fail deep in zipfile.
     try:
-        with path.open("rb") as f:
-            head = f.read(4)
-        return zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        if head.startswith(b"PK"):
-            raise ModelFileError(path, "is a corrupt or truncated zip archive") from None
-        raise ModelFileError(path, "is not a model file (not a zip archive)") from None
+        fh = open_regular(path, MAX_FILE_BYTES)
+    except FileRefusedError as err:
+        raise ModelFileError(path, err.problem) from None
+    with fh:
+        head = fh.read(4)
+        fh.seek(0)
+        try:
+            archive = zipfile.ZipFile(fh)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            if head.startswith(b"PK"):
+                raise ModelFileError(path, "is a corrupt or truncated zip archive") from None
+            raise ModelFileError(path, "is not a model file (not a zip archive)") from None
+        with archive:
+            yield archive
 
 
 def _read_member(archive: zipfile.ZipFile, path: Path, name: str, limit: int) -> bytes:
@@ -233,9 +244,9 @@ def _native(names: set[str]) -> bool:
 def is_sb3_native(path: str | Path) -> bool:
     """Whether ``path`` looks like a stable-baselines3 ``model.save`` zip (only the member names are read)."""
     try:
-        with zipfile.ZipFile(path) as archive:
+        with _open_archive(Path(path)) as archive:
             return _native(set(archive.namelist()))
-    except (OSError, zipfile.BadZipFile):
+    except ModelFileError:
         return False
 
 

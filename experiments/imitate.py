@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 
 from agents import CHEATING, make_agent
 from agents.belief_features import feature_size, features_of_sequence
+from agents.files import open_regular
 from agents.learned import NumpyPolicy
 from saboteur_env import GameConfig, num_actions, observation_layout
 from saboteur_env.vector import VectorEnv
@@ -514,6 +515,9 @@ def sharpen(model: Any, temperature: float) -> None:
 
 
 # ---- the command --------------------------------------------------------------------------------------------------
+MAX_DATA_BYTES = 8 << 30  # an --extra data file (compressed observations of millions of decisions)
+
+
 class DataFileError(ValueError):
     """An ``--extra`` file that is not imitation data of this game and player count."""
 
@@ -522,12 +526,14 @@ def load_data(path: str | Path, config: GameConfig) -> Data:
     """An earlier collection's ``data.npz`` (``--extra``), checked to be data of ``config``'s game and players."""
     bad = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error)
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError("a single array, not an .npz archive")
-        with loaded as z:
-            key = json.loads(str(z["key"]))
-            data = Data.from_npz(z)
+        # A regular file only (a FIFO would block np.load, /dev/zero never end); FileRefusedError is a ValueError.
+        with open_regular(path, MAX_DATA_BYTES) as fh:
+            loaded = np.load(fh, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise ValueError("a single array, not an .npz archive")
+            with loaded as z:
+                key = json.loads(str(z["key"]))
+                data = Data.from_npz(z)
     except bad as e:
         raise DataFileError(f"{path} is not an imitation data file ({type(e).__name__}: {e})") from e
     got = (key.get("game"), key.get("num_players")) if isinstance(key, dict) else None

@@ -63,6 +63,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agents.files import FileRefusedError, open_regular
+
 LOG_NAME = "rounds.jsonl.gz"
 DEFAULT_ROUNDS = 3  # records from before ``rounds`` was logged: every tournament played three rounds
 BLOCK = 1 << 20
@@ -70,6 +72,8 @@ BLOCK = 1 << 20
 # member per run) exceed this, and their records are released unverified rather than held in memory.
 HOLD = 64 << 20
 GZIP_MAGIC = b"\x1f\x8b\x08"
+MAX_RECORD = 16 << 20  # one round record's JSON line; a longer one (a crafted or foreign file) is a LogError
+MAX_LOG_BYTES = 1 << 36  # a log file read (64 GiB: millions of games; reading streams, so memory stays small)
 MAX_EXAMPLES = 3
 
 __all__ = [
@@ -281,23 +285,30 @@ def _member_batches(f, offset: int) -> Generator[list[bytes], None, tuple[str, i
         step = min(2 * step, BLOCK)
         if not data:
             return "torn", pos, held, ""
-        try:
-            out = d.decompress(data)
-        except zlib.error as err:
-            return "bad", offset, [], str(err)
-        lines = (partial + out).split(b"\n")
-        partial = lines.pop()
-        held.extend(lines)
-        size += len(out)
-        if d.eof:
-            if partial.strip():
-                return "bad", offset, [], "the member ends inside a record (no newline)"
-            yield held
-            return "ok", pos + len(data) - len(d.unused_data), [], ""
-        pos += len(data)
-        if size > HOLD:
-            yield held
-            held, size = [], 0
+        read_end = pos + len(data)
+        while data:
+            try:
+                # At most BLOCK bytes out per call: a crafted member inflates ~1000x, so one small read could
+                # otherwise decode gigabytes at once.
+                out = d.decompress(data, BLOCK)
+            except zlib.error as err:
+                return "bad", offset, [], str(err)
+            data = d.unconsumed_tail
+            lines = (partial + out).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > MAX_RECORD or any(len(x) > MAX_RECORD for x in lines):
+                return "bad", offset, [], f"a record is longer than {MAX_RECORD} bytes (a round is well under 2 MiB)"
+            held.extend(lines)
+            size += len(out)
+            if d.eof:
+                if partial.strip():
+                    return "bad", offset, [], "the member ends inside a record (no newline)"
+                yield held
+                return "ok", read_end - len(d.unused_data), [], ""
+            if size > HOLD:
+                yield held
+                held, size = [], 0
+        pos = read_end
 
 
 def _find_magic(f, start: int) -> int | None:
@@ -361,13 +372,18 @@ class LogReader:
 
     def _records(self) -> Iterator[tuple[Path, int, dict, bytes]]:
         for path in self.paths:
-            if not path.is_file():
+            if not path.exists():
                 raise LogError(path, "no such log file (a tournament writes DIR/rounds.jsonl.gz with --out DIR)")
             yield from self._file_records(path)
 
     def _file_records(self, path: Path) -> Iterator[tuple[Path, int, dict, bytes]]:
         line = 0
-        with open(path, "rb") as f:
+        try:
+            # A regular file only: a FIFO would block the reader and /dev/zero would never end.
+            opened = open_regular(path, MAX_LOG_BYTES)
+        except FileRefusedError as err:
+            raise LogError(path, f"{err.problem} (a log is DIR/rounds.jsonl.gz)") from None
+        with opened as f:
             size = os.fstat(f.fileno()).st_size
             offset = member = 0
             self.valid_end[path] = 0
@@ -412,7 +428,9 @@ class LogReader:
     def _parse(self, path: Path, raw: bytes, line: int) -> dict:
         try:
             rec = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        except RecursionError:  # nesting deeper than the interpreter's stack: no record of ours does that
+            raise LogError(path, "not a round record (JSON nested too deeply)", line) from None
+        except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits
             raise LogError(path, f"not valid JSON ({err})", line) from None
         problem = _schema_problem(rec)
         if problem:
@@ -430,7 +448,7 @@ class LogReader:
                 continue
             try:
                 rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (ValueError, RecursionError):
                 return []
             if _schema_problem(rec) or "package_version" in rec["header"]:
                 return []

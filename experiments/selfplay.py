@@ -26,13 +26,18 @@ A CleanRL-style PPO with action masking, in one file, on :class:`saboteur_env.ve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
+import io
 import json
 import math
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +49,7 @@ from torch import nn
 
 from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size
+from agents.files import FileRefusedError, open_regular
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
@@ -52,6 +58,8 @@ from saboteur_env.vector import VectorEnv, legal_indices
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
 CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
+MAX_CHECKPOINT_BYTES = 4 << 30  # a checkpoint read (the game arrays of many envs, the model and Adam's moments)
+MAX_PROGRESS_BYTES = 1 << 30
 MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
 
 
@@ -264,6 +272,34 @@ def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(torch.where(mask.bool(), logits, torch.full_like(logits, MASKED)), dim=1)
 
 
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be resumed: unreadable, truncated, not a checkpoint, or of other settings."""
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else "no detail"
+
+
+def write_atomic(path: Path, write: Callable[[Any], None]) -> None:
+    """``write(fh)`` into a temporary file beside ``path``, fsync-ed, renamed over ``path``, the folder fsync-ed: a
+    kill or power loss at any instant leaves the old file or the new one, never a torn one under the real name."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # the rename itself
+    finally:
+        os.close(fd)
+
+
 def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: int = 0) -> Path:
     """Write the policy as numpy weights plus a JSON header (``agents.learned`` loads it without torch)."""
     path = Path(path)
@@ -298,8 +334,8 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
         arrays[f"pi_b{r}"] = model.pi_b.weight[r * a : (r + 1) * a, 0].detach().numpy().astype(np.float32)
         arrays[f"v_w{r}"] = model.v.weight[r : r + 1].detach().numpy().T.astype(np.float32)
         arrays[f"v_b{r}"] = model.v.bias[r : r + 1].detach().numpy().astype(np.float32)
-    with path.open("wb") as fh:
-        np.savez_compressed(fh, **arrays)  # type: ignore[arg-type]
+    # a killed export keeps the previous file
+    write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))  # type: ignore[arg-type]
     return path
 
 
@@ -328,6 +364,41 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
             model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
             model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
             model.v.bias[r] = float(w[f"v_b{r}"][0])
+
+
+def _iteration_of(cell: str) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        return math.inf  # not a row of ours: dropped with the rows after the checkpoint
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[list[int]]:
+    """SIGTERM and SIGINT ask training to stop after the iteration in flight (the list gets the signal number); a
+    second one stops at once (KeyboardInterrupt). The previous handlers come back on exit. Outside the main thread
+    (where Python delivers signals) nothing is installed."""
+    stop: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    sigs = (signal.SIGTERM, signal.SIGINT)
+    saved = {sig: signal.getsignal(sig) for sig in sigs}
+
+    def handle(signum: int, frame: object) -> None:
+        if stop:
+            raise KeyboardInterrupt
+        stop.append(signum)
+        print(f"\n{signal.Signals(signum).name}: finishing this iteration, then checkpointing (again: stop now)",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    for sig in sigs:
+        signal.signal(sig, handle)
+    try:
+        yield stop
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 # ---- the rollout with per-seat turn accounting --------------------------------------------------------------------
@@ -517,6 +588,8 @@ class Trainer:
         self.seating = Seating(self.config, args.num_envs, self.league, args.league, args.seed)
         make_agent(args.opponent(), self.config)  # a bad --eval-opponent fails now, not at the first check
         self.tb: Any = None
+        self.stopped_by = 0  # the signal that stopped train(), if any
+        self.last_row: dict[str, float] = {}
         self._reset_stats()
 
     # ---- state -----------------------------------------------------------------------------------------------------
@@ -567,23 +640,41 @@ class Trainer:
             "league": self.league.state(),
             "seating": self.seating.state(),
         }
-        tmp = path.with_suffix(".tmp")
-        torch.save(state, tmp)
-        tmp.replace(path)  # never leave a half-written checkpoint
+        write_atomic(path, lambda fh: torch.save(state, fh))
 
     def load(self, path: Path) -> None:
-        state = torch.load(path, weights_only=True)
+        """Resume from ``path``; :class:`CheckpointError` (one line naming the file and the problem) for a checkpoint
+        that is unreadable, truncated, not a checkpoint or of other settings."""
+        try:
+            with open_regular(path, MAX_CHECKPOINT_BYTES) as fh:
+                state = torch.load(fh, weights_only=True)  # tensors, numbers and strings only: no code runs
+        except FileRefusedError as err:
+            raise CheckpointError(f"checkpoint {err}") from None
+        except Exception as err:  # torch reports damage as RuntimeError, EOFError, UnpicklingError, ...
+            raise CheckpointError(f"checkpoint {path} is unreadable (truncated or not a checkpoint: "
+                                  f"{type(err).__name__}: {_first_line(err)}); move it away to start afresh") from None
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"{path} is not a self-play checkpoint (format {CHECKPOINT_FORMAT!r})")
+            raise CheckpointError(f"{path} is not a self-play checkpoint (format {CHECKPOINT_FORMAT!r})")
         if state.get("version") != CHECKPOINT_VERSION:
-            raise ValueError(f"{path} has checkpoint version {state.get('version')!r}; this code reads "
-                             f"{CHECKPOINT_VERSION}")  # fmt: skip
+            raise CheckpointError(f"{path} has checkpoint version {state.get('version')!r}; this code reads "
+                                  f"{CHECKPOINT_VERSION}")  # fmt: skip
+        try:
+            self._load_state(path, state)
+        except CheckpointError:
+            raise
+        except Exception as err:  # a missing key or a tensor of the wrong shape: a damaged or foreign payload
+            raise CheckpointError(f"checkpoint {path} does not fit this run ({type(err).__name__}: "
+                                  f"{_first_line(err)})") from None
+
+    def _load_state(self, path: Path, state: dict[str, Any]) -> None:
         saved = state["args"]
+        if not isinstance(saved, dict):
+            raise CheckpointError(f"{path} has no settings ('args')")
         fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features")
         saved = {"embed": 0, "features": ""} | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
-            raise ValueError(f"{path} was trained with other settings (saved, given): {diff}")
+            raise CheckpointError(f"{path} was trained with other settings (saved, given): {diff}")
         self.model.load_state_dict(state["model"])
         self.optim.load_state_dict(state["optim"])
         self.gen.set_state(state["gen"])
@@ -796,19 +887,59 @@ class Trainer:
 
     def train(self, max_iterations: int | None = None, quiet: bool = False) -> dict[str, float]:
         """Run iterations until ``args.steps`` decisions (or ``max_iterations`` in all); returns the last row."""
-        a = self.args
         self.start()
         self.out.mkdir(parents=True, exist_ok=True)
         csv_path = self.out / "progress.csv"
         cols = self.columns()
-        if not (a.resume and csv_path.exists()):
-            with csv_path.open("w", newline="") as fh:
-                csv.writer(fh).writerow(cols)
-        row: dict[str, float] = {}
+        self._trim_progress(csv_path, cols)
         self.tb = self._tensorboard()
-        t_start, d_start, last_log = time.perf_counter(), self.decisions, 0.0
+        t_start, d_start = time.perf_counter(), self.decisions
         spent = {"env_s": 0.0, "policy_s": 0.0, "learn_s": 0.0}
-        while self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations):
+        with _stop_signals() as stop:
+            self._iterate(max_iterations, quiet, csv_path, cols, spent, stop)
+            if stop:  # checkpoint and export below, then exit 128 + signum (main)
+                self.stopped_by = stop[0]
+                print(f"{signal.Signals(stop[0]).name}: stopped after iteration {self.iteration}; writing "
+                      f"{self.out / 'checkpoint.pt'} and policy.npz (--resume continues)", file=sys.stderr, flush=True)
+            # The last checkpoint and export run with the signals still caught: a second signal stops at once, but
+            # both files are written atomically, so the previous ones stay whole.
+            self.save(self.out / "checkpoint.pt")
+            export_npz(self.model, self.config, self.out / "policy.npz", self.decisions)
+        if self.tb is not None:
+            self.tb.close()
+        row = self.last_row
+        row.update(spent, elapsed_s=time.perf_counter() - t_start)
+        row["rate"] = (self.decisions - d_start) / max(row["elapsed_s"], 1e-9)
+        return row
+
+    def _trim_progress(self, csv_path: Path, cols: list[str]) -> None:
+        """A fresh ``progress.csv`` (header only), or on resume the rows up to the checkpoint's iteration: a killed
+        run wrote rows after its last checkpoint, which the resumed run writes again (TensorBoard's purge_step)."""
+        rows: list[list[str]] = []
+        if self.args.resume and self.iteration > 0 and csv_path.exists():
+            try:
+                with open_regular(csv_path, MAX_PROGRESS_BYTES) as fh:
+                    lines = fh.read().decode("utf-8", "replace").splitlines()
+            except FileRefusedError as err:
+                raise CheckpointError(f"cannot resume: {err}") from None
+            reader = list(csv.reader(lines))
+            if reader and reader[0] == cols:
+                rows = [r for r in reader[1:] if r and _iteration_of(r[0]) <= self.iteration]
+
+        def write(fh: Any) -> None:
+            text = io.StringIO()
+            csv.writer(text).writerows([cols, *rows])
+            fh.write(text.getvalue().encode())
+
+        write_atomic(csv_path, write)
+
+    def _iterate(self, max_iterations: int | None, quiet: bool, csv_path: Path, cols: list[str],
+                 spent: dict[str, float], stop: list[int]) -> None:  # fmt: skip
+        """The training loop: iterations until ``args.steps`` decisions, ``max_iterations``, or a signal in ``stop``."""
+        a = self.args
+        t_start, d_start, last_log = time.perf_counter(), self.decisions, 0.0
+        row: dict[str, float] = {}
+        while not stop and self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations):
             t0 = time.perf_counter()
             times = self.collect()
             t1 = time.perf_counter()
@@ -838,13 +969,7 @@ class Trainer:
             if not quiet and (t2 - last_log >= a.log_every or self.decisions >= a.steps):
                 last_log = t2
                 print(self._line(row, rate), file=sys.stderr, flush=True)
-        self.save(self.out / "checkpoint.pt")
-        export_npz(self.model, self.config, self.out / "policy.npz", self.decisions)
-        if self.tb is not None:
-            self.tb.close()
-        row.update(spent, elapsed_s=time.perf_counter() - t_start)
-        row["rate"] = (self.decisions - d_start) / max(row["elapsed_s"], 1e-9)
-        return row
+        self.last_row = row
 
     def _row(self, rate: float, stats: dict[str, float]) -> dict[str, float]:
         row: dict[str, float] = {"iteration": self.iteration, "decisions": self.decisions, "games": self.games,
@@ -929,7 +1054,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:  # ConfigError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
-    row = trainer.train()
+    try:
+        row = trainer.train()
+    except CheckpointError as e:  # --resume with a damaged or foreign checkpoint: one line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if trainer.stopped_by:
+        return 128 + trainer.stopped_by  # as a process killed by the signal would report it
     if args.bench:
         total = row["elapsed_s"]
         print(f"game={args.game} players={trainer.config.num_players} num_envs={args.num_envs} "

@@ -313,6 +313,9 @@ def shipped_at(commit: str, name: str, dst: Path) -> dict[str, Any]:
 
 def to_half(src: Path, dst: Path) -> None:
     """Store the exported weights as float16 (the loader computes in float32); the header is kept as it is."""
+    from agents.learned import NumpyPolicy
+
+    NumpyPolicy(src)  # the loader's checks first (a regular file; names, sizes, shapes), then np.load reads it whole
     with np.load(src, allow_pickle=False) as data:
         arrays: dict[str, NDArray[Any]] = {}
         for k in data.files:

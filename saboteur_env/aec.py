@@ -238,7 +238,7 @@ from pettingzoo.utils import wrappers
 
 from saboteur_env import api, claims
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import ConfigError, GameOverError, IllegalActionError
+from saboteur_env.common.errors import ConfigError, GameOverError, IllegalActionError, check_action_id
 from saboteur_env.common.seeding import SecretError, check_secret, draw_secret, seat_seeds
 
 
@@ -247,8 +247,20 @@ def env(**kwargs: Any) -> AECEnv:
     e: AECEnv = raw_env(**kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = _ActionIds(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+class _ActionIds(wrappers.BaseWrapper):
+    """Action ids checked by raw_env's rule (errors.as_int) before PettingZoo's assertion sees them: a float, string
+    or bool is an ActionError naming the value and the range, not an AssertionError or a numpy truth-value error."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (action is None and (self.terminations[agent] or self.truncations[agent])):  # a dead agent's step
+            action = check_action_id(action, int(self.action_space(agent).n))
+        super().step(action)
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from saboteur_env import claims as _claims
 from saboteur_env.common.config import GameConfig
-from saboteur_env.common.errors import ActionError, ConfigError, IllegalActionError
+from saboteur_env.common.errors import ActionError, ConfigError, IllegalActionError, SeatError, as_int_array
 from saboteur_env.core import common as kcommon
 from saboteur_env.core import rng as crng
 from saboteur_env.core.batch import Batch, kernels, padded
@@ -193,9 +193,10 @@ class VectorEnv:
     def observe(self, seats: NDArray[np.integer] | list[int] | None = None, compact: bool = False) -> NDArray[Any]:
         """Observations of ``seats[b]`` in game ``b`` (default: the seats to act), float or compact."""
         b = self.num_envs
-        s = np.full(b, -1, dtype=np.int64) if seats is None else np.asarray(seats, dtype=np.int64)
-        if s.shape != (b,) or ((s < -1) | (s >= self.num_players)).any():
-            raise ConfigError(f"seats must be {b} seat numbers in 0..{self.num_players - 1} (or -1: to act)")
+        # errors.as_int_array: integer seats only (a float or string seat was once truncated or parsed, while step
+        # refused such actions); -1 means the seat to act.
+        n = self.num_players
+        s = np.full(b, -1, dtype=np.int64) if seats is None else as_int_array(seats, "seats", b, -1, n - 1, SeatError)
         if self.claims is not None:
             s = np.where(s < 0, self._buf["seats"], s)
         if compact:
@@ -257,8 +258,8 @@ class VectorEnv:
         else:
             g = self.batch.check(self._buf["mask"], acts)  # one kernel pass; nothing changes on failure
         if g >= 0:
-            if not 0 <= acts[g] < a:
-                raise IllegalActionError(f"action {int(acts[g])} of game {g} is out of range; valid: 0..{a - 1}")
+            if not 0 <= acts[g] < a:  # the given value: a uint64 beyond int64 wrapped to a negative in acts
+                raise IllegalActionError(f"action {int(given[g])} of game {g} is out of range; valid: 0..{a - 1}")
             raise IllegalActionError(
                 f"action {int(acts[g])} of game {g} is not legal for seat {int(self._buf['seats'][g])} "
                 "(see info['action_mask']); no game was changed"

@@ -566,3 +566,59 @@ def test_cli_sample_and_game_index_errors(tmp_path, capsys):
             main(argv)
         err = capsys.readouterr().err
         assert stop.value.code == 2 and message in err and "Traceback" not in err, err
+
+
+# ---- hostile files (issue 34): every one is a LogError naming the file, quickly and in bounded memory ----------------
+def _member(chunks) -> bytes:
+    """One gzip member of the given byte chunks (compressed piece by piece: the test never holds the whole text)."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return b"".join(z.compress(c) for c in chunks) + z.flush()
+
+
+def test_a_member_without_newline_stops_at_the_record_cap_in_bounded_memory(tmp_path, capsys):
+    import tracemalloc
+
+    out = tmp_path / "bomb"
+    out.mkdir()
+    # 256 MiB of one "record" in ~250 KiB: the old reader decoded all of it (and held it twice) before refusing.
+    (out / LOG_NAME).write_bytes(_member(b"a" * (1 << 20) for _ in range(256)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(LogError, match=rf"record is longer than {logs.MAX_RECORD} bytes"):
+            list(logs.read_games(out))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * logs.MAX_RECORD + (16 << 20), peak
+    with pytest.raises(SystemExit) as stop:
+        report.main([str(out), "--no-plots"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "longer than" in err and "Traceback" not in err
+
+
+def test_deeply_nested_json_is_a_log_error_not_a_recursion_error(tmp_path, capsys):
+    out = tmp_path / "deep"
+    out.mkdir()
+    (out / LOG_NAME).write_bytes(_member([b"[" * 200_000 + b"]" * 200_000 + b"\n"]))
+    with pytest.raises(LogError, match=r"record 1: not a round record \(JSON nested too deeply\)"):
+        list(logs.read_games(out))
+    (out / LOG_NAME).write_bytes(_member([b'{"header": ' + b"9" * 5000 + b"}\n"]))  # int() digit limit
+    with pytest.raises(LogError, match="record 1: not valid JSON"):
+        list(logs.read_games(out))
+    with pytest.raises(SystemExit) as stop:
+        report.main([str(out), "--no-plots"])
+    assert stop.value.code == 2 and "Traceback" not in capsys.readouterr().err
+
+
+def test_only_regular_files_are_read_as_logs(tmp_path, capsys):
+    fifo = tmp_path / "fifo.jsonl.gz"
+    os.mkfifo(fifo)  # no writer: opening it for reading the usual way blocks forever
+    folder = tmp_path / "d"
+    (folder / LOG_NAME).mkdir(parents=True)
+    for path, what in ((fifo, "a FIFO"), (Path("/dev/zero"), "a character device"), (folder, "a directory")):
+        with pytest.raises(LogError, match=f"is {what}.*; expected a regular file"):
+            list(logs.read_games(path))
+    with pytest.raises(SystemExit) as stop:
+        replay.main([str(fifo)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "FIFO" in err and "Traceback" not in err

@@ -4,6 +4,13 @@ training end to end, exact resume, export round trip, the learned agent in real 
 from __future__ import annotations
 
 import csv
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -291,3 +298,111 @@ def test_resume_refuses_a_checkpoint_of_another_state_layout(tmp_path: Path) -> 
     torch.save(state, path)
     with pytest.raises(ValueError, match=r"arena_i16 .* another saboteur-env version"):
         Trainer(_args(tmp_path, resume=True)).train(quiet=True)
+
+
+# ---- interruptions and bad checkpoints (issue 34) --------------------------------------------------------------------
+def _iterations(path: Path) -> list[int]:
+    return [int(float(r["iteration"])) for r in _rows(path)]
+
+
+def test_resume_drops_the_progress_rows_a_killed_run_wrote_after_its_checkpoint(tmp_path: Path) -> None:
+    straight = tmp_path / "straight"
+    Trainer(_args(straight, checkpoint_every=2, tensorboard=False)).train(quiet=True)
+    out = tmp_path / "killed"
+    Trainer(_args(out, checkpoint_every=2, tensorboard=False)).train(max_iterations=2, quiet=True)
+    at_two = (out / "checkpoint.pt").read_bytes()
+    Trainer(_args(out, checkpoint_every=2, resume=True, tensorboard=False)).train(max_iterations=3, quiet=True)
+    (out / "checkpoint.pt").write_bytes(at_two)  # as if killed after writing row 3, before its next checkpoint
+    assert _iterations(out) == [1, 2, 3]
+    Trainer(_args(out, checkpoint_every=2, resume=True, tensorboard=False)).train(quiet=True)
+    assert _iterations(out) == [1, 2, 3, 4]  # the old code wrote iteration 3 twice
+    timing = {"wall_s", "decisions_per_s"}
+    assert [{k: v for k, v in r.items() if k not in timing} for r in _rows(out)] == [
+        {k: v for k, v in r.items() if k not in timing} for r in _rows(straight)
+    ]
+
+
+def _resume_argv(out: Path, **kw: object) -> list[str]:
+    options = {"game": "base", "players": 4, "num-envs": 16, "rollout": 8, "steps": 512, "epochs": 2,
+               "minibatches": 2, "hidden": 16, "seed": 3, "out": out} | kw  # fmt: skip
+    return [x for k, v in options.items() for x in (f"--{k}", str(v))] + ["--resume", "--no-tensorboard"]
+
+
+def _saved(obj: object) -> bytes:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def test_a_bad_checkpoint_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Trainer(_args(tmp_path, tensorboard=False)).train(max_iterations=1, quiet=True)
+    path = tmp_path / "checkpoint.pt"
+    good = path.read_bytes()
+    state = torch.load(path, weights_only=True)
+    del state["model"]
+    torch.save(state, path)
+    cases = [
+        (None, r"checkpoint .*checkpoint\.pt does not fit this run \(KeyError: 'model'\)"),
+        (good[: len(good) // 2], r"checkpoint .*checkpoint\.pt is unreadable \(truncated or not a checkpoint"),
+        (_saved([1, 2]), r"is not a self-play checkpoint"),  # a valid payload, but no checkpoint
+        (good, r"was trained with other settings .*'hidden': \(16, 8\)"),
+    ]
+    for data, message in cases:
+        if data is not None:
+            path.write_bytes(data)
+        argv = _resume_argv(tmp_path, hidden=8) if data is good else _resume_argv(tmp_path)
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("error: ") and re.search(message, err), err
+    path.unlink()
+    path.mkdir()
+    assert main(_resume_argv(tmp_path)) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_policy_npz_is_replaced_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = GameConfig(num_players=4)
+    path = export_npz(Policy(config, hidden=8), config, tmp_path / "policy.npz")
+    before = path.read_bytes()
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # a stop while the new file is being written
+
+    monkeypatch.setattr(np, "savez_compressed", killed)
+    with pytest.raises(KeyboardInterrupt):
+        export_npz(Policy(config, hidden=8), config, path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["policy.npz"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_checkpoints_and_exports_then_resume_continues(tmp_path: Path, sig: signal.Signals) -> None:
+    """SIGTERM (``timeout``) or SIGINT (Ctrl-C) during training: the run finishes its iteration, writes a resumable
+    checkpoint and a playable policy.npz, exits 128 + signum; ``--resume`` continues without a duplicated row."""
+    out = tmp_path / "run"
+    argv = _resume_argv(out, steps=10**9, **{"checkpoint-every": 1000, "log-every": 0})
+    argv.remove("--resume")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.selfplay", *argv], cwd=root, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240  # a bound on start-up (numba, torch), not a measurement
+        while not ((out / "progress.csv").exists() and len(_rows(out)) >= 2):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the session this test started
+            proc.wait()
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err and "--resume continues" in err
+    done = _iterations(out)
+    state = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert state["counters"]["iteration"] == done[-1] and done == list(range(1, done[-1] + 1))
+    agent = make_agent(f"learned:{out / 'policy.npz'}", GameConfig(num_players=4))
+    assert agent.policy.meta["decisions"] == state["counters"]["decisions"]
+    steps = state["counters"]["decisions"] + 2 * 16 * 8
+    assert main(_resume_argv(out, steps=steps)) == 0
+    assert _iterations(out) == list(range(1, done[-1] + 3))

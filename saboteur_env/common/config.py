@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import numpy as np
+
 from saboteur_env.common import registry
-from saboteur_env.common.errors import ConfigError
+from saboteur_env.common.errors import ConfigError, is_int
 
 if TYPE_CHECKING:
     from saboteur_env.variant import Frame, Variant
@@ -132,10 +134,14 @@ class GameConfig:
     def validate(self) -> None:
         """Raise :class:`ConfigError` for the first bad field."""
         variant = self.variant
-        for name in ("num_players", "margin", "rounds", "history_length"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{name}={value!r} must be an int")
+        ranges = {"num_players": (variant.min_players, variant.max_players), "margin": (0, MAX_MARGIN),
+                  "rounds": (1, 3), "history_length": (0, MAX_HISTORY),
+                  "claims_per_turn": (1, MAX_CLAIMS_PER_TURN)}  # fmt: skip
+        for name, (lo, hi) in ranges.items():
+            _coerce(self, name, lo, hi)
+        for name in ("broken_tool_penalty", "claims"):
+            if isinstance(getattr(self, name), np.bool_):
+                object.__setattr__(self, name, bool(getattr(self, name)))
         if not isinstance(self.broken_tool_penalty, bool):
             raise ConfigError(f"broken_tool_penalty={self.broken_tool_penalty!r} must be a bool (True or False)")
         if not isinstance(self.duel_layout, str):
@@ -163,8 +169,6 @@ class GameConfig:
         _check_range("history_length", self.history_length, 0, MAX_HISTORY)
         if not isinstance(self.claims, bool):
             raise ConfigError(f"claims={self.claims!r} must be a bool (True or False)")
-        if isinstance(self.claims_per_turn, bool) or not isinstance(self.claims_per_turn, int):
-            raise ConfigError(f"claims_per_turn={self.claims_per_turn!r} must be an int")
         if not self.claims and self.claims_per_turn != CLAIM_OPTIONS["claims_per_turn"]:
             raise ConfigError(f"claims_per_turn={self.claims_per_turn!r} only applies with claims=True")
         _check_range("claims_per_turn", self.claims_per_turn, 1, MAX_CLAIMS_PER_TURN)
@@ -246,6 +250,17 @@ class GameConfig:
 
 
 _FIELDS_WITHOUT_CLAIMS = {k: f for k, f in GameConfig.__dataclass_fields__.items() if k not in CLAIM_OPTIONS}
+
+
+def _coerce(config: GameConfig, name: str, lo: int, hi: int) -> None:
+    """Store an integer field as a Python int (errors.is_int's rule: numpy integers are taken, bool, float and str
+    refused), so configs hash, compare and serialise (JSON, logs, model files) as plain values."""
+    value = getattr(config, name)
+    if type(value) is int:
+        return
+    if not is_int(value):
+        raise ConfigError(f"{name}={value!r} must be an int in {lo}..{hi}")
+    object.__setattr__(config, name, int(value))
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:
