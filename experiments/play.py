@@ -113,7 +113,8 @@ def parse_move(text: str, layout, legal: np.ndarray, config: GameConfig | None =
         return _parse_short(text, layout, legal)
     except MoveError as err:
         if named is not None and str(err).startswith("cannot read"):
-            raise MoveError(f"cannot read {_shown(text)}: {named}; type a listed move's number or name") from None
+            raise MoveError(f"cannot read {_shown(text)}: {named}; type a move number (0..{len(legal) - 1}) or a "
+                            "listed move's name") from None
         raise
 
 
