@@ -50,16 +50,17 @@ SYSTEM_PROMPT = (
     'from the list (or the JSON object {{"move": "<name>"}}), and nothing else. {moves}'
 )
 TITLES = {"base": "the card game Saboteur", "sab2": "Saboteur 2", "duel": "Saboteur: The Duel"}
-_BASE_MOVES = ("'play CARD at rRcC rot0' places a path card (rot180: turned), 'break TOOL seat+K' / 'repair TOOL "
-               "seat+K' play a tool card on the K-th player clockwise from you (seat+0 is you), 'rockfall rRcC' "
-               "removes a path card, 'map goal G' peeks at a goal, 'discard CARD' passes.")  # fmt: skip
+_BASE_MOVES = ("'place CARD at (R,C)' places a path card (cells as the board labels them; 'place CARD rot180 at (R,C)'"
+               ": turned), 'break TOOL seat+K' / 'repair TOOL seat+K' play a tool card on the K-th player clockwise "
+               "from you (seat+0 is you), 'rockfall at (R,C)' removes a path card, 'map goal G' peeks at a goal, "
+               "'discard CARD' passes.")  # fmt: skip
 MOVES = {
     "base": "Moves: " + _BASE_MOVES,
     "sab2": "Moves: " + _BASE_MOVES + " Also: theft, hands_off / swap_hand / inspect / swap_hats / trap / "
     "free_at_last seat+K, 'stop' (end a pass), 'free TOOL' (option C), 'steal seat+K'.",
-    "duel": "Moves: 'play CARD at rRcC rot0' (add 'bribe' to bribe its troll), 'break TOOL' (the opponent's), "
-    "'repair TOOL', 'rockfall rRcC', 'map goal G', 'key rRcC', 'bribe rRcC', 'discard A+B repair TOOL', "
-    "'discard CARD', 'pass'.",
+    "duel": "Moves: 'place CARD at (R,C)' (add 'bribe' to bribe its troll; 'rot180' after CARD: turned), 'break "
+    "TOOL' (the opponent's), 'repair TOOL', 'rockfall at (R,C)', 'map goal G', 'key at (R,C)', 'bribe at (R,C)', "
+    "'discard A+B repair TOOL', 'discard CARD', 'pass'.",
 }
 
 # With GameConfig(claims=True) (docs/claims.md): free public statements before a move, listed with the moves.

@@ -2,27 +2,32 @@
 
     python -m experiments.play --players 4 --seat 0 --bots heuristic --seed 7
     python -m experiments.play --players 5 --bots bayes
-    python -m experiments.play --game duel --seat 1 --bots greedy          # Saboteur: The Duel (moves by number)
-    python -m experiments.play --game sab2 --players 6 --bots heuristic    # Saboteur 2 (moves by number)
+    python -m experiments.play --game duel --seat 1 --bots greedy          # Saboteur: The Duel
+    python -m experiments.play --game sab2 --players 6 --bots heuristic    # Saboteur 2
 
 Run it from the repository root (``experiments`` is part of the checkout, not of the installed package).
 
-Every move of the bots is reported as the public event it is (``  > seat 2 placed T05 ... at row 2, col 3``). On
+Every move of the bots is reported once, as the public event it is (``  > seat 2 placed T05 rot180 at (2,3)``). On
 your turn you see your view (board with row and column numbers, your hand with each card's name and what it does,
-tools, recent public events) and the numbered legal moves. When a round ends, the exact board as the round ended
-(``saboteur_env.pictures.round_end_view``: your view before the last move plus that move's public events), the goals
-turned up and the round's result (roles revealed) are shown before the next deal. In Saboteur 2 and the Duel
-answer with a move's number; in the base game answer with a number, or with a short notation:
+tools) and the numbered legal moves, each named in the move notation of docs/text.md (cells ``(row,col)`` as the
+board labels them, ``rot180`` for a turned card, ``seat+k`` for the seat k places after you). When a round ends, the
+exact board as the round ended (``saboteur_env.pictures.round_end_view``: your view before the last move plus that
+move's public events), the goals turned up and the round's result (roles revealed) are shown before the next deal.
+Answer with a move's number, its name as listed, or the start of a name when only one legal move fits; in the base
+game:
 
-=====================  ======================================================
-``T05 2,3``            place T05 at row 2, col 3 (``T06' 1,4``: turned 180°)
-``d T05``              discard (pass) a T05
-``map 1``              use a map on goal slot 1 (0 top, 1 middle, 2 bottom)
-``rock 2,3``           rockfall at row 2, col 3
-``break cart 2``       broken cart on the seat 2 places after you (0 = yourself)
-``repair lantern 0``   repair your lantern (double repairs work the same way)
-``help`` / ``quit``    this table / leave the game
-=====================  ======================================================
+=========================  ==================================================================================
+``place T05 at (2,3)``     place T05 at row 2, col 3 (``place T06 rot180 at (1,4)``: turned 180°)
+``discard T05``            discard (pass) a T05
+``map goal 1``             use a map on goal slot 1 (0 top, 1 middle, 2 bottom)
+``rockfall at (2,3)``      rockfall at row 2, col 3
+``break cart seat+2``      broken cart on the seat 2 places after you (``seat+0`` = yourself)
+``repair lantern seat+0``  repair your lantern (a double repair adds ``with REPAIR_LANTERN_CART``)
+``help`` / ``quit``        this table / leave the game
+=========================  ==================================================================================
+
+The older short forms still work: ``T05 2,3``, ``T06' 1,4``, ``d T05``, ``map 1``, ``rock 2,3``, ``break cart 2``,
+``repair lantern 0``.
 
 Bad input (any text, huge numbers, non-ASCII digits, empty lines, undecodable bytes) is answered with a message and
 a new prompt; the game is never lost to a typo. End of input or Ctrl-C leaves the game.
@@ -47,18 +52,23 @@ from experiments.web.words import card_info, event_lines, hand_kinds, moves, new
 from saboteur_env import (
     ActionType,
     ConfigError,
+    GameConfig,
     final_ranking,
     legal_action_mask,
+    num_actions,
     player_view,
     raw_env,
     render_text,
     returns,
     variants,
 )
+from saboteur_env.base.actions import cell_text
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
 from saboteur_env.pictures import round_end_view
+from saboteur_env.text import MoveError as TextMoveError
+from saboteur_env.text import parse_move as parse_name
 
-HELP = __doc__.split("short notation:", 1)[1].split("Bad input", 1)[0]
+HELP = __doc__.split("in the base\ngame:", 1)[1].split("Bad input", 1)[0]
 GAMES = ("base", "duel", "sab2")
 # ASCII digits only: int() accepts '١' and fails on 5,000 digits; str.isdigit() accepts '²', which int() rejects.
 _NUMBER = re.compile(r"[0-9]{1,6}")
@@ -78,8 +88,9 @@ class MoveError(ValueError):
     """The text is not a legal move now; the message says why."""
 
 
-def parse_move(text: str, layout, legal: np.ndarray) -> int:
-    """Turn a number (index into the listed moves) or a short notation into a legal action id."""
+def parse_move(text: str, layout, legal: np.ndarray, config: GameConfig | None = None) -> int:
+    """Turn a number (index into the listed moves), a move name (``saboteur_env.text.parse_move``: the notation and
+    its older spellings) or, in the base game, an older short form into a legal action id."""
     text = text.strip()
     if not text:
         raise MoveError("empty input; type a move number or 'help'")
@@ -89,6 +100,26 @@ def parse_move(text: str, layout, legal: np.ndarray) -> int:
             shown = text if len(text) <= 12 else text[:12] + "..."
             raise MoveError(f"no move number {shown}; choose 0..{len(legal) - 1}")
         return int(legal[i])
+    config = config if config is not None else getattr(layout, "config", None)
+    named: str | None = None
+    if config is not None:
+        mask = np.zeros(num_actions(config), dtype=bool)
+        mask[np.asarray(legal, dtype=np.int64)] = True
+        try:
+            return parse_name(config, text, mask)
+        except TextMoveError as err:
+            named = str(err).split("; valid:")[0]  # the legal moves are listed above the prompt
+    try:
+        return _parse_short(text, layout, legal)
+    except MoveError as err:
+        if named is not None and str(err).startswith("cannot read"):
+            raise MoveError(f"cannot read {_shown(text)}: {named}; type a move number (0..{len(legal) - 1}) or a "
+                            "listed move's name") from None
+        raise
+
+
+def _parse_short(text: str, layout, legal: np.ndarray) -> int:
+    """The base game's older short forms (``T05 2,3``, ``d T05``, ``map 1``, ``rock 2,3``, ``break cart 2``)."""
     from saboteur_env.base.actions import ActionLayout
 
     if not isinstance(layout, ActionLayout):  # the duel's and Saboteur 2's layouts: moves by number only
@@ -176,7 +207,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
         parser.error(f"--{err}")
     if args.bots == "learned":  # the policy shipped for this game and player count (agents/policies/)
         from agents.learned import shipped_agent
-        from saboteur_env import GameConfig
 
         try:
             shipped_agent(GameConfig(game=args.game, num_players=args.players))
@@ -192,6 +222,21 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     except ConfigError as err:
         parser.error(str(err))
     return args, env
+
+
+def _picture(game, seat: int) -> str:
+    """The seat's text view without its list of recent events: :func:`_play` reports every event once, itself, with
+    absolute seats (the view's list repeated the bots' moves with relative ones)."""
+    if game.config.game == "base":
+        from saboteur_env.base.render import render_view
+
+        return render_view(player_view(game, seat), title=f"view of seat {seat}", events=0)
+    if game.config.game == "duel":
+        from saboteur_env.duel.render import COLOUR_NAMES
+        from saboteur_env.duel.render import render_view as duel_render_view
+
+        return duel_render_view(player_view(game, seat), f"view of seat {seat} ({COLOUR_NAMES[seat]})", events=0)
+    return render_text(game, seat)  # Saboteur 2's picture lists no events
 
 
 def _read_line(inp: TextIO) -> str | None:
@@ -263,9 +308,10 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
 
     if duel:
         say(f"Saboteur: The Duel: you are {('blue', 'green')[args.seat]} (seat {args.seat}); the bot plays "
-            f"'{args.bots}'. Type a move number.")  # fmt: skip
+            f"'{args.bots}'. Type a move number or name ('help' says how).")  # fmt: skip
     elif sab2:
-        say(f"Saboteur 2: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. Type a move number.")
+        say(f"Saboteur 2: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. "
+            "Type a move number or name ('help' says how).")
     else:
         say(f"Saboteur: you are seat {args.seat} of {args.players}; bots play '{args.bots}'. "
             "Type 'help' for notation.")  # fmt: skip
@@ -290,7 +336,7 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
             say(scene_text(board_scene(last, args.seat, names=names)))
             for cell, gold, name in reveals(cfg, fresh):
                 r, c = cfg.cell_coords(cell)
-                say(f"  goal at row {r}, col {c}: {name}{' (gold)' if gold else ''}")
+                say(f"  goal at {cell_text(r, c)}: {name}{' (gold)' if gold else ''}")
 
     for name in env.agent_iter():
         obs, _, term, _, _ = env.last()
@@ -303,7 +349,7 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
             env.step(bots[seat].act(obs["observation"], obs["action_mask"]))
         else:
             say()
-            say(render_text(game, args.seat))
+            say(_picture(game, args.seat))
             if not duel:  # the view counts seats from yours; the reports name them absolutely
                 say("  (seat+k is the seat k places after you: " + ", ".join(
                     f"seat+{k} = seat {(args.seat + k) % args.players}" for k in range(1, args.players)) + ")")
@@ -329,11 +375,12 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
                     if args.game == "base":
                         say(HELP)
                     else:
-                        say(f"type the number of a listed move (0..{len(legal) - 1}); rows and columns are the "
-                            "board's labels; 'quit' leaves")  # fmt: skip
+                        say(f"type the number of a listed move (0..{len(legal) - 1}) or its name as listed (the "
+                            "start of a name is enough when only one move fits); cells are (row,col) as the board "
+                            "labels them; 'quit' leaves")  # fmt: skip
                     continue
                 try:
-                    action = parse_move(text, layout, legal)
+                    action = parse_move(text, layout, legal, cfg)
                 except MoveError as err:
                     say(f"  ! {err}")
                     continue
@@ -347,7 +394,7 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
             say("\n== " + "; ".join(round_lines(cfg, result, args.seat, names)))
     if game.game_over:
         say("\n== the final board ==")
-        say(render_text(game, args.seat))
+        say(_picture(game, args.seat))
     ranks = final_ranking(game)
     totals = [int(x) for x in returns(game)]
     say(f"== game over: nuggets {totals}; ranks {ranks}; you are seat {args.seat}, "

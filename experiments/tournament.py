@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import math
 import multiprocessing
 import os
 import re
@@ -958,6 +959,8 @@ class Summary:
         # cell -> (rounds won, rounds) -> games: a histogram of per-game shares (flat memory, exact bootstrap)
         self.games: dict[tuple[int, str, str, str], Counter[tuple[int, int]]] = {}
         self.decisions: dict[tuple[int, str, str, str], RunningMean] = {}
+        # cell -> [gold-digger, saboteur] -> nuggets one player of that role won in a round
+        self.role_nuggets: dict[tuple[int, str, str, str], tuple[RunningMean, RunningMean]] = {}
         self.seat_nuggets: dict[tuple[int, str, str, str], dict[int, float]] = {}
         # cell -> seed -> [won as miner, rounds as miner, won as saboteur, rounds as saboteur]
         self.seat_wins: dict[tuple[int, str, str, str], dict[int, list[int]]] = {}
@@ -971,8 +974,11 @@ class Summary:
         won = sum(r["end"]["winner"] == "gold-diggers" for r in records)
         self.games.setdefault(key, Counter())[(won, len(records))] += 1
         decisions = self.decisions.setdefault(key, RunningMean())
+        by_role = self.role_nuggets.setdefault(key, (RunningMean(), RunningMean()))
         for r in records:
             decisions.add(r["end"]["decisions"])
+            for role, nuggets in zip(r["header"]["roles"], r["end"]["nuggets"], strict=True):
+                by_role[1 if role else 0].add(float(nuggets))
         if h.get("insert"):
             seat = h["insert_seat"]
             self.seat_nuggets.setdefault(key, {})[h["seed"]] = float(sum(r["end"]["nuggets"][seat] for r in records))
@@ -985,7 +991,9 @@ class Summary:
                 by_role[role] += float(r["end"]["nuggets"][seat])
 
     def table(self) -> str:
-        """Miner win rate per cell (a game = the share of its rounds won) with a 95% bootstrap interval over games.
+        """Per cell, results per round by role: the share of rounds each team won (a game = the share of its rounds
+        won; 95% bootstrap interval over games, ``n/a`` with a single game, where no interval exists), the nuggets one
+        player of each role won per round, and decisions per round.
 
         With inserted seats, a second table gives the inserted agent's nuggets per game (bootstrap 95% interval)
         and its team's round win rate by role, and a third the paired difference in nuggets per game between each
@@ -995,19 +1003,27 @@ class Summary:
         with_insert = any(k[3] for k in self.games)
         width = max([12, *(len(k[3]) for k in self.games)])
         head = f"{'N':>3} {'miners':<12} {'saboteurs':<12} " + (f"{'insert':<{width}} " if with_insert else "")
-        header = head + f"{'games':>6} {'miner win':>10} {'95% CI':>16} {'decisions':>10}"
-        lines = [header, "-" * len(header)]
+        header = head + (f"{'games':>6} {'rounds':>6} {'miner win [95% CI]':>22} {'sab. win [95% CI]':>22} "
+                         f"{'nuggets/miner':>14} {'nuggets/sab.':>12} {'decisions':>9}")  # fmt: skip
+        lines = ["Per round: the share of rounds each team won, nuggets one player of the role won, decisions.",
+                 header, "-" * len(header)]  # fmt: skip
+        single = False
         for key in sorted(self.games):
             hist = self.games[key]
             count = sum(hist.values())
+            rounds = sum(k * c for (_, k), c in hist.items())
             rate, lo, hi = bootstrap_counts([w / k for w, k in hist], list(hist.values()))
+            single |= math.isnan(lo)
             n, m, s, ins = key
             flag = " *" if any(oracle_name(x) for x in (m, s, ins) if x) else ""
             cols = f"{n:>3} {m:<12} {s:<12} " + (f"{ins or '-':<{width}} " if with_insert else "")
+            digger, sab = self.role_nuggets[key]
             lines.append(
-                f"{cols}{int(count):>6} {rate:>10.1%} {f'[{lo:.1%}, {hi:.1%}]':>16} "
-                f"{self.decisions[key].mean:>10.1f}{flag}"
+                f"{cols}{int(count):>6} {rounds:>6} {_share(rate, lo, hi):>22} {_share(1 - rate, 1 - hi, 1 - lo):>22} "
+                f"{digger.mean:>14.2f} {sab.mean:>12.2f} {self.decisions[key].mean:>9.1f}{flag}"
             )
+        if single:
+            lines.append("n/a: an interval needs at least 2 games (the bootstrap resamples games).")
         if self.seat_nuggets:
             lines += ["", "Inserted seat (seat = seed mod N, both roles):"]
             header = (f"{'N':>3} {'miners':<12} {'saboteurs':<12} {'insert':<{width}} {'games':>6} "
@@ -1048,6 +1064,12 @@ class Summary:
         if any(oracle_name(x) for key in self.games for x in key[1:] if x):
             lines += ["", ORACLE_NOTE]
         return "\n".join(lines)
+
+
+def _share(rate: float, lo: float, hi: float) -> str:
+    """A share with its interval; ``n/a`` for an interval that does not exist (one game), never ``[nan%, nan%]``."""
+    ci = "n/a" if math.isnan(lo) or math.isnan(hi) else f"[{lo:.1%}, {hi:.1%}]"
+    return f"{rate:.1%} {ci}"
 
 
 def _by_game(rounds: Iterable[dict]) -> Iterator[list[dict]]:

@@ -80,8 +80,8 @@ def test_analysis__distances_and_placement_outcomes():
     place = legal[layout.type_arr[legal] == ActionType.PLACE]
     out = placement_outcomes(board, layout.arg_arr[place], layout.orientation_arr[place])
     moves = {layout.to_string(int(a)): tuple(o) for a, o in zip(place, out, strict=True)}
-    assert moves["place T05 straight E-W at (2,5)"] == (4, 2, 4)
-    assert moves["place T16 dead end E 180 at (2,5)"][1] == 9  # the tip is closed: the next route is 9 tiles
+    assert moves["place T05 at (2,5)"] == (4, 2, 4)
+    assert moves["place T16 rot180 at (2,5)"][1] == 9  # the tip is closed: the next route is 9 tiles
 
 
 def test_agents__greedy_builds_towards_the_gold():
@@ -91,7 +91,7 @@ def test_agents__greedy_builds_towards_the_gold():
     agent.reset(0, 4, 0)
     mask = __import__("saboteur_env").legal_action_mask(state).astype(np.int8)
     a = agent.act(__import__("saboteur_env").encode_observation(state, 0), mask)
-    assert action_layout(cfg).to_string(a) == "place T05 straight E-W at (2,5)"
+    assert action_layout(cfg).to_string(a) == "place T05 at (2,5)"
 
 
 def test_agents__overt_saboteur_blocks_near_the_gold():
@@ -102,7 +102,7 @@ def test_agents__overt_saboteur_blocks_near_the_gold():
     agent.reset(0, 4, 0)
     se = __import__("saboteur_env")
     a = agent.act(se.encode_observation(state, 0), se.legal_action_mask(state).astype(np.int8))
-    assert action_layout(cfg).to_string(a) == "place T16 dead end E 180 at (2,7)"
+    assert action_layout(cfg).to_string(a) == "place T16 rot180 at (2,7)"
 
 
 def test_agents__decode_state_reads_the_hidden_facts():

@@ -269,7 +269,7 @@ def test_duel__empty_hand_may_pass_without_discarding_or_bribe():
     . . . . ? . . . .
     """, hands={0: {}, 1: {"U06": 1}}, deck=[])  # fmt: skip
     assert {LAYOUT.to_string(int(a)) for a in np.flatnonzero(legal_action_mask(s))} == {
-        "pass (empty hand)", "bribe the troll at (1, 1)"}  # fmt: skip
+        "pass", "bribe at (1,1)"}  # fmt: skip
     s = apply_action(s, act("pass"))
     assert s.current == GREEN and not s.round_just_ended
 
@@ -375,7 +375,7 @@ def test_duel__stone_goal_opens_towards_the_card_just_placed():
         s = make_duel_state(text, goals=goals, hands={0: {card: 1}, 1: {}}, current=0)
         cfg = s.config
         moves = [int(a) for a in np.flatnonzero(legal_action_mask(s)) if action_to_string(cfg, int(a)).startswith(
-            f"place {card}") and action_to_string(cfg, int(a)).endswith("at (2, 3)")]  # fmt: skip
+            f"place {card}") and action_to_string(cfg, int(a)).endswith("at (2,3)")]  # fmt: skip
         s2 = apply_action(s, moves[0])
         cell = cfg.cell_index(2, 4)
         assert s2.goal_revealed.tolist() == [False, True, False, False, False, False]

@@ -101,12 +101,12 @@ def test_planner__two_step_route_where_greedy_stalls():
     agent = make_agent("planner", cfg)
     agent.reset(0, cfg.num_players, 0)
     a = agent.act(encode_observation(state, 0), legal_action_mask(state).astype(np.int8))
-    assert action_layout(cfg).to_string(a) == "place T05 straight E-W at (2,2)"
+    assert action_layout(cfg).to_string(a) == "place T05 at (2,2)"
     state = apply_action(state, a)
     state.current = 0  # the same seat again: the second card closes the gap and reaches the gold
     state.board_changed()
     a = agent.act(encode_observation(state, 0), legal_action_mask(state).astype(np.int8))
-    assert action_layout(cfg).to_string(a) == "place T05 straight E-W at (2,3)"
+    assert action_layout(cfg).to_string(a) == "place T05 at (2,3)"
     state = apply_action(state, a)
     assert state.round_results[-1]["winner"] == "gold-diggers"
 
@@ -114,7 +114,7 @@ def test_planner__two_step_route_where_greedy_stalls():
 def test_planner__settled_goals_are_never_mapped():
     # my own map showed stone at the top: map the middle (nearer the tunnel) rather than re-peek
     state = make_state(None, goals=GOLD_MIDDLE, hands={0: {"MAP": 1, "T16": 1}}, peeked={0: [0]}, current=0)
-    assert _choose("planner", state) == "map on goal 1"
+    assert _choose("planner", state) == "map goal 1"
     # top stone (mine) and bottom stone (revealed): the gold is settled in the middle, no map at all
     board = """
 . . . . . . . . ?
@@ -125,12 +125,12 @@ S . . . . . . . ?
 """
     state = make_state(None, board, goals=("stone_a", "gold", "stone_b"), hands={0: {"MAP": 1, "T05": 1}},
                        peeked={0: [0]}, current=0)  # fmt: skip
-    assert _choose("planner", state) == "place T05 straight E-W at (2,1)"
+    assert _choose("planner", state) == "place T05 at (2,1)"
 
 
 def test_planner__maps_avoid_a_goal_a_trusted_digger_peeked():
     state = make_state(None, hands={0: {"MAP": 1}}, peeked={1: [1]}, current=0)
-    assert _choose("planner", state) in ("map on goal 0", "map on goal 2")
+    assert _choose("planner", state) in ("map goal 0", "map goal 2")
 
 
 def test_planner__discards_the_least_useful_card():
@@ -138,15 +138,15 @@ def test_planner__discards_the_least_useful_card():
     # break card first
     state = make_state(None, hands={0: {"BROKEN_CART": 1, "T04": 1, "MAP": 1}}, peeked={0: [0]},
                        broken={0: ["pickaxe"]}, current=0)  # fmt: skip
-    assert _choose("planner", state) == "discard map"
-    assert _choose("suspicious", state, role="miner") == "discard broken cart"
+    assert _choose("planner", state) == "discard MAP"
+    assert _choose("suspicious", state, role="miner") == "discard BROKEN_CART"
     state = make_state(None, hands={0: {"BROKEN_CART": 1, "T01": 1, "T15": 1}}, broken={0: ["pickaxe"]}, current=0)
-    assert _choose("planner", state) == "discard T15 dead end N"
+    assert _choose("planner", state) == "discard T15"
 
 
 def test_planner__repairs_itself_first_and_never_a_suspect():
     state = make_state(None, hands={0: {"REPAIR_PICKAXE": 1, "T05": 1}}, broken={0: ["pickaxe"]}, current=0)
-    assert _choose("planner", state) == "play repair pickaxe on seat+0 fixing pickaxe"
+    assert _choose("planner", state) == "repair pickaxe seat+0"
 
 
 def test_blocker__dead_end_on_the_route_near_the_gold():
@@ -159,14 +159,14 @@ S T05 T05 T05 T05 T05 T05 . ?
 """
     state = make_state(None, board, goals=GOLD_MIDDLE, hands={0: {"T05": 1, "T16": 1}}, roles=[1, 0, 0, 0],
                        current=0)  # fmt: skip
-    assert _choose("blocker", state) == "place T16 dead end E 180 at (2,7)"
-    assert _choose("expert", state) == "place T16 dead end E 180 at (2,7)"
+    assert _choose("blocker", state) == "place T16 rot180 at (2,7)"
+    assert _choose("expert", state) == "place T16 rot180 at (2,7)"
 
 
 def test_blocker__lies_low_far_from_the_goals():
     state = make_state(None, hands={0: {"T16": 1, "T15": 1, "T05": 1}}, roles=[1, 0, 0, 0], current=0)
     # no early dead end that would expose it, no progress either: it drops the miners' straight, keeps blockers
-    assert _choose("blocker", state) == "discard T05 straight E-W"
+    assert _choose("blocker", state) == "discard T05"
 
 
 def test_card_counter__unseen_cards():

@@ -25,7 +25,7 @@ def test_play__reports_bot_moves_names_cards_labels_the_board_and_shows_every_ro
     assert "== game over" in text
     bots = [ln for ln in text.splitlines() if ln.startswith("  > ") and not ln.startswith("  > you")]
     assert len(bots) > 10  # every bot move is reported in words
-    assert re.search(r"  > (seat \d|blue|green) placed \w+ .+ at row -?\d+, col -?\d+", text)
+    assert re.search(r"  > (seat \d|blue|green) placed \w+( rot180)? at \(-?\d+,-?\d+\)", text)
     assert re.search(r"  card \w+ x\d: .+", text)  # the hand with names and what the cards do
     assert re.search(r"^    +0  1  2  3  4  5  6  7  8", text, re.M)  # column labels
     assert re.search(r"^  2 ", text, re.M)  # row labels
@@ -38,7 +38,7 @@ def test_play__reports_bot_moves_names_cards_labels_the_board_and_shows_every_ro
 
 def test_play__help_matches_the_game():
     base = _session(GAMES[0], ["help", "quit"])
-    assert "place T05 at row 2, col 3" in base
+    assert "place T05 at (2,3)" in base and "T06' 1,4" in base  # the notation, and the older short forms
     for argv in GAMES[1:]:
         text = _session(argv, ["help", "T05 2,3", "quit"])
         assert "T05 2,3" not in text.split("move> ", 1)[1].split("cannot read")[0]  # no base notation offered

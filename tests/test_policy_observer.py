@@ -75,8 +75,8 @@ def _observer_on_true_hand(monkeypatch: pytest.MonkeyPatch, hand: np.ndarray, ep
 @pytest.mark.parametrize(
     ("text", "pi_miner", "pi_sab", "uniform"),
     [
-        ("place T01 crossroads at (2,1)", 1.0, 0.0, 1 / 7),  # the miner's build, never the bluff
-        ("place T01 crossroads at (1,0)", 0.0, 0.25, 1 / 7),  # a bluff, never the miner
+        ("place T01 at (2,1)", 1.0, 0.0, 1 / 7),  # the miner's build, never the bluff
+        ("place T01 at (1,0)", 0.0, 0.25, 1 / 7),  # a bluff, never the miner
         (None, 0.0, 0.5, 4 / 7),  # a discard (any of the 4 kinds): only the saboteur, when it does not bluff
     ],
 )
@@ -99,7 +99,7 @@ def test_exact_posterior_after_one_decision(monkeypatch: pytest.MonkeyPatch, fir
 
 def test_epsilon_keeps_the_wrong_hypothesis_alive(monkeypatch: pytest.MonkeyPatch, first_decision: tuple) -> None:
     _, obs, hand = first_decision
-    bluff = _action(CFG3, "place T01 crossroads at (1,0)")
+    bluff = _action(CFG3, "place T01 at (1,0)")
     for eps in (0.01, 0.2):
         model = _observer_on_true_hand(monkeypatch, hand, eps)
         for _ in range(3):  # the same miner-impossible move thrice (the determinizer sees the same public view)
@@ -124,7 +124,7 @@ def test_hand_draws_are_the_uniform_draw_given_the_played_card(first_decision: t
     obs = first_decision[1]
     model = PolicyObserver(CFG3, "heuristic", samples=6000)
     view = model.determinizers[0].observe(public_observation(obs, CFG3))
-    observable = _action(CFG3, "place T01 crossroads at (2,1)")
+    observable = _action(CFG3, "place T01 at (2,1)")
     hands, w = model._hands(0, view, observable, np.random.default_rng(0))
     c = np.array([h[0] for h in hands])
     w = np.array(w)
@@ -434,7 +434,7 @@ def test_bad_observations_are_refused(first_decision: tuple) -> None:
         model.observe_decision(3, public_observation(obs, CFG3), DISCARD)
     with pytest.raises(ValueError, match="observable=-5"):
         model.observe_decision(0, public_observation(obs, CFG3), -5)
-    discard_id = _action(CFG3, "discard T01 crossroads")
+    discard_id = _action(CFG3, "discard T01")
     with pytest.raises(ValueError, match=f"observable={discard_id}"):
         model.observe_decision(0, public_observation(obs, CFG3), discard_id)  # the hidden kind: not observable
     with pytest.raises(ValueError, match="not seat 1's observation"):

@@ -81,7 +81,7 @@ def test_sab2_view__hand_built_position_decodes_exactly():
 
 
 def test_sab2_view__inspection_result_is_seen_only_by_the_inspector():
-    s = _play(_position(hands={0: {"INSPECTION": 1, "T05": 1}}), "inspection on seat+2")
+    s = _play(_position(hands={0: {"INSPECTION": 1, "T05": 1}}), "inspect seat+2")
     mine = sab2_view(s, 0)
     assert mine.inspected_roles == (None, None, R.BLUE_DIGGER, None)
     assert mine.inspected_by_me.tolist() == [False, False, True, False]
@@ -94,7 +94,7 @@ def test_sab2_view__inspection_result_is_seen_only_by_the_inspector():
 
 
 def test_sab2_view__a_map_tells_only_its_player_what_the_goal_is():
-    s = _play(_position(), "map on goal 1")
+    s = _play(_position(), "map goal 1")
     mine = sab2_view(s, 0)
     assert mine.goal_knowledge == ("stone", "gold", None)
     assert mine.peeked_gold[2, 8] and not mine.peeked_stone.any() and mine.goal_facedown[2, 8]
@@ -106,21 +106,21 @@ def test_sab2_view__a_map_tells_only_its_player_what_the_goal_is():
 
 
 def test_sab2_view__phase_pending_and_discards_during_a_pass():
-    s = _play(_position(), "discard T05 face down")
+    s = _play(_position(), "discard T05")
     mine, other = sab2_view(s, 0), sab2_view(s, 1)
     assert mine.phase == other.phase == Phase.PASS
     assert mine.to_act == 0 and other.to_act == 3
     assert mine.pending == 1 and other.pending == 0  # the running count is the acting seat's
     assert mine.discarded[0] == 1 and other.discarded[3] == 1
     assert other.events[-1].type == Sab2Event.DISCARD and other.events[-1].kind is None  # face down: no kind
-    s = _play(s, "stop discarding")
+    s = _play(s, "stop")
     after = sab2_view(s, 1)
     assert after.phase == Phase.TURN and after.to_act == 0 and after.hand_sizes[3] == 3  # drew one back
     assert after.events[-1].type == Sab2Event.PASS_END and after.events[-1].arg == 1
 
 
 def test_sab2_view__option_c_target_is_the_acting_seats():
-    s = _play(_position(broken={0: ["cart"]}), "free yourself of broken cart")
+    s = _play(_position(broken={0: ["cart"]}), "free cart")
     mine, other = sab2_view(s, 0), sab2_view(s, 1)
     assert mine.phase == Phase.FREE and mine.free_target == 2 and mine.pending == 2
     assert other.phase == Phase.FREE and other.free_target is None and other.pending == 0

@@ -89,16 +89,16 @@ def test_text__base_position_exact_lines(base_position):
         "It is your turn.",
         "Your role: gold-digger. Your gold: 0 nuggets.",
         "Your hand: T05 x2, BROKEN_CART, MAP.",
-        "  goal 0 at r0c8: face down; unknown",
-        "  goal 1 at r2c8: face down; you saw gold",
-        "  goal 2 at r4c8: face down; unknown",
-        "       c0   c1   c2   c3   c4   c5   c6   c7   c8",
-        "  r0   .    .    .    .    .    .    .    .    ?",
-        "  r2   S    T05  T12  .    .    .    .    .    ?",
-        "  r2c1; T05; open EW; connected EW; tunnels EW; [path]",
+        "  goal 0 at (0,8): face down; unknown",
+        "  goal 1 at (2,8): face down; you saw gold",
+        "  goal 2 at (4,8): face down; unknown",
+        "       0    1    2    3    4    5    6    7    8",
+        "  0    .    .    .    .    .    .    .    .    ?",
+        "  2    S    T05  T12  .    .    .    .    .    ?",
+        "  (2,1); T05; open EW; connected EW; tunnels EW; [path]",
         # T12 is a dead end: its E arm is open but not connected to the start
-        "  r2c2; T12; open EW; connected W; dead ends EW; [path]",
-        "  r2c8; [goal facedown, peeked gold]",
+        "  (2,2); T12; open EW; connected W; dead ends EW; [path]",
+        "  (2,8); [goal facedown, peeked gold]",
         "  you: 4 cards, broken none, 0 gold cards, maps on goals 1, discarded 0 face down this round",
         "  seat+2: 6 cards, broken lantern, 0 gold cards, maps on goals none, discarded 0 face down this round",
         "Draw pile: 43 cards. Gold cards left: 28.",
@@ -109,12 +109,12 @@ def test_text__base_position_exact_lines(base_position):
     ]
     for line in expected:
         assert line in lines, line
-    # the dead end blocks every placement: no 'play' move is legal
-    assert not any(line.startswith("  play ") for line in lines)
+    # the dead end blocks every placement: no 'place' move is legal
+    assert not any(line.startswith("  place ") for line in lines)
     # the seat not to act gets no move list, and sees its own role and no peek of seat 0
     other = seat_text(base_position, 1).splitlines()
     assert "It is seat+3's turn." in other and "Your role: saboteur. Your gold: 0 nuggets." in other
-    assert "  goal 1 at r2c8: face down; unknown" in other
+    assert "  goal 1 at (2,8): face down; unknown" in other
     assert not any(line.startswith("Legal moves") for line in other)
 
 
@@ -125,9 +125,9 @@ def test_text__base_position_json(base_position):
                              "maps_on_goals": [], "last_round_role": None, "discarded": 0}  # fmt: skip
     assert d["seats"][0]["maps_on_goals"] == [1]
     cells = {c["at"]: c for c in d["board"]["cells"]}
-    assert set(cells) == {"r0c8", "r2c0", "r2c1", "r2c2", "r2c8", "r4c8"}
-    assert cells["r2c8"] == {"at": "r2c8", "is": ["goal_facedown", "peeked_gold"]}
-    assert cells["r2c1"] == {"at": "r2c1", "card": "T05", "open": "EW", "connected": "EW", "tunnels": ["EW"],
+    assert set(cells) == {"(0,8)", "(2,0)", "(2,1)", "(2,2)", "(2,8)", "(4,8)"}
+    assert cells["(2,8)"] == {"at": "(2,8)", "is": ["goal_facedown", "peeked_gold"]}
+    assert cells["(2,1)"] == {"at": "(2,1)", "card": "T05", "open": "EW", "connected": "EW", "tunnels": ["EW"],
                              "is": ["path"]}  # fmt: skip
     assert d["to_act"] == 0 and d["round"] == 1 and d["role"] == "gold-digger" and d["events"] == []
     assert d["legal_moves"] == ["break cart seat+0", "break cart seat+1", "break cart seat+2", "break cart seat+3",
@@ -138,15 +138,16 @@ def test_text__base_position_json(base_position):
 def test_text__rotated_card_and_events():
     cfg = GameConfig(num_players=3)
     s = make_state(cfg, BOARD.replace("T12", "."), hands={0: {"T06": 1}}, current=0)
-    a = move_id(cfg, "play T06 at r2c2 rot180")  # curve N-E turned: S-W
+    a = move_id(cfg, "place T06 rot180 at (2,2)")  # curve N-E turned: S-W
+    assert a == move_id(cfg, "play T06 at r2c2 rot180")  # the older spelling (storage cell) names the same move
     assert legal_action_mask(s)[a]
     s = apply_action(s, a)
     lines = seat_text(s, 1).splitlines()
-    assert "  r2   S    T05  T06' .    .    .    .    .    ?" in lines
+    assert "  2    S    T05  T06' .    .    .    .    .    ?" in lines
     # both arms of the turned curve reach the start through its tunnel
-    assert "  r2c2; T06 rot180; open SW; connected SW; tunnels SW; [path]" in lines
+    assert "  (2,2); T06 rot180; open SW; connected SW; tunnels SW; [path]" in lines
     assert "  seat+2: 1 cards, broken none, 0 gold cards, maps on goals none, discarded 0 face down this round" in lines
-    assert "  seat+2: place T06 at r2c2 (rot180)" in lines  # seat 0 is seat+2 from seat 1
+    assert "  seat+2: place T06 rot180 at (2,2)" in lines  # seat 0 is seat+2 from seat 1
     assert "It is your turn." in lines
 
 
@@ -173,14 +174,14 @@ def test_text__duel_position_exact_lines():
     lines = render(d).splitlines()
     for line in ("Saboteur: The Duel, 2 players, round 1 of 3. You are seat+0 (absolute seat 1).",
                  "It is your turn.", "Your hand: U06 x2, KEY.", "Broken tools: you none; opponent cart.",
-                 "  goal 0 at r0c4: face down"):  # fmt: skip
+                 "  goal 0 at (0,4): face down"):  # fmt: skip
         assert line in lines, line
     cells = {c["at"]: c for c in d["board"]["cells"]}
     starts = [c for c in cells.values() if c.get("card", "").startswith("START")]
     assert {c["card"] for c in starts} == {"START_BLUE", "START_GREEN"}
     mine = next(c for c in starts if "start_me" in c["is"])
     assert mine["card"] == "START_GREEN" and mine["reached_by_you"] == "NESW"
-    assert any(m.startswith("play U06 at ") for m in d["legal_moves"])
+    assert any(m.startswith("place U06 at ") for m in d["legal_moves"])
 
 
 # ---- lossless and leak-free -------------------------------------------------------------------------------------

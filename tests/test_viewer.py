@@ -23,7 +23,7 @@ from saboteur_env import (
     raw_env,
     render_image,
 )
-from saboteur_env.base.cards import KIND_NAMES
+from saboteur_env.base.cards import KIND_CODES
 from saboteur_env.base.positions import make_state
 
 
@@ -88,11 +88,11 @@ def test_play__parse_notation_matches_listed_moves():
     from saboteur_env import legal_action_mask
 
     legal = np.flatnonzero(legal_action_mask(state))
-    assert layout.to_string(play.parse_move("T05 2,3", layout, legal)) == "place T05 straight E-W at (2,3)"
-    assert layout.to_string(play.parse_move("T06' 2,3", layout, legal)) == "place T06 curve N-E 180 at (2,3)"
-    assert layout.to_string(play.parse_move("map 2", layout, legal)) == "map on goal 2"
-    assert layout.to_string(play.parse_move("break cart 1", layout, legal)) == "play broken cart on seat+1"
-    assert layout.to_string(play.parse_move("d t05", layout, legal)) == "discard T05 straight E-W"
+    assert layout.to_string(play.parse_move("T05 2,3", layout, legal)) == "place T05 at (2,3)"
+    assert layout.to_string(play.parse_move("T06' 2,3", layout, legal)) == "place T06 rot180 at (2,3)"
+    assert layout.to_string(play.parse_move("map 2", layout, legal)) == "map goal 2"
+    assert layout.to_string(play.parse_move("break cart 1", layout, legal)) == "break cart seat+1"
+    assert layout.to_string(play.parse_move("d t05", layout, legal)) == "discard T05"
     with pytest.raises(play.MoveError):
         play.parse_move("rock 2,1", layout, legal)
 
@@ -155,7 +155,7 @@ def test_replay__captions_hide_other_seats_discards():
 
     discard = next(int(a) for a in np.flatnonzero(legal_action_mask(state))
                    if layout.decode(int(a)).type == ActionType.DISCARD)  # fmt: skip
-    code = KIND_NAMES[layout.decode(discard).kind]
+    code = KIND_CODES[layout.decode(discard).kind]
     mine = replay.steps(cfg, 0, [discard], 0)[1].caption
     theirs = replay.steps(cfg, 0, [discard], 1)[1].caption
     public = replay.steps(cfg, 0, [discard], None)[1].caption

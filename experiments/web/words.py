@@ -2,7 +2,8 @@
 
 Everything here reads public data only: the card tables, the action layout (a move of the seat itself) and the
 events of a seat's view (``saboteur_env.api.player_view``), so nothing hidden can reach a page or a caption through
-it. Seats are absolute numbers here (views count in offsets from the observer).
+it. Seats are absolute numbers here (views count in offsets from the observer). Moves and events are written in the
+move notation of docs/text.md: card codes, ``rot180`` for a turned card, cells ``(row,col)`` in frame coordinates.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from saboteur_env import GameConfig, action_layout
-from saboteur_env.common.cards import BASE_PATH_CARDS, DOUBLE_REPAIR_TOOLS, TOOL_NAMES, PathCardSpec
+from saboteur_env.base.actions import cell_text
+from saboteur_env.common.cards import BASE_PATH_CARDS, TOOL_NAMES, PathCardSpec
 from saboteur_env.common.geometry import geometry
 from saboteur_env.pictures import seat_name
 
@@ -196,9 +198,6 @@ def moves(config: GameConfig, legal: list[int], seat: int, names: list[str] | No
             if d.target >= 0 and seg != "theft":
                 target = (seat + int(d.target)) % p
             discard = seg == "discard"
-            if seg == "double_repair":
-                text = f"double repair: {TOOL_NAMES[DOUBLE_REPAIR_TOOLS[d.card][d.tool]]}"
-                text += f" of {seat_name(target, seat, names)}" if target is not None else ""
         else:
             from saboteur_env.duel import cards as dc
 
@@ -219,8 +218,8 @@ def moves(config: GameConfig, legal: list[int], seat: int, names: list[str] | No
         if pair == () and card is not None:
             pair = (card,)
         if target is not None and config.game != "duel":
-            text = text.replace(f"seat+{(target - seat) % p}", seat_name(target, seat, names))
-            text = text.replace("seat+0", "yourself")
+            # The name keeps its seat offset (it is what one types); the absolute seat follows, for the reader.
+            text = f"{text} ({seat_name(target, seat, names)})"
         out.append(Move(int(a), text, card, cell, rot, target, discard, pair))
     return out
 
@@ -229,8 +228,7 @@ def moves(config: GameConfig, legal: list[int], seat: int, names: list[str] | No
 def _where(config: GameConfig, cell: int | None) -> str:
     if cell is None or cell < 0:
         return ""
-    r, c = config.cell_coords(cell)
-    return f" at row {r}, col {c}"
+    return f" at {cell_text(*config.cell_coords(cell))}"
 
 
 def view_events(view: Any) -> list[Any]:
@@ -313,10 +311,10 @@ def _base_event(cfg: GameConfig, ev: Any, seat: int, names: list[str] | None, pr
     me = seat if private else None
     who = seat_name((seat + ev.actor) % p, me, names) if ev.actor >= 0 else ""
     whom = seat_name((seat + ev.target) % p, me, names) if ev.target >= 0 else ""
-    where = f" at row {ev.row}, col {ev.col}"
+    where = f" at {cell_text(ev.row, ev.col)}"
     t = ev.type
     if t == EventType.PLACE:
-        return f"{who} placed {KIND_NAMES[ev.kind]}{' turned 180°' if ev.arg else ''}{where}"
+        return f"{who} placed {KIND_CODES[ev.kind]}{' rot180' if ev.arg else ''}{where}"
     if t == EventType.BREAK:
         return f"{who} broke {_poss(whom)} {TOOL_NAMES[ev.arg]}"
     if t == EventType.REPAIR:
@@ -327,7 +325,7 @@ def _base_event(cfg: GameConfig, ev: Any, seat: int, names: list[str] | None, pr
         return f"{who} looked at goal {ev.arg} with a map"
     if t == EventType.DISCARD:
         shown = private and ev.actor == 0 and ev.kind >= 0
-        return f"{who} discarded {KIND_NAMES[ev.kind] if shown else 'a card face down'}"
+        return f"{who} discarded {KIND_CODES[ev.kind] if shown else 'a card face down'}"
     if t == EventType.REVEAL:
         return f"goal{where} turned up: {KIND_NAMES[ev.kind]}"
     return f"round over: the {'gold-diggers' if ev.arg == 0 else 'saboteurs'} won"
@@ -346,13 +344,12 @@ def _sab2_event(cfg: GameConfig, ev: Any, seat: int, names: list[str] | None, pr
         if ev.kind is None:
             return "a card"
         if ev.kind < sc.NUM_DECK_KINDS:
-            return str(card_info(cfg, ev.kind)["name"]) if ev.kind >= sc.NUM_PATH_KINDS else (
-                f"{sc.KIND_CODES[ev.kind]} {sc.PATH_CARDS[ev.kind].name}")  # fmt: skip
+            return str(card_info(cfg, ev.kind)["name"]) if ev.kind >= sc.NUM_PATH_KINDS else sc.KIND_CODES[ev.kind]
         return sc.KIND_CODES[ev.kind]
 
     where = _where(cfg, ev.cell)
     texts = {
-        E.PLACE: lambda: f"{who} placed {kind()}{' turned 180°' if ev.arg else ''}{where}",
+        E.PLACE: lambda: f"{who} placed {kind()}{' rot180' if ev.arg else ''}{where}",
         E.BREAK: lambda: f"{who} broke {_poss(whom)} {TOOL_NAMES[ev.arg]}",
         E.REPAIR: lambda: f"{who} repaired {_poss(whom)} {TOOL_NAMES[ev.arg]}",
         E.ROCKFALL: lambda: f"{who} played a rockfall{where}",
@@ -386,7 +383,7 @@ def _duel_event(cfg: GameConfig, ev: Any, seat: int, names: list[str] | None, pr
     where = _where(cfg, cell)
     n = round(arg)
     texts = {
-        E.PLACE: lambda: f"{who} placed {name}{where}",
+        E.PLACE: lambda: f"{who} placed {dc.KIND_CODES[kind]}{' rot180' if n else ''}{where}",
         E.BRIBE: lambda: f"{who} bribed the troll{where}",
         E.BREAK: lambda: f"{who} played {name}",
         E.REPAIR: lambda: f"{who} played {name}",

@@ -31,6 +31,7 @@ import numpy as np
 from saboteur_env.base.cards import (
     DOUBLE_REPAIR_TOOLS,
     KIND_BROKEN,
+    KIND_CODES,
     KIND_DOUBLE_REPAIR,
     KIND_MAP,
     KIND_NAMES,
@@ -192,21 +193,32 @@ class ActionLayout:
     # ---- strings ----------------------------------------------------------------------------------------------
     def _to_string_slow(self, a: int) -> str:
         act = self._decode_slow(a)
-        name = KIND_NAMES[act.kind]
+        code = KIND_CODES[act.kind]
         if act.type == ActionType.PLACE:
-            return f"place {name}{' 180' if act.rotation else ''} at ({act.row},{act.col})"
+            return f"place {code}{' rot180' if act.rotation else ''} at {cell_text(act.row, act.col)}"
         if act.type == ActionType.BREAK:
-            return f"play {name} on seat+{act.target}"
-        if act.type in (ActionType.REPAIR, ActionType.DOUBLE_REPAIR):
-            return f"play {name} on seat+{act.target} fixing {TOOL_NAMES[act.tool]}"
+            return f"break {TOOL_NAMES[act.tool]} seat+{act.target}"
+        if act.type == ActionType.REPAIR:
+            return f"repair {TOOL_NAMES[act.tool]} seat+{act.target}"
+        if act.type == ActionType.DOUBLE_REPAIR:
+            return f"repair {TOOL_NAMES[act.tool]} seat+{act.target} with {code}"
         if act.type == ActionType.ROCKFALL:
-            return f"rockfall at ({act.row},{act.col})"
+            return f"rockfall at {cell_text(act.row, act.col)}"
         if act.type == ActionType.MAP:
-            return f"map on goal {act.goal}"
-        return f"discard {name}"
+            return f"map goal {act.goal}"
+        return f"discard {code}"
 
     def to_string(self, action: int) -> str:
+        """The move's name in the one notation of docs/text.md ("Move notation"), e.g. ``place T06 rot180 at
+        (2,3)``; ``saboteur_env.text.parse_move`` reads it (and the older spellings) back."""
         return self._strings[self.check(action)]
+
+
+def cell_text(row: int, col: int) -> str:
+    """A cell in the move notation: frame coordinates ``(row,col)``, as the text boards label their rows and columns
+    (the rulebook frame's top-left card is (0,0); with a margin, cells outside the frame have negative or larger
+    numbers)."""
+    return f"({row},{col})"
 
 
 def action_layout(config: GameConfig) -> ActionLayout:

@@ -2,17 +2,36 @@
 rendering can never show more than the seat may see. ``viewer=None`` draws the public (spectator) view and
 ``viewer="omniscient"`` adds every hidden element for debugging.
 
-Each cell is a 3x3 block: arms ``│``/``─`` (heavy ``┃``/``━`` when connected to the start); centre ``┼`` for a
-tunnel card, ``•`` for a dead end, ``S`` start, ``G`` revealed gold, ``x`` revealed stone, ``?`` face-down goal
-(``g``/``s`` when the viewer peeked it, or in the omniscient view), ``·`` empty.
+Each cell is a 3x3 block: arms ``│``/``─`` (heavy ``┃``/``━`` when connected to the start); the centre of a path
+card is drawn by its shape (:func:`centre_char`: the tunnels joined through it, ``─`` straight, ``└`` curve, ``┴``
+T, ``┼`` crossroads; ``■`` a dead end, whose arms stop at the centre), ``S`` start, ``G`` revealed gold, ``x``
+revealed stone, ``?`` face-down goal (``g``/``s`` when the viewer peeked it, or in the omniscient view), ``·`` empty.
+Events are written in the move notation (docs/text.md): cards by code, ``rot180``, cells ``(row,col)``.
 """
 
 from __future__ import annotations
 
 from saboteur_env.base import board
+from saboteur_env.base.actions import cell_text
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
 from saboteur_env.base.observation import Event, PlayerView, player_view
 from saboteur_env.base.state import EventType, GameState
+from saboteur_env.common.cards import EDGE_PAIRS
+
+# Box-drawing character of a set of arms, indexed by the 4-bit mask N=1, E=2, S=4, W=8.
+_BOX = " ╵╶└╷│┌├╴┘─┴┐┤┬┼"
+DEAD_END = "■"
+
+
+def centre_char(join_bits: int) -> str:
+    """The centre of a path card drawn by its shape: the box character of the arms its tunnels join (6-bit mask over
+    ``EDGE_PAIRS``), so a straight tunnel is ``─`` and only a crossroads is ``┼``; ``■`` when nothing is joined
+    (a dead end: every arm stops at the centre)."""
+    arms = 0
+    for i, (a, b) in enumerate(EDGE_PAIRS):
+        if (join_bits >> i) & 1:
+            arms |= (1 << a) | (1 << b)
+    return _BOX[arms] if arms else DEAD_END
 
 
 def _cell_block(view: PlayerView, r: int, c: int, goal_mark: str | None) -> list[str]:
@@ -32,7 +51,7 @@ def _cell_block(view: PlayerView, r: int, c: int, goal_mark: str | None) -> list
     elif view.goal_facedown[r, c]:
         centre = goal_mark or "?"
     elif view.path[r, c]:
-        centre = "┼" if view.join_bits[r, c] else "•"
+        centre = centre_char(int(view.join_bits[r, c]))
     else:
         centre = "·"
     return [f" {arm(0, '│', '┃')} ", f"{arm(3, '─', '━')}{centre}{arm(1, '─', '━')}", f" {arm(2, '│', '┃')} "]
@@ -42,25 +61,26 @@ def _event_text(ev: Event, name: str) -> str:
     actor = name if ev.actor == 0 else f"seat+{ev.actor}"
     kind = KIND_CODES[ev.kind] if ev.kind >= 0 else "a card"
     if ev.type == EventType.PLACE:
-        return f"{actor} placed {kind}{' 180' if ev.arg else ''} at {ev.row},{ev.col}"
+        return f"{actor} placed {kind}{' rot180' if ev.arg else ''} at {cell_text(ev.row, ev.col)}"
     if ev.type == EventType.BREAK:
         return f"{actor} broke seat+{ev.target}'s {TOOL_NAMES[ev.arg]}"
     if ev.type == EventType.REPAIR:
         return f"{actor} repaired seat+{ev.target}'s {TOOL_NAMES[ev.arg]}"
     if ev.type == EventType.ROCKFALL:
-        return f"{actor} rockfall at {ev.row},{ev.col} removed {KIND_CODES[ev.arg]}"
+        return f"{actor} rockfall at {cell_text(ev.row, ev.col)} removed {KIND_CODES[ev.arg]}"
     if ev.type == EventType.MAP:
         return f"{actor} used a map on goal {ev.arg}"
     if ev.type == EventType.DISCARD:
         return f"{actor} discarded {kind}"
     if ev.type == EventType.REVEAL:
-        return f"goal at {ev.row},{ev.col} revealed: {KIND_CODES[ev.kind]}"
+        return f"goal at {cell_text(ev.row, ev.col)} revealed: {KIND_CODES[ev.kind]}"
     return f"round ended: {'gold-diggers' if ev.arg == 0 else 'saboteurs'} won"
 
 
 def render_view(view: PlayerView, private: bool = True, goal_marks: tuple[str | None, ...] = (None,) * 3,
-                extra: list[str] | None = None, title: str = "") -> str:
-    """Draw a player view. ``private=False`` leaves out the viewer's private information (spectator)."""
+                extra: list[str] | None = None, title: str = "", events: int = 6) -> str:
+    """Draw a player view. ``private=False`` leaves out the viewer's private information (spectator); ``events``:
+    how many recent public events to list (0: none, for a caller that reports them itself)."""
     cfg = view.config
     m = cfg.margin
     geo = board.geometry(cfg)
@@ -95,7 +115,7 @@ def render_view(view: PlayerView, private: bool = True, goal_marks: tuple[str | 
         hand = ", ".join(f"{KIND_CODES[k]}x{int(n)}" for k, n in enumerate(view.hand[:NUM_DECK_KINDS]) if n)
         lines.append(f"my role: {ROLE_NAMES[view.role]} | my gold: {view.my_nuggets} nuggets")
         lines.append(f"my hand: {hand or '(empty)'}")
-    for ev in view.history[-6:]:
+    for ev in view.history[len(view.history) - events :] if events > 0 else ():
         if not private and ev.type == EventType.DISCARD:
             ev = Event(ev.type, ev.actor, -1, ev.target, ev.row, ev.col, ev.arg)
         lines.append("  > " + _event_text(ev, "me" if private else "seat+0"))

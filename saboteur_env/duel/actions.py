@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from saboteur_env.base.actions import cell_text
 from saboteur_env.common.cards import TOOL_NAMES
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_action_id
@@ -148,38 +149,35 @@ class DuelActionLayout:
         return off + PASS_EMPTY
 
     def to_string(self, action: int) -> str:
+        """The move's name in the one notation of docs/text.md ("Move notation"), e.g. ``place U06 rot180 at
+        (1,3)``, ``discard U01+U05 repair cart``; ``saboteur_env.text.parse_move`` reads it (and the older
+        spellings) back."""
         act = self.decode(action)
-        cfg = self.config
-        where = f" at {cfg.cell_coords(act.cell)}" if act.cell >= 0 else ""
-        if act.segment in ("place", "place_bribe"):
+        seg = act.segment
+        where = f"at {cell_text(*self.config.cell_coords(act.cell))}" if act.cell >= 0 else ""
+        if seg in ("place", "place_bribe"):
             kind, rot = dc.PLACEABLE[act.orientation]
-            extra = " and bribe the troll" if act.segment == "place_bribe" else ""
-            return f"place {dc.KIND_NAMES[kind]}{' 180' if rot else ''}{where}{extra}"
-        if act.segment == "break":
-            return f"break the opponent's {TOOL_NAMES[act.tool]}"
-        if act.segment == "repair":
-            return f"repair own {TOOL_NAMES[act.tool]}"
-        if act.segment == "double_repair":
+            bribe = " bribe" if seg == "place_bribe" else ""
+            return f"place {dc.KIND_CODES[kind]}{' rot180' if rot else ''} {where}{bribe}"
+        if seg in ("break", "repair"):
+            return f"{seg} {TOOL_NAMES[act.tool]}"
+        if seg == "double_repair":
             tools = DOUBLE_TOOLS[dc.KIND_DOUBLE_REPAIR.index(act.kind)]
-            chosen = " and ".join(TOOL_NAMES[t] for t in tools) if act.choice == 2 else TOOL_NAMES[tools[act.choice]]
-            return f"{dc.KIND_NAMES[act.kind]}: repair {chosen}"
-        if act.segment == "rockfall":
-            return f"rockfall{where}"
-        if act.segment == "map":
-            return f"map on goal slot {act.slot}"
-        if act.segment == "key":
-            return f"key on the door{where}"
-        if act.segment == "bribe":
-            return f"bribe the troll{where}"
-        if act.segment == "repair_discard":
-            a, b = PAIRS[act.pair]
-            return f"discard {dc.KIND_CODES[a]} + {dc.KIND_CODES[b]} to repair {TOOL_NAMES[act.tool]}"
+            chosen = "+".join(TOOL_NAMES[t] for t in tools) if act.choice == 2 else TOOL_NAMES[tools[act.choice]]
+            return f"repair {chosen} with {dc.KIND_CODES[act.kind]}"
+        if seg in ("rockfall", "key", "bribe"):
+            return f"{seg} {where}"
+        if seg == "map":
+            return f"map goal {act.slot}"
+        if seg == "repair_discard":
+            x, y = PAIRS[act.pair]
+            return f"discard {dc.KIND_CODES[x]}+{dc.KIND_CODES[y]} repair {TOOL_NAMES[act.tool]}"
         if act.kind >= 0:
-            return f"pass, discarding {dc.KIND_CODES[act.kind]}"
+            return f"discard {dc.KIND_CODES[act.kind]}"
         if act.pair >= 0:
-            a, b = PAIRS[act.pair]
-            return f"pass, discarding {dc.KIND_CODES[a]} + {dc.KIND_CODES[b]}"
-        return "pass (empty hand)"
+            x, y = PAIRS[act.pair]
+            return f"discard {dc.KIND_CODES[x]}+{dc.KIND_CODES[y]}"
+        return "pass"
 
 
 def duel_action_layout(config: GameConfig) -> DuelActionLayout:

@@ -2,7 +2,8 @@
 
 Text: each cell is a 3x3 block. Arms ``│``/``─`` (heavy when the viewer reaches them), a door arm shows ``b``/``g``
 (upper case once keyed); centre: ``B``/``R`` start (blue / green), ``T`` troll (``t`` once bribed), ``L`` ladder,
-``$`` gold (``1``/``2``... counter of the viewer, ``o`` the opponent's), ``┼`` tunnel, ``?`` face-down goal
+``$`` gold (``1``/``2``... counter of the viewer, ``o`` the opponent's), else the tunnels joined through the card
+(``─`` straight ... ``┼`` crossroads, ``■`` dead end; ``saboteur_env.base.render.centre_char``), ``?`` face-down goal
 (``!`` when the viewer peeked it), ``·`` empty. ``viewer=None`` is the public view (relative to blue),
 ``"omniscient"`` adds hands and every face-down goal.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.base.actions import cell_text
+from saboteur_env.base.render import centre_char
 from saboteur_env.common.cards import TOOL_NAMES
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
@@ -51,7 +54,7 @@ def _cell_block(view: DuelView, cell: int, peek: bool) -> list[str]:
     elif p[PLANE["ladder_me"], cell] > 0.5 or p[PLANE["ladder_opp"], cell] > 0.5:
         centre = "L"
     elif ob:
-        centre = "┼"
+        centre = centre_char(sum(int(p[PLANE[f"join_{i}"], cell] > 0.5) << i for i in range(6)))
     else:
         centre = "·"
     return [f" {arm(0, '│', '┃')} ", f"{arm(3, '─', '━')}{centre}{arm(1, '─', '━')}", f" {arm(2, '│', '┃')} "]
@@ -61,7 +64,7 @@ def _event_text(ev: tuple[int, bool, int, int, float], view: DuelView) -> str:
     etype, mine, kind, cell, arg = ev
     who = "me" if mine else "opponent"
     cfg = view.config
-    where = f" at {cfg.cell_coords(cell)}" if cell >= 0 else ""
+    where = f" at {cell_text(*cfg.cell_coords(cell))}" if cell >= 0 else ""
     name = dc.KIND_CODES[kind] if kind >= 0 else "a card"
     n = round(arg)
     texts = {
@@ -82,7 +85,9 @@ def _event_text(ev: tuple[int, bool, int, int, float], view: DuelView) -> str:
     return texts[DuelEvent(etype)]()
 
 
-def render_view(view: DuelView, title: str, extra: list[str] | None = None, private: bool = True) -> str:
+def render_view(view: DuelView, title: str, extra: list[str] | None = None, private: bool = True,
+                events: int = 6) -> str:
+    """Draw a view; ``events``: how many recent public events to list (0: none, for a caller reporting them)."""
     cfg = view.config
     geo = board.geometry(cfg)
     peeked_cells = {geo.goal_cells[s] for s in np.flatnonzero(view.my_peeks >= 0)} if private else set()
@@ -105,7 +110,7 @@ def render_view(view: DuelView, title: str, extra: list[str] | None = None, priv
         for slot in np.flatnonzero(view.my_peeks >= 0):
             lines.append(f"peeked goal slot {slot}: {dc.GOAL_CARDS[view.my_peeks[slot]].name}")
         lines.append("my turn" if view.my_turn else "opponent's turn")
-    for ev in view.events[-6:]:
+    for ev in view.events[len(view.events) - events :] if events > 0 else ():
         lines.append("  > " + _event_text(ev, view))
     lines.extend(extra or [])
     return "\n".join(lines)

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from saboteur_env.base.actions import cell_text
+from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, TOOL_NAMES
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_action_id
 from saboteur_env.sab2 import cards as sc
@@ -51,6 +53,8 @@ PLACEABLE: tuple[tuple[int, int], ...] = tuple(
 )
 PLACEABLE_SHAPE = np.array([2 * k + r for k, r in PLACEABLE], dtype=np.int16)
 PLACEABLE_KIND = np.array([k for k, _ in PLACEABLE], dtype=np.int16)
+TOOLS = tuple(TOOL_NAMES)
+FREE_TARGETS = ("pickaxe", "lantern", "cart", "trapped")  # option C: what ``free`` removes, by its index
 
 
 @dataclass(frozen=True)
@@ -126,37 +130,36 @@ class Sab2ActionLayout:
         return Sab2Action(seg)  # stop
 
     def _where(self, cell: int) -> str:
-        return f"{self.coords(cell)}" if self.coords else f"cell {cell}"
+        return cell_text(*self.coords(cell)) if self.coords else f"cell {cell}"
 
     def to_string(self, action: int) -> str:
+        """The move's name in the one notation of docs/text.md ("Move notation"), e.g. ``place X04 rot180 at
+        (2,5)``, ``inspect seat+2``; ``saboteur_env.text.parse_move`` reads it (and the older spellings) back."""
         act = self.decode(action)
         seg = act.segment
-        seat = f"seat+{act.target}" if act.target > 0 else "yourself"
-        tools = ("pickaxe", "lantern", "cart")
+        seat = f"seat+{act.target}"
         if seg == "place":
             kind, rot = PLACEABLE[act.orientation]
-            return f"place {sc.KIND_CODES[kind]}{' 180' if rot else ''} at {self._where(act.cell)}"
-        if seg == "break":
-            return f"broken {tools[act.tool]} on {seat}"
-        if seg == "repair":
-            return f"repair {tools[act.tool]} of {seat}"
+            return f"place {sc.KIND_CODES[kind]}{' rot180' if rot else ''} at {self._where(act.cell)}"
+        if seg in ("break", "repair"):
+            return f"{seg} {TOOLS[act.tool]} {seat}"
         if seg == "double_repair":
-            from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS
-
-            return f"double repair: {tools[DOUBLE_REPAIR_TOOLS[act.card][act.tool]]} of {seat}"
+            return f"repair {TOOLS[DOUBLE_REPAIR_TOOLS[act.card][act.tool]]} {seat} with {sc.HAND_CODES[act.kind]}"
         if seg == "rockfall":
-            return f"rockfall{' (expansion card)' if act.card else ''} at {self._where(act.cell)}"
+            return f"rockfall at {self._where(act.cell)}" + (" with ROCKFALL_2" if act.card else "")
         if seg == "map":
-            return f"map on goal {act.slot}"
+            return f"map goal {act.slot}"
+        if seg in ("theft", "stop"):
+            return seg
+        if seg == "inspection":
+            return f"inspect {seat}"
+        if seg == "trapped":
+            return f"trap {seat}"
         if seg == "discard":
-            return f"discard {sc.HAND_CODES[act.kind]} face down"
-        if seg == "stop":
-            return "stop discarding"
+            return f"discard {sc.HAND_CODES[act.kind]}"
         if seg == "free":
-            return f"free yourself of {('broken pickaxe', 'broken lantern', 'broken cart', 'Trapped!')[act.tool]}"
-        if seg == "steal":
-            return f"steal 1 gold from {seat}"
-        return f"{seg.replace('_', ' ')}{'' if seg == 'theft' else ' on ' + seat}"
+            return f"free {FREE_TARGETS[act.tool]}"
+        return f"{seg} {seat}"  # hands_off, swap_hand, swap_hats, free_at_last, steal
 
     def encode(self, act: Sab2Action) -> int:
         seg, off, p = act.segment, self.offset[act.segment], self.num_players

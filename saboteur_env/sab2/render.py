@@ -1,8 +1,9 @@
 """Text and image pictures of a Saboteur 2 game, drawn from a seat's :class:`Sab2View` (never more than it may see).
 
 Each cell is a 3x3 block: arms ``│``/``─`` (heavy when connected to the start; ``b``/``g`` for a blue / green door
-arm); centre ``S`` start, ``L`` ladder, ``*`` crystal, ``┼`` tunnel, ``?`` face-down goal (``g``/``s`` once the
-viewer peeked it), ``G`` revealed gold, ``x`` revealed stone, ``·`` empty. The image draws the same view with
+arm); centre ``S`` start, ``L`` ladder, ``*`` crystal, else the tunnels joined through the card (``─`` straight
+... ``┼`` crossroads, ``■`` dead end; ``saboteur_env.base.render.centre_char``), ``?`` face-down goal (``g``/``s``
+once the viewer peeked it), ``G`` revealed gold, ``x`` revealed stone, ``·`` empty. The image draws the same view with
 Pillow. ``viewer=None`` is the public view (offsets from seat 0); ``"omniscient"`` adds roles, hands and goals.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from saboteur_env.base.render import centre_char
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2State
@@ -59,7 +61,7 @@ def _block(view: Sab2View, r: int, c: int, private: bool) -> list[str]:
     elif view.crystal[r, c]:
         centre = "*"
     elif view.path[r, c]:
-        centre = "┼" if view.join_bits[r, c] else "•"
+        centre = centre_char(int(view.join_bits[r, c]))
     else:
         centre = "·"
     return [f" {arm(0, '│', '┃')} ", f"{arm(3, '─', '━')}{centre}{arm(1, '─', '━')}", f" {arm(2, '│', '┃')} "]

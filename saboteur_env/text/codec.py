@@ -240,30 +240,39 @@ class Pairs(Spec):
             out[i * self.n + j] = 1.0
 
 
-_CELL = re.compile(r"^r(\d+)c(\d+)$")
+_CELL = re.compile(r"^\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")  # frame coordinates "(r,c)", the move notation's
+_OLD_CELL = re.compile(r"^r(\d+)c(\d+)$")  # the older "r<row>c<col>" in storage coordinates (frame + margin)
 
 
-def cell_name(r: int, c: int) -> str:
-    return f"r{r}c{c}"
+def cell_name(r: int, c: int, margin: int = 0) -> str:
+    """The name of storage cell ``(r, c)``: its frame coordinates ``(r - margin,c - margin)``, as moves name it."""
+    return f"({r - margin},{c - margin})"
 
 
-def parse_cell(value: Json, rows: int, cols: int, where: str) -> tuple[int, int]:
-    m = _CELL.match(value) if isinstance(value, str) else None
-    if m is None:
-        raise DescriptionError(f"{where}: {value!r} must be a cell 'r<row>c<col>'")
-    r, c = int(m.group(1)), int(m.group(2))
-    if not (r < rows and c < cols):
-        raise DescriptionError(f"{where}: {value!r} is off the board; valid: r0c0..r{rows - 1}c{cols - 1}")
+def parse_cell(value: Json, rows: int, cols: int, where: str, margin: int = 0) -> tuple[int, int]:
+    """The storage ``(row, col)`` of a cell name: ``(r,c)`` in frame coordinates, or the older ``r<row>c<col>``."""
+    lo, hi_r, hi_c = -margin, rows - 1 - margin, cols - 1 - margin
+    valid = f"({lo},{lo})..({hi_r},{hi_c})"
+    m = _CELL.match(value.strip()) if isinstance(value, str) else None
+    if m is not None:
+        r, c = int(m.group(1)) + margin, int(m.group(2)) + margin
+    else:
+        m = _OLD_CELL.match(value) if isinstance(value, str) else None
+        if m is None:
+            raise DescriptionError(f"{where}: {value!r} must be a cell '(row,col)', e.g. '(2,3)'; valid: {valid}")
+        r, c = int(m.group(1)), int(m.group(2))
+    if not (0 <= r < rows and 0 <= c < cols):
+        raise DescriptionError(f"{where}: {value!r} is off the board; valid: {valid}")
     return r, c
 
 
 class Cell(Spec):
-    """An event's (row, col) pair, stored scaled to 0..1; None when both are zero (no cell, or r0c0)."""
+    """An event's (row, col) pair, stored scaled to 0..1; None when both are zero (no cell, or the top-left one)."""
 
     size = 2
 
-    def __init__(self, rows: int, cols: int) -> None:
-        self.rows, self.cols = rows, cols
+    def __init__(self, rows: int, cols: int, margin: int = 0) -> None:
+        self.rows, self.cols, self.margin = rows, cols, margin
         self.dr, self.dc = max(1, rows - 1), max(1, cols - 1)
 
     def encode(self, v: Vec, where: str) -> Json:
@@ -272,12 +281,12 @@ class Cell(Spec):
         r, c = round(float(v[0]) * self.dr), round(float(v[1]) * self.dc)
         if np.float32(r / self.dr) != v[0] or np.float32(c / self.dc) != v[1]:
             raise DescriptionError(f"{where}: {v.tolist()} is not a cell")
-        return cell_name(r, c)
+        return cell_name(r, c, self.margin)
 
     def decode(self, value: Json, out: Vec, where: str) -> None:
         if value is None:
             return
-        r, c = parse_cell(value, self.rows, self.cols, where)
+        r, c = parse_cell(value, self.rows, self.cols, where, self.margin)
         out[0], out[1] = np.float32(r / self.dr), np.float32(c / self.dc)
 
 
@@ -285,11 +294,12 @@ class History(Spec):
     """The last ``length`` public events: rows whose first float (valid) is 1, aligned to the end (newest last).
 
     ``row`` describes a row after its valid flag; ``cell_types`` are event types that always have a cell, so an
-    event there at r0c0 (stored as zeros) still shows its cell.
+    event there at the top-left cell (stored as zeros) still shows its cell.
     """
 
-    def __init__(self, length: int, row: Struct, cell_types: frozenset[str]) -> None:
+    def __init__(self, length: int, row: Struct, cell_types: frozenset[str], margin: int = 0) -> None:
         self.length, self.row, self.cell_types = length, row, cell_types
+        self.zero_cell = cell_name(0, 0, margin)
         self.row_size = 1 + row.size
         self.size = length * self.row_size
 
@@ -302,7 +312,7 @@ class History(Spec):
         for i in range(self.length - k, self.length):
             event = self.row.encode(rows[i, 1:], f"{where}[{i}]")
             if event.get("at") is None and event.get("type") in self.cell_types:
-                event["at"] = cell_name(0, 0)
+                event["at"] = self.zero_cell
             out.append(event)
         return out
 
@@ -314,8 +324,8 @@ class History(Spec):
         for i, event in enumerate(value):
             row = rows[first + i]
             row[0] = 1.0
-            if isinstance(event, dict) and event.get("at") == cell_name(0, 0):
-                event = {**event, "at": None}  # r0c0 is stored as zeros
+            if isinstance(event, dict) and event.get("at") in (self.zero_cell, "r0c0"):
+                event = {**event, "at": None}  # the top-left cell is stored as zeros
             self.row.decode(event, row[1:], f"{where}[{i}]")
 
 
@@ -341,12 +351,15 @@ class Board(Spec):
     ``groups`` walks the planes in order: ``("arms", key)`` takes 4 planes (N, E, S, W) shown as a letter string,
     ``("pairs", key)`` 6 planes shown as joined arm pairs, ``("scaled", key, s)`` one plane holding ``n / s``,
     ``("flag", name)`` one 0/1 plane listed under ``"is"``. ``blank`` is the set of flags of an empty cell (cells
-    equal to it are left out). ``label`` names the card a cell shows (an annotation; ignored when read).
+    equal to it are left out). ``label`` names the card a cell shows (an annotation; ignored when read). Cells are
+    named in frame coordinates (``margin`` rows and columns are stored before the frame's first).
     """
 
     def __init__(self, rows: int, cols: int, groups: Sequence[tuple[Any, ...]], blank: frozenset[str],
-                 label: Callable[[dict[str, Json], Any], str | None] | None = None) -> None:  # fmt: skip
+                 label: Callable[[dict[str, Json], Any], str | None] | None = None,
+                 margin: int = 0) -> None:  # fmt: skip
         self.rows, self.cols, self.groups, self.blank, self.label = rows, cols, list(groups), blank, label
+        self.margin = margin
         widths = {"arms": 4, "pairs": 6, "scaled": 1, "flag": 1}
         self.num_planes = sum(widths[g[0]] for g in self.groups)
         self.size = self.num_planes * rows * cols
@@ -393,14 +406,18 @@ class Board(Spec):
                     flags.append(g[1])
             if flags:
                 feats["is"] = flags
-            item: dict[str, Json] = {"at": cell_name(*divmod(cell, self.cols))}
+            item: dict[str, Json] = {"at": cell_name(*divmod(cell, self.cols), self.margin)}
             if self.label is not None:
                 name = self.label(feats, context)
                 if name:
                     item["card"] = name
             item.update(feats)
             cells.append(item)
-        return {"rows": self.rows, "cols": self.cols, "cells": cells}
+        out: dict[str, Json] = {"rows": self.rows, "cols": self.cols}
+        if self.margin:  # the top-left cell is (-margin,-margin): a reader needs it to draw the grid
+            out["margin"] = self.margin
+        out["cells"] = cells
+        return out
 
     def decode(self, value: Json, out: Vec, where: str) -> None:
         if not isinstance(value, dict) or not isinstance(value.get("cells"), list):
@@ -410,11 +427,12 @@ class Board(Spec):
         for item in value["cells"]:
             if not isinstance(item, dict):
                 raise DescriptionError(f"{where}.cells: {item!r} must be an object")
-            r, c = parse_cell(item.get("at"), self.rows, self.cols, f"{where}.cells")
+            r, c = parse_cell(item.get("at"), self.rows, self.cols, f"{where}.cells", self.margin)
             listed[r * self.cols + c] = item
         blank = {"is": sorted(self.blank)}
         for cell in range(self.rows * self.cols):
-            self._write(listed.get(cell, blank), planes[:, cell], f"{where}.{cell_name(*divmod(cell, self.cols))}")
+            name = cell_name(*divmod(cell, self.cols), self.margin)
+            self._write(listed.get(cell, blank), planes[:, cell], f"{where}.{name}")
 
     def _write(self, item: dict[str, Json], column: Vec, where: str) -> None:
         flags = item.get("is", [])

@@ -17,7 +17,7 @@ from saboteur_env import api
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_seat
 from saboteur_env.common.geometry import geometry
-from saboteur_env.text.codec import Board, DescriptionError, Json, cell_name
+from saboteur_env.text.codec import Board, DescriptionError, Json, cell_name, parse_cell
 from saboteur_env.text.games import game_format
 from saboteur_env.text.moves import legal_moves
 
@@ -125,7 +125,7 @@ def _goals(game: str, config: GameConfig, d: dict) -> list[dict]:
     cells = {c["at"]: c for c in d["board"]["cells"]}
     out = []
     for slot, cell in enumerate(geometry(config).goal_cells):
-        at = cell_name(*divmod(cell, config.cols))
+        at = cell_name(*divmod(cell, config.cols), config.margin)
         c = cells.get(at, {})
         flags = c.get("is", [])
         if game == "duel":
@@ -156,10 +156,10 @@ def _seat(offset: int | None) -> str:
 
 def _grid(d: dict) -> list[str]:
     board = d["board"]
-    rows, cols = board["rows"], board["cols"]
+    rows, cols, m = board["rows"], board["cols"], board.get("margin", 0)
     tokens = [["." for _ in range(cols)] for _ in range(rows)]
     for c in board["cells"]:
-        r, col = (int(x) for x in c["at"][1:].split("c"))
+        r, col = parse_cell(c["at"], rows, cols, "board.cells", m)
         flags = c.get("is", [])
         card = c.get("card")
         if "goal_facedown" in flags:
@@ -173,9 +173,10 @@ def _grid(d: dict) -> list[str]:
             tok = "+"
         tokens[r][col] = tok
     width = max(4, *(len(t) for row in tokens for t in row)) + 1
-    lines = [("     " + "".join(f"c{j}".ljust(width) for j in range(cols))).rstrip()]
+    # Labels in frame coordinates: the numbers a move's "(row,col)" uses.
+    lines = [("     " + "".join(f"{j - m}".ljust(width) for j in range(cols))).rstrip()]
     for i, row in enumerate(tokens):
-        lines.append(f"r{i}".ljust(5) + "".join(t.ljust(width) for t in row).rstrip())
+        lines.append(f"{i - m}".ljust(5) + "".join(t.ljust(width) for t in row).rstrip())
     return lines
 
 
@@ -205,15 +206,16 @@ def _list(xs: list) -> str:
 def _event(e: dict, game: str) -> str:
     who = ("you" if e.get("by_you") else "opponent") if game == "duel" else _seat(e.get("actor"))
     parts = [f"{who}: {e['type'].replace('_', ' ')}"]
+    arg = e.get("arg")
+    placed = e["type"] == "place"  # written as the move notation writes it: "place T06 rot180 at (2,3)"
     if e.get("card"):
-        parts.append(e["card"])
+        parts.append(e["card"] + (" rot180" if placed and arg else ""))
     if e.get("target") is not None:
         parts.append(f"on {_seat(e['target'])}")
     if e.get("at"):
         parts.append(f"at {e['at']}")
-    arg = e.get("arg")
     meaning = ARGS[game].get(e["type"])
-    if arg is not None and meaning is not None:
+    if arg is not None and meaning is not None and not placed:
         parts.append(f"({meaning(arg)})")
     return "  " + " ".join(parts)
 
@@ -263,7 +265,8 @@ def render(d: dict) -> str:
     if game != "duel":
         lines.append("Other players are named by offset clockwise from you: seat+1 is the next player.")
     lines.append(_turn(d))
-    lines.append("Rows and columns count from 0 at the top left: r2c5 is row 2, column 5.")
+    lines.append("Cells are (row,col) as the grid labels them: rows down, columns right, (0,0) the top-left card of "
+                 "the rulebook's frame; moves name cells the same way.")
     if game == "base":
         lines.append(f"Your role: {d['role']}. Your gold: {d['my_nuggets']} nuggets.")
     elif game == "sab2":

@@ -13,19 +13,18 @@ from typing import Any
 
 from saboteur_env import api
 from saboteur_env.base import cards as bc
-from saboteur_env.base.actions import ActionType
 from saboteur_env.base.observation import PLANES as BASE_PLANES
 from saboteur_env.base.observation import SEAT_COLUMNS as BASE_SEAT_COLUMNS
 from saboteur_env.base.state import EventType
 from saboteur_env.base.variant import BaseVariant
-from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, EDGE_PAIRS, TOOL_NAMES
+from saboteur_env.common.cards import EDGE_PAIRS, TOOL_NAMES
 from saboteur_env.common.config import GameConfig
 from saboteur_env.duel import cards as dc
-from saboteur_env.duel.actions import DOUBLE_TOOLS, PAIRS
 from saboteur_env.duel.state import DuelEvent
 from saboteur_env.duel.variant import DuelVariant
 from saboteur_env.duel.view import PLANE_NAMES as DUEL_PLANES
 from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.actions import FREE_TARGETS
 from saboteur_env.sab2.actions import PLACEABLE as SAB2_PLACEABLE
 from saboteur_env.sab2.observation import SEAT_COLUMNS as SAB2_SEAT_COLUMNS
 from saboteur_env.sab2.state import Phase, Sab2Event
@@ -49,11 +48,11 @@ from saboteur_env.text.codec import (
     Spec,
     Struct,
     arms,
-    cell_name,
     pairs,
 )
 
 TOOLS = tuple(TOOL_NAMES)
+PLACED = frozenset({"place", "rockfall", "reveal"})  # event types that always have a cell
 ROUNDS = (1, 2, 3)
 
 
@@ -141,6 +140,12 @@ def _feats(open_bits: int, join_bits: int, **arm_groups: int) -> dict[str, Json]
     return out
 
 
+def _names(config: GameConfig) -> tuple[str, ...]:
+    """Every action id's move name: the game's ``action_to_string``, the one notation (docs/text.md)."""
+    layout = api.action_layout(config)
+    return tuple(layout.to_string(a) for a in range(layout.num_actions))
+
+
 # ---- the base game ------------------------------------------------------------------------------------------------
 BASE_RENAME = {"conn": "connected", "join": "tunnels", "stub": "dead_ends"}
 BASE_SEATS = ("broken_pickaxe", "broken_lantern", "broken_cart", "hand_size", "gold_cards", "peeked_0", "peeked_1",
@@ -169,44 +174,19 @@ def _base_label() -> Callable[[dict[str, Json], Any], str | None]:
     return _labeller(entries, ("open", "tunnels", "dead_ends"), category)
 
 
-def _base_names(config: GameConfig) -> list[str]:
-    layout = api.action_layout(config)
-    cols = config.cols
-    out = []
-    for a in range(layout.num_actions):
-        act = layout.decode(a)
-        t = act.type
-        if t == ActionType.PLACE:
-            r, c = divmod(act.cell, cols)
-            out.append(f"play {bc.KIND_CODES[act.kind]} at {cell_name(r, c)} rot{180 * act.rotation}")
-        elif t == ActionType.BREAK:
-            out.append(f"break {TOOLS[act.tool]} seat+{act.target}")
-        elif t == ActionType.REPAIR:
-            out.append(f"repair {TOOLS[act.tool]} seat+{act.target}")
-        elif t == ActionType.DOUBLE_REPAIR:
-            out.append(f"repair {TOOLS[act.tool]} seat+{act.target} with {bc.KIND_CODES[act.kind]}")
-        elif t == ActionType.ROCKFALL:
-            out.append(f"rockfall {cell_name(*divmod(act.cell, cols))}")
-        elif t == ActionType.MAP:
-            out.append(f"map goal {act.goal}")
-        else:
-            out.append(f"discard {bc.KIND_CODES[act.kind]}")
-    return out
-
-
 def _base_format(config: GameConfig) -> GameFormat:
     if tuple(BASE_SEAT_COLUMNS) != BASE_SEATS:
         raise DescriptionError(f"the base observation's seat columns changed ({BASE_SEAT_COLUMNS}); update text")
-    p = config.num_players
+    p, m = config.num_players, config.margin
     groups = board_groups(BASE_PLANES, BASE_RENAME, {})
     seat = Struct([("broken", Flags(TOOLS)), ("hand_size", Int()), ("gold_cards", Int()),
                    ("maps_on_goals", Flags([0, 1, 2])), ("last_round_role", OneHot(bc.ROLE_NAMES)),
                    ("discarded", Int())])  # fmt: skip
     event = Struct([("type", OneHot([e.name.lower() for e in EventType])), ("actor", OneHot(range(p))),
                     ("card", OneHot(bc.KIND_CODES)), ("target", OneHot(range(p))),
-                    ("at", Cell(config.rows, config.cols)), ("arg", OneHot(range(bc.NUM_KINDS)))])  # fmt: skip
+                    ("at", Cell(config.rows, config.cols, m)), ("arg", OneHot(range(bc.NUM_KINDS)))])  # fmt: skip
     slices: list[tuple[str, str, Spec]] = [
-        ("board", "board", Board(config.rows, config.cols, groups, frozenset({"empty"}), _base_label())),
+        ("board", "board", Board(config.rows, config.cols, groups, frozenset({"empty"}), _base_label(), m)),
         ("role", "role", OneHot(bc.ROLE_NAMES)),
         ("hand", "hand", Counts(bc.KIND_CODES[: bc.NUM_DECK_KINDS])),
         ("seats", "seats", Rows(p, seat, label="offset")),
@@ -216,9 +196,9 @@ def _base_format(config: GameConfig) -> GameFormat:
         ("to_act", "to_act", OneHot(range(p))),
         ("my_nuggets", "my_nuggets", Int()),
         ("event_count", "event_count", Int()),
-        ("events", "history", History(config.history_length, event, frozenset({"place", "rockfall", "reveal"}))),
+        ("events", "history", History(config.history_length, event, PLACED, m)),
     ]
-    return GameFormat("base", config, tuple(slices), tuple(_base_names(config)))
+    return GameFormat("base", config, tuple(slices), _names(config))
 
 
 # ---- Saboteur 2 ---------------------------------------------------------------------------------------------------
@@ -227,7 +207,6 @@ SAB2_SEATS = ("broken_pickaxe", "broken_lantern", "broken_cart", "trapped", "the
               "hats_swapped", "peeked_0", "peeked_1", "peeked_2", "discarded", "inspected_by_me",
               "inspected_me")  # fmt: skip
 SAB2_CARDS = sc.HAND_CODES + sc.KIND_CODES[sc.NUM_DECK_KINDS :]  # every kind: hand codes, then start and goals
-FREE_TARGETS = ("pickaxe", "lantern", "cart", "trapped")
 
 
 def _sab2_label() -> Callable[[dict[str, Json], Any], str | None]:
@@ -266,45 +245,10 @@ def _sab2_label() -> Callable[[dict[str, Json], Any], str | None]:
     return clean
 
 
-def _sab2_names(config: GameConfig) -> list[str]:
-    layout = api.action_layout(config)
-    cols = config.cols
-    out = []
-    for a in range(layout.num_actions):
-        act = layout.decode(a)
-        seg, seat = act.segment, f"seat+{act.target}"
-        where = cell_name(*divmod(act.cell, cols)) if act.cell >= 0 else ""
-        if seg == "place":
-            kind, rot = SAB2_PLACEABLE[act.orientation]
-            out.append(f"play {sc.KIND_CODES[kind]} at {where} rot{180 * rot}")
-        elif seg in ("break", "repair"):
-            out.append(f"{seg} {TOOLS[act.tool]} {seat}")
-        elif seg == "double_repair":
-            tool = DOUBLE_REPAIR_TOOLS[act.card][act.tool]
-            out.append(f"repair {TOOLS[tool]} {seat} with {sc.HAND_CODES[act.kind]}")
-        elif seg == "rockfall":
-            out.append(f"rockfall {where}" + (" with ROCKFALL_2" if act.card else ""))
-        elif seg == "map":
-            out.append(f"map goal {act.slot}")
-        elif seg in ("theft", "stop"):
-            out.append(seg)
-        elif seg == "inspection":
-            out.append(f"inspect {seat}")
-        elif seg == "trapped":
-            out.append(f"trap {seat}")
-        elif seg == "discard":
-            out.append(f"discard {sc.HAND_CODES[act.kind]}")
-        elif seg == "free":
-            out.append(f"free {FREE_TARGETS[act.tool]}")
-        else:  # hands_off, swap_hand, swap_hats, free_at_last, steal
-            out.append(f"{seg} {seat}")
-    return out
-
-
 def _sab2_format(config: GameConfig) -> GameFormat:
     if tuple(SAB2_SEAT_COLUMNS) != SAB2_SEATS:
         raise DescriptionError(f"the Saboteur 2 seat columns changed ({SAB2_SEAT_COLUMNS}); update text")
-    p = config.num_players
+    p, m = config.num_players, config.margin
     roles = list(sc.ROLE_NAMES)
     groups = board_groups(SAB2_PLANES, SAB2_RENAME, {})
     seat = Struct([("broken", Flags(TOOLS)), ("trapped", Bool()), ("theft", Bool()), ("hand_size", Int()),
@@ -316,9 +260,9 @@ def _sab2_format(config: GameConfig) -> GameFormat:
                      ("free_target", OneHot(FREE_TARGETS))])  # fmt: skip
     event = Struct([("type", OneHot([e.name.lower() for e in Sab2Event])), ("actor", OneHot(range(p))),
                     ("card", OneHot(SAB2_CARDS)), ("target", OneHot(range(p))),
-                    ("at", Cell(config.rows, config.cols)), ("arg", Scaled(10.0))])  # fmt: skip
+                    ("at", Cell(config.rows, config.cols, m)), ("arg", Scaled(10.0))])  # fmt: skip
     slices: list[tuple[str, str, Spec]] = [
-        ("board", "board", Board(config.rows, config.cols, groups, frozenset(), _sab2_label())),
+        ("board", "board", Board(config.rows, config.cols, groups, frozenset(), _sab2_label(), m)),
         ("role", "role", OneHot(roles)),
         ("hand", "hand", Counts(sc.HAND_CODES)),
         ("seats", "seats", Rows(p, seat, label="offset")),
@@ -326,9 +270,9 @@ def _sab2_format(config: GameConfig) -> GameFormat:
         ("last_round_roles", "last_roles", Rows(p, OneHot(roles))),
         ("inspections", "inspections", Pairs(p)),
         ("status", "status", status),
-        ("events", "history", History(config.history_length, event, frozenset({"place", "rockfall", "reveal"}))),
+        ("events", "history", History(config.history_length, event, PLACED, m)),
     ]
-    return GameFormat("sab2", config, tuple(slices), tuple(_sab2_names(config)))
+    return GameFormat("sab2", config, tuple(slices), _names(config))
 
 
 # ---- the Duel -----------------------------------------------------------------------------------------------------
@@ -372,49 +316,16 @@ def _duel_label() -> Callable[[dict[str, Json], Any], str | None]:
     return clean
 
 
-def _duel_names(config: GameConfig) -> list[str]:
-    layout = api.action_layout(config)
-    cols = config.cols
-    out = []
-    for a in range(layout.num_actions):
-        act = layout.decode(a)
-        seg = act.segment
-        where = cell_name(*divmod(act.cell, cols)) if act.cell >= 0 else ""
-        if seg in ("place", "place_bribe"):
-            kind, rot = dc.PLACEABLE[act.orientation]
-            out.append(f"play {dc.KIND_CODES[kind]} at {where} rot{180 * rot}" + (" bribe" if seg != "place" else ""))
-        elif seg in ("break", "repair"):
-            out.append(f"{seg} {TOOLS[act.tool]}")
-        elif seg == "double_repair":
-            tools = DOUBLE_TOOLS[dc.KIND_DOUBLE_REPAIR.index(act.kind)]
-            chosen = "+".join(TOOLS[t] for t in tools) if act.choice == 2 else TOOLS[tools[act.choice]]
-            out.append(f"repair {chosen} with {dc.KIND_CODES[act.kind]}")
-        elif seg in ("rockfall", "key", "bribe"):
-            out.append(f"{seg} {where}")
-        elif seg == "map":
-            out.append(f"map goal {act.slot}")
-        elif seg == "repair_discard":
-            x, y = PAIRS[act.pair]
-            out.append(f"discard {dc.KIND_CODES[x]}+{dc.KIND_CODES[y]} repair {TOOLS[act.tool]}")
-        elif act.kind >= 0:
-            out.append(f"discard {dc.KIND_CODES[act.kind]}")
-        elif act.pair >= 0:
-            x, y = PAIRS[act.pair]
-            out.append(f"discard {dc.KIND_CODES[x]}+{dc.KIND_CODES[y]}")
-        else:
-            out.append("pass")
-    return out
-
-
 def _duel_format(config: GameConfig) -> GameFormat:
+    m = config.margin
     groups = board_groups(DUEL_PLANES, DUEL_RENAME, {"nuggets": 3.0})
     you_opp = lambda spec: Struct([("you", spec), ("opponent", spec)])  # noqa: E731
     event = Struct([("type", OneHot([e.name.lower() for e in DuelEvent])), ("by_you", Bool()),
-                    ("card", OneHot(dc.KIND_CODES)), ("at", Cell(config.rows, config.cols)),
+                    ("card", OneHot(dc.KIND_CODES)), ("at", Cell(config.rows, config.cols, m)),
                     ("arg", Scaled(3.0))])  # fmt: skip
     goal_codes = dc.KIND_CODES[dc.FIRST_GOAL_KIND :]
     slices: list[tuple[str, str, Spec]] = [
-        ("board", "board", Board(config.rows, config.cols, groups, frozenset({"empty"}), _duel_label())),
+        ("board", "board", Board(config.rows, config.cols, groups, frozenset({"empty"}), _duel_label(), m)),
         ("hand", "hand", Counts(dc.KIND_CODES[: dc.NUM_DECK_KINDS])),
         ("my_peeks", "my_peeks", Rows(dc.GOALS_PER_ROUND, OneHot(goal_codes))),
         ("maps_on_goals", "peeked", you_opp(Flags(range(dc.GOALS_PER_ROUND)))),
@@ -427,9 +338,10 @@ def _duel_format(config: GameConfig) -> GameFormat:
         ("round", "round", OneHot(ROUNDS)),
         ("status", "status", Struct([("your_turn", Bool()), ("your_colour", Choice(dc.COLOURS))])),
         ("events", "history", History(config.history_length, event,
-                                      frozenset({"place", "rockfall", "key", "bribe", "reveal", "secure"}))),
+                                      frozenset({"place", "rockfall", "key", "bribe", "reveal", "secure"}),
+                                      m)),
     ]
-    return GameFormat("duel", config, tuple(slices), tuple(_duel_names(config)))
+    return GameFormat("duel", config, tuple(slices), _names(config))
 
 
 # ---- lookup -------------------------------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
 """Move names and the reply parser.
 
-Every action id of a configuration has one stable short name (``play T05 at r2c5 rot0``, ``break pickaxe seat+1``,
-``map goal 1``, ``discard MAP``; docs/text.md lists them per game). A reply is matched against the legal moves after
-normalisation (case, punctuation and spacing ignored; ``_``/``-`` read as spaces; ``r2 c5`` = ``r2c5``, ``rot 180``
-= ``rot180``, ``seat + 1`` = ``seat+1``), in this order:
+Every action id of a configuration has one name in the one move notation, its ``action_to_string``
+(``place T06 rot180 at (2,5)``, ``break pickaxe seat+1``, ``map goal 1``, ``discard MAP``; cells in frame
+coordinates, as the boards label them; docs/text.md lists the names per game). The older spellings (the text
+interface's ``play T06 at r2c5 rot180`` in storage coordinates, the old ``action_to_string``'s ``place T06 curve N-E
+180 at (2,5)``; :mod:`saboteur_env.text.legacy`) are read as the same moves. A reply is matched against the legal
+moves after normalisation (case, punctuation and spacing ignored; ``_``/``-`` read as spaces; ``(2, 5)`` = ``2,5`` =
+``(2,5)``, ``(-1,0)`` keeps its sign; ``r2 c5`` = ``r2c5``, ``rot 180`` = ``rot180``, ``seat + 1`` = ``seat+1``), in
+this order:
 
 1. a JSON object ``{"move": NAME}`` (also ``"action"``/``"name"``; an integer there is an action id);
 2. the exact name of a legal move;
@@ -72,6 +76,9 @@ class MalformedReplyError(MoveError):
 
 
 _DROP = re.compile(r"[^a-z0-9+]+")
+# A frame cell "(r,c)" / "r, c" (signed), not part of a longer word or number: one token, so the minus sign survives
+# the punctuation being dropped and (-1,2) never reads as (1,2).
+_FRAME = re.compile(r"(?<![\w+.-])\(?\s*(-?\d+)\s*,\s*(-?\d+)\s*\)?(?![\w.])")
 _PLUS = re.compile(r"\s*\+\s*")
 _CELL = re.compile(r"\br(\d+) c(\d+)\b")
 _ROT = re.compile(r"\brot (\d+)\b")
@@ -79,9 +86,14 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
+def _signed(number: str) -> str:
+    return f"m{int(number[1:])}" if number.startswith("-") else str(int(number))
+
+
 def normalize(text: str) -> str:
     """The matching key of a name or reply: lower case, words of ``[a-z0-9+]``, single spaces."""
-    s = " ".join(_DROP.sub(" ", text.lower()).split())
+    s = _FRAME.sub(lambda m: f" {_signed(m.group(1))}x{_signed(m.group(2))} ", text.lower())
+    s = " ".join(_DROP.sub(" ", s).split())
     s = _PLUS.sub("+", s)
     s = _CELL.sub(r"r\1c\2", s)
     return _ROT.sub(r"rot\1", s)
@@ -102,21 +114,41 @@ def _num_actions(config: GameConfig) -> int:
     return len(move_names(config)) if config.claims else api.num_actions(config)
 
 
+def _spellings(config: GameConfig) -> list[tuple[str, ...]]:
+    """Per action id: its name first, then its older spellings (claims have only their name)."""
+    from saboteur_env.text.legacy import legacy_names
+
+    names = move_names(config)
+    old = legacy_names(config.game_config)
+    return [(n, *old[a]) if a < len(old) else (n,) for a, n in enumerate(names)]
+
+
 def _keys(config: GameConfig) -> dict[str, int]:
-    """Normalised move name -> action id."""
+    """Normalised move name (or older spelling) -> action id."""
 
     def build(cfg: GameConfig) -> dict[str, int]:
-        keys = {normalize(n): a for a, n in enumerate(move_names(cfg))}
-        if len(keys) != len(move_names(cfg)):
+        names = move_names(cfg)
+        keys = {normalize(n): a for a, n in enumerate(names)}
+        if len(keys) != len(names):
             raise ValueError(f"{cfg.game}: two move names normalise to the same key")
+        for a, spellings in enumerate(_spellings(cfg)):
+            for old in spellings[1:]:
+                keys.setdefault(normalize(old), a)  # a name always wins over another move's old spelling
         return keys
 
     return config.cached("_text_move_keys", build)
 
 
-def _key_list(config: GameConfig) -> list[str]:
-    """Normalised move name per action id."""
-    return config.cached("_text_move_key_list", lambda cfg: list(_keys(cfg)))
+def _key_lists(config: GameConfig) -> list[list[str]]:
+    """The normalised keys that name each action id (its name's first)."""
+
+    def build(cfg: GameConfig) -> list[list[str]]:
+        out: list[list[str]] = [[] for _ in move_names(cfg)]
+        for k, a in _keys(cfg).items():
+            out[a].append(k)
+        return out
+
+    return config.cached("_text_move_key_lists", build)
 
 
 def move_name(config: GameConfig, action: int) -> str:
@@ -210,28 +242,30 @@ def parse_move(config: GameConfig, reply: object, mask: object) -> int:
         if m[a]:
             return a
         raise IllegalMoveError(f"move {names[a]!r} is not legal now; {hint}", reply)
-    key_list = _key_list(config)
-    legal_keys = {key_list[a]: int(a) for a in legal}
+    key_lists = _key_lists(config)
+    legal_keys = {k: int(a) for a in legal for k in key_lists[a]}
     for cands in ([k for k in legal_keys if k.startswith(key + " ")], [k for k in legal_keys if k.startswith(key)]):
-        if len(cands) == 1:
-            return legal_keys[cands[0]]
-        if cands:
-            shown = [names[legal_keys[k]] for k in cands]
-            raise AmbiguousMoveError(f"{move!r} fits {len(cands)} legal moves: {_show(shown)}; name one exactly",
+        hits = sorted({legal_keys[k] for k in cands})
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            shown = [names[a] for a in hits]
+            raise AmbiguousMoveError(f"{move!r} fits {len(hits)} legal moves: {_show(shown)}; name one exactly",
                                      reply, tuple(shown))  # fmt: skip
     padded = f" {key} "
     found = [k for k in legal_keys if f" {k} " in padded]
     found = [k for k in found if not any(k != other and f" {k} " in f" {other} " for other in found)]
-    if len(found) == 1:
-        return legal_keys[found[0]]
-    if found:
-        shown = [names[legal_keys[k]] for k in found]
-        raise AmbiguousMoveError(f"the reply names {len(found)} legal moves: {_show(shown)}; name one",
+    hits = sorted({legal_keys[k] for k in found})
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        shown = [names[a] for a in hits]
+        raise AmbiguousMoveError(f"the reply names {len(hits)} legal moves: {_show(shown)}; name one",
                                  reply, tuple(shown))  # fmt: skip
     illegal = [k for k in keys if f" {k} " in padded]
     illegal = [k for k in illegal if not any(k != o and f" {k} " in f" {o} " for o in illegal)]
     if illegal:
-        shown = [names[keys[k]] for k in illegal]
+        shown = [names[a] for a in sorted({keys[k] for k in illegal})]
         raise IllegalMoveError(f"{_show(shown)} {'is' if len(shown) == 1 else 'are'} not legal now; {hint}", reply)
     if json_error:
         raise MalformedReplyError(f"{json_error}, and the text names no legal move; {hint}", reply)
