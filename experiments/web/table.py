@@ -321,9 +321,10 @@ class Table:
                 or (cancel is not None and cancel.is_set()))  # fmt: skip
 
     def _advance(self, cancel: threading.Event | None) -> int:
-        """Let the agents play until the person is to act or the game is over, for at most ``think_seconds`` (an
-        agent's move that began in time may take ``think_seconds`` more) and never after ``cancel`` or the store's
-        ``stopping`` is set; the moves left wait for the next :meth:`advance`. Returns the moves made."""
+        """Let the agents play until the person is to act or the game is over: one move, then more while less than
+        ``think_seconds`` has passed (a move that began in time may take ``think_seconds`` more), and none after
+        ``cancel`` or the store's ``stopping`` is set; the moves left wait for the next :meth:`advance`. Returns the
+        moves made (none when ``max_thinking`` requests are thinking already)."""
         if not self._thinkers.acquire(blocking=False):  # enough requests are thinking: defer, keep a thread free
             return 0
         self._cancel = cancel
@@ -332,8 +333,8 @@ class Table:
         try:
             while self.thinking and made <= self.config.max_game_length:
                 now = time.monotonic()
-                if now >= end or self._stopping.is_set() or (cancel is not None and cancel.is_set()):
-                    break
+                if (made and now >= end) or self._stopping.is_set() or (cancel is not None and cancel.is_set()):
+                    break  # (one move at least: a request always makes progress)
                 q = int(self.state.current)
                 obs = encode_observation(self.state, q)
                 mask = legal_action_mask(self.state).view(np.int8).copy()
