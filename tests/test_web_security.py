@@ -169,6 +169,9 @@ def test_web__browser_bot_names_never_reach_a_file(tmp_path, monkeypatch):
                 assert "is not offered: model files sit only when the server's command line names them" in error
                 messages.add(error.partition(" is not offered")[2])  # (the name is quoted, cut when long)
     assert len(messages) == 1 and opened == [] and store.tables == {}
+    # The shipped policy ("learned", no path) sits: the server picks its file, not the request.
+    r = client.post("/api/tables", json={"players": 5, "bots": "learned", "seat": 4})
+    assert r.status_code == 200 and "learned" in r.json()["names"][0], r.text
     # The agents and the shipped policy remain: the page's list is what may sit.
     options = client.get("/api/options").json()["games"]["base"]["bots"]
     assert "heuristic" in options and not any(":" in b for b in options)

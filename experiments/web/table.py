@@ -117,8 +117,9 @@ def ismcts_sims(name: str) -> int | None:
 
 def make_bot(name: str, config: GameConfig) -> Any:
     """An agent for a seat: ``agents.make_agent``'s names, and IS-MCTS (``ismcts``, ``ismcts:N``)."""
-    kind, _, path = name.partition(":")
-    if kind in ("ppo", "learned") and not Path(path).is_file():  # before importing torch for nothing
+    kind, colon, path = name.partition(":")
+    # Before importing torch for nothing ("learned" alone is the shipped policy); a device or FIFO is no model file.
+    if kind in ("ppo", "learned") and colon and not Path(path).is_file():
         raise TableError(f"bots: {name[:200]!r} cannot be seated: no model file {path[:200]!r}")
     sims = ismcts_sims(name)
     if sims is not None:
