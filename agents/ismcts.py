@@ -25,13 +25,16 @@ node pools the opponents' replies over determinizations, and an action is only a
   decision is not searched: the thief steals from the richest seat.
 
 Reads only the observation and the mask (the determinizer decodes the view); deterministic for a given seed with a
-simulation budget (``seconds`` budgets depend on the machine's speed).
+simulation budget (``seconds`` budgets depend on the machine's speed). A host may set ``agent.stop`` to a callable
+that is asked after every iteration: when it answers True the search ends early and plays its best move so far
+(the browser table caps a move's time this way and stops when the client leaves or the server shuts down).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -143,6 +146,7 @@ class ISMCTSAgent:
         self.seat = 0
         self.det: Determinizer | None = None
         self.last_stats: dict[str, float] = {}
+        self.stop: Callable[[], bool] | None = None  # asked after each iteration: True ends the search (see above)
 
     # ---- protocol ----
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
@@ -184,6 +188,8 @@ class ISMCTSAgent:
             state = self.det.sample(self.rng)
             self._iterate(root, state, mask)
             done += 1
+            if self.stop is not None and self.stop():
+                break
             if self.seconds is not None:
                 if time.perf_counter() - t0 >= self.seconds:
                     break

@@ -26,14 +26,27 @@ from tests.hidden import RESAMPLERS
 GAMES = [("base", 4), ("sab2", 5), ("duel", 2)]
 
 
+TOKEN = "test-token"
+
+
+def client_for(app: object) -> TestClient:
+    """A client of the app as the page is one: on 127.0.0.1, with the server's token."""
+    return TestClient(app, base_url="http://127.0.0.1:8765", headers={"X-Saboteur-Token": TOKEN})
+
+
 @pytest.fixture()
 def client_store() -> tuple[TestClient, TableStore]:
     store = TableStore()
-    return TestClient(create_app(store=store)), store
+    return client_for(create_app(store=store, token=TOKEN)), store
 
 
 def _play_out(client: TestClient, data: dict, rng: np.random.Generator, limit: int = 10_000) -> dict:
     while not data["final"] and limit:
+        if data["thinking"]:  # the agents' time ran out (or enough requests were thinking): ask for the rest
+            r = client.post(f"/api/tables/{data['table']}/advance", json={"version": data["version"]})
+            assert r.status_code == 200, r.text
+            data = r.json()
+            continue
         move = data["moves"][int(rng.integers(len(data["moves"])))]
         r = client.post(f"/api/tables/{data['table']}/move", json={"action": move["id"], "version": data["version"]})
         assert r.status_code == 200, r.text
@@ -69,9 +82,10 @@ def test_web__bad_requests_get_clear_errors_and_change_nothing(client_store):
     _bad(client, "POST", "/api/tables", 400, "bots: 'alphago' is unknown", json={"bots": "alphago"})
     _bad(client, "POST", "/api/tables", 400, "bots: 'role_oracle' is unknown", json={"bots": "role_oracle"})
     _bad(client, "POST", "/api/tables", 400, "unknown field(s) ['colour']", json={"colour": 1})
-    _bad(client, "POST", "/api/tables", 400, "not JSON", content=b"{nope")
-    _bad(client, "POST", "/api/tables", 400, "must be a JSON object", content=b"[1, 2]")
-    _bad(client, "POST", "/api/tables", 413, "over the limit", content=b" " * 70_000 + b"{}")
+    as_json = {"Content-Type": "application/json"}
+    _bad(client, "POST", "/api/tables", 400, "not JSON", content=b"{nope", headers=as_json)
+    _bad(client, "POST", "/api/tables", 400, "must be a JSON object", content=b"[1, 2]", headers=as_json)
+    _bad(client, "POST", "/api/tables", 413, "over the limit", content=b" " * 70_000 + b"{}", headers=as_json)
     _bad(client, "POST", "/api/tables", 400, "seed=-1 is out of range", json={"seed": -1})
     _bad(client, "POST", "/api/tables", 400, "rounds=True", json={"rounds": True})
     _bad(client, "GET", "/api/tables/nope", 404, "no table 'nope'")
@@ -80,7 +94,13 @@ def test_web__bad_requests_get_clear_errors_and_change_nothing(client_store):
     legal = {m["id"] for m in data["moves"]}
     illegal = next(a for a in range(5000) if a not in legal)
     for body, status, words in [
-        ({"version": 0}, 400, "needs 'action'"),
+        ({"version": 0}, 400, "needs ['action']"),
+        # Strict moves: the version is required and an integer, and no field is ignored.
+        ({"action": data["moves"][0]["id"]}, 400, "needs ['version']"),
+        ({"action": data["moves"][0]["id"], "version": 0.0}, 400, "version=0.0 must be an integer"),
+        ({"action": data["moves"][0]["id"], "version": "0"}, 400, "version='0' must be an integer"),
+        ({"action": data["moves"][0]["id"], "version": True}, 400, "version=True must be an integer"),
+        ({"action": data["moves"][0]["id"], "version": 0, "seat": 1}, 400, "unknown field(s) ['seat']"),
         ({"action": "12", "version": 0}, 400, "must be an integer"),
         ({"action": 1.5, "version": 0}, 400, "must be an integer"),
         ({"action": True, "version": 0}, 400, "must be an integer"),
@@ -231,6 +251,7 @@ def test_picture__svg_and_png_at_a_chosen_scale_with_legend_and_coordinates(game
 
 
 def test_web__the_command_line_serves_on_loopback_and_refuses_bad_options(tmp_path, capsys):
+    import http.client
     import re
     import subprocess
     import sys
@@ -242,6 +263,8 @@ def test_web__the_command_line_serves_on_loopback_and_refuses_bad_options(tmp_pa
                         (["--game", "duel", "--bots", "heuristic"], "--bots 'heuristic' is unknown"),
                         (["--port", "70000"], "--port 70000 is out of range"), (["--seed", "-3"], "--seed -3"),
                         (["--bots", "ppo:/no/model.zip"], "no model file '/no/model.zip'"),
+                        (["--bots", "ppo:/dev/zero"], "no model file '/dev/zero'"),
+                        (["--bot-seconds", "0"], "--bot-seconds 0.0 is out of range"),
                         (["--bots", "ismcts:x"], "ismcts:N with N an integer")]:
         with pytest.raises(SystemExit) as exc:
             main([*argv, "--no-browser"])
@@ -250,13 +273,29 @@ def test_web__the_command_line_serves_on_loopback_and_refuses_bad_options(tmp_pa
                              "--no-browser", "--port", "0"], stdout=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None
-        url = re.search(r"http://127\.0\.0\.1:\d+/", proc.stdout.readline())
-        assert url, "no address printed"
-        with urllib.request.urlopen(url.group(0) + "api/options", timeout=20) as r:
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=([\w-]{20,})", proc.stdout.readline())
+        assert url, "no address with a token printed"
+        base, token = url.group(0).partition("?")[0], url.group(2)
+        request = urllib.request.Request(base + "api/options", headers={"X-Saboteur-Token": token})
+        with urllib.request.urlopen(request, timeout=20) as r:
             options = json.loads(r.read())
         assert options["defaults"]["game"] == "sab2" and options["defaults"]["players"] == 6
-        with urllib.request.urlopen(url.group(0), timeout=20) as r:
-            assert b"<script src=\"/static/app.js\">" in r.read()
+        # The printed address sets the token's cookie and sends the browser on to the page, without the token.
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.group(1)), timeout=20)
+        conn.request("GET", "/?token=" + token)
+        r = conn.getresponse()
+        r.read()
+        assert r.status == 303 and r.getheader("location") == "/"
+        cookie = r.getheader("set-cookie")
+        assert token in cookie and "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+        conn.request("GET", "/", headers={"Cookie": cookie.partition(";")[0]})
+        assert b"<script src=\"/static/app.js\">" in conn.getresponse().read()
+        for path, headers in [("/", {}), ("/api/options", {}), ("/?token=wrong", {}),
+                              ("/api/options", {"X-Saboteur-Token": token, "Host": "evil.example.com"})]:
+            conn.request("GET", path, headers=headers)
+            r = conn.getresponse()
+            assert r.status == 403 and "error" in json.loads(r.read()), (path, headers)
+        conn.close()
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -331,12 +370,14 @@ def test_web__is_mcts_sits_at_a_table(client_store):
         _bad(client, "POST", "/api/tables", 400, "ismcts:N with N an integer 1..5000", json={"bots": bots})
 
 
-def test_web__agents_that_cannot_be_seated_and_unknown_replay_fields_are_clear_errors(client_store, tmp_path):
-    client, store = client_store
-    _bad(client, "POST", "/api/tables", 400, "cannot be seated", json={"bots": "ppo:/no/such.zip"})
-    _bad(client, "POST", "/api/tables", 400, "no model file", json={"bots": "learned:/no/such.npz"})
+def test_web__agents_that_cannot_be_seated_and_unknown_replay_fields_are_clear_errors(tmp_path):
+    # Model files sit only when the command line named them (TableStore.model_bots): one deleted since, one broken.
     bad = tmp_path / "model.zip"
     bad.write_bytes(b"not a model")
+    gone = f"ppo:{tmp_path / 'gone.zip'}"
+    store = TableStore(model_bots=[f"learned:{bad}", gone])
+    client = client_for(create_app(store=store, token=TOKEN))
+    _bad(client, "POST", "/api/tables", 400, "no model file", json={"bots": gone})
     _bad(client, "POST", "/api/tables", 400, "cannot be seated", json={"bots": f"learned:{bad}"})
     _bad(client, "POST", "/api/replays", 400, "unknown field(s) ['bogus']", json={"bogus": 1})
     assert store.tables == {}
@@ -345,7 +386,7 @@ def test_web__agents_that_cannot_be_seated_and_unknown_replay_fields_are_clear_e
 def test_web__the_command_lines_log_game_is_replayed_from_any_seat():
     cfg = GameConfig(game="duel", rounds=2)
     actions = _random_game(cfg, 6)
-    client = TestClient(create_app(log_game=(cfg, 6, actions)))
+    client = client_for(create_app(log_game=(cfg, 6, actions), token=TOKEN))
     assert client.get("/api/options").json()["log_replay"]
     r = client.post("/api/replays", json={"log": True})
     assert r.status_code == 200 and r.json()["game"] == "duel" and r.json()["actions"] == len(actions)

@@ -26,6 +26,7 @@ from experiments.web.words import card_info, hand_kinds  # noqa: E402
 from saboteur_env import player_view  # noqa: E402
 from tests.hidden import RESAMPLERS  # noqa: E402
 
+TOKEN = "browser-test-token"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver")
 
@@ -35,7 +36,7 @@ def server() -> Iterator[tuple[str, TableStore]]:
     store = TableStore()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(create_app(store=store), log_level="warning"))
+    srv = uvicorn.Server(uvicorn.Config(create_app(store=store, token=TOKEN), log_level="warning"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(100):
@@ -48,7 +49,7 @@ def server() -> Iterator[tuple[str, TableStore]]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser(server: tuple[str, TableStore]) -> Iterator[Any]:
     if CHROMIUM is None or DRIVER is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
     from selenium.webdriver.chrome.options import Options
@@ -64,6 +65,14 @@ def browser() -> Iterator[Any]:
     except Exception as err:  # a browser that cannot start here is an environment problem, not a test failure
         pytest.skip(f"headless Chromium did not start: {err}")
     driver.implicitly_wait(0)
+    # The server's address as its command line prints it (with the token) sets the cookie and lands on the page;
+    # every later address and every fetch of the page is served through that cookie.
+    url = server[0]
+    driver.get(url)
+    assert "needs its token" in driver.page_source
+    driver.get(url + "?token=" + TOKEN)
+    assert driver.current_url == url
+    _wait(driver, "return document.body.dataset.ready")
     yield driver
     driver.quit()
 
@@ -259,6 +268,29 @@ def test_browser__the_agents_moves_play_one_by_one_a_click_skips_and_reduced_mot
         assert driver.execute_script(motion) == ["reduced", "none"]
     finally:
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def test_browser__the_page_asks_for_the_agents_deferred_moves_until_its_turn(server, browser):
+    """With the agents' time per request spent after one move, the table answers ``thinking`` and the page asks
+    again (``/advance``) until it is the person's turn: three agents, three requests."""
+    url, store = server
+    driver = browser
+    driver.get(url)
+    _wait(driver, "return document.body.dataset.ready")
+    before = driver.execute_script("return window.lastPayload && window.lastPayload.table")
+    driver.execute_script("localStorage.setItem('saboteur-anim-ms', '0')")
+    think = store.think_seconds
+    store.think_seconds = 1e-6  # (read when a table is made) one agent's move per request
+    try:
+        _new_table(driver, "base", 4, seat=3, seed=6)
+        page = _wait(driver, "const p = window.lastPayload; return p && p.table !== arguments[0] && p.my_turn && "
+                     "!('animating' in document.body.dataset) && p", before)  # fmt: skip
+    finally:
+        store.think_seconds = think
+        driver.execute_script("localStorage.removeItem('saboteur-anim-ms')")
+    table = store.get(page["table"])
+    assert len(table.actions) == 3 and page["version"] == 3 and not page["thinking"]
+    _check_page_shows_only_the_view(driver, store)
 
 
 def _load_sab2_replay(driver: Any, url: str, moves: int) -> None:

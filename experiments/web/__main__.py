@@ -1,7 +1,10 @@
 """Start the browser table: ``python -m experiments.web --game sab2 --players 6 --bots heuristic``.
 
 Serves the page on 127.0.0.1 (``--port``, default 8765; ``--port 0`` picks a free one) and opens a browser on it
-unless ``--no-browser``. The options prefill the page's form; several tables can be played at once from it.
+unless ``--no-browser``. The address it prints carries a secret token drawn at each launch (as Jupyter's does):
+only a browser that opened it (or a client sending the token) is served, so other web pages cannot use the table.
+The options prefill the page's form; several tables can be played at once from it. Model files (``--bots
+ppo:PATH``) sit only when named here; the page offers them, and never opens a path a request names.
 ``--replay LOG [--replay-game K]`` loads the K-th game of a tournament log into the page's replay viewer (after
 checking that it re-plays as logged).
 """
@@ -9,6 +12,7 @@ checking that it re-plays as logged).
 from __future__ import annotations
 
 import argparse
+import secrets
 import socket
 import sys
 import threading
@@ -19,7 +23,7 @@ from saboteur_env import variants
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from experiments.web.table import BOTS, TableError, check_settings
+    from experiments.web.table import BOTS, THINK_SECONDS, TableError, check_settings
 
     parser = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -31,22 +35,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, default=3, choices=(1, 2, 3))
     parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--bot-seconds", type=float, default=THINK_SECONDS,
+                        help=f"the agents' thinking time per request, and the cap of one IS-MCTS move; moves left "
+                        f"wait for the page's next request (0.1 .. 600, default {THINK_SECONDS:g})")  # fmt: skip
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser (scripts, tests)")
     parser.add_argument("--replay", type=Path, help="a tournament log to watch in the replay viewer")
     parser.add_argument("--replay-game", type=int, default=0, help="index of the game in --replay's log")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port} is out of range; valid: 0..65535")
+    if not 0.1 <= args.bot_seconds <= 600:  # (NaN fails too)
+        parser.error(f"--bot-seconds {args.bot_seconds} is out of range; valid: 0.1..600")
     if args.bots is not None and "," in args.bots:
         args.bots = args.bots.split(",")
+    names = [args.bots] if isinstance(args.bots, str) else args.bots or []
+    args.model_bots = sorted({n for n in names if n.startswith(("ppo:", "learned:"))})
     try:
-        check_settings(args.game, args.players, args.seat, args.bots, args.seed, args.rounds)
+        check_settings(args.game, args.players, args.seat, args.bots, args.seed, args.rounds, args.model_bots)
     except TableError as err:
         parser.error(str(err).replace("players=", "--players ").replace("seat=", "--seat ").replace(
             "seed=", "--seed ").replace("bots: ", "--bots ").replace("bots=", "--bots "))  # fmt: skip
-    for name in [args.bots] if isinstance(args.bots, str) else args.bots or []:
-        kind, _, path = name.partition(":")
-        if kind in ("ppo", "learned") and not Path(path).exists():  # found now, not at the first table
+    for name in args.model_bots:
+        path = name.partition(":")[2]
+        if not Path(path).is_file():  # found now, not at the first table; a device or FIFO is no model file
             parser.error(f"--bots {name!r}: no model file {path!r}")
     if args.players is None:
         args.players = variants.get(args.game).default_players
@@ -62,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"the web table needs {module!r} (the 'web' extra): pip install -e '.[web]'") from None
     import uvicorn
 
-    from experiments.web.server import create_app
+    from experiments.web.server import StoppingServer, create_app
+    from experiments.web.table import TableStore
 
     log_game = None
     if args.replay is not None:
@@ -80,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     defaults = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots,
                 "seed": args.seed, "rounds": args.rounds}  # fmt: skip
-    app = create_app(defaults, log_game)
+    store = TableStore(think_seconds=args.bot_seconds, model_bots=args.model_bots)
+    token = secrets.token_urlsafe(24)
+    app = create_app(defaults, log_game, store=store, token=token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -90,11 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     sock.listen(128)  # connections made as soon as the address is printed wait for the server
     port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/" + ("#replay" if log_game else "")
+    url = f"http://127.0.0.1:{port}/?token={token}" + ("#replay" if log_game else "")
     print(f"saboteur table on {url}  (Ctrl-C stops it)", flush=True)
     if not args.no_browser:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    # SIGTERM / Ctrl-C end the agents' thinking first; a request still running after 10 s is not waited for.
+    server = StoppingServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=10), store)
     server.run(sockets=[sock])
     return 0
 

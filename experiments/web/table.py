@@ -5,15 +5,25 @@
 (``variant.public_round_result``) only, never from the state itself, so nothing hidden can reach the page
 (``tests/test_web.py`` resamples the hidden state and requires the same payload).
 
-Every change goes through :meth:`Table.play` under the table's lock: a move is checked against the legal moves
-and the table's version before anything changes, so a bad, stale or concurrent request gets a
-:class:`TableError` and leaves the game as it was.
+Every change goes through :meth:`Table.play` or :meth:`Table.advance` under the table's lock: a move is checked
+against the legal moves and the table's version before anything changes, so a bad, stale or concurrent request gets
+a :class:`TableError` and leaves the game as it was.
+
+The agents think within a budget: one request lets them move for ``think_seconds`` (an IS-MCTS move stops searching
+after ``think_seconds`` too), then the rest of their moves wait for the next ``advance`` (the payload says
+``thinking``); a request's cancel flag (the client left) or the store's ``stopping`` flag (the server shuts down)
+ends the thinking at once. Browser-supplied agent names are registered agents, ``ismcts:N`` and the shipped
+``learned`` policy only; model files (``ppo:PATH``, ``learned:PATH``) sit only when the server's command line named
+them (``TableStore.model_bots``), so a request never makes the server open a path.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
+import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +61,8 @@ BOTS = {"base": "heuristic", "sab2": "heuristic", "duel": "greedy"}
 _CHEATS = ("role_oracle", "gold_oracle")
 MAX_LOG = 400
 MAX_STEPS = 64  # moves of one change the page animates (a change has at most a round of bot moves)
+THINK_SECONDS = 2.0  # the agents' thinking time per request (and the cap of one IS-MCTS move)
+MAX_THINKING = 4  # requests whose agents think at once; more are answered at once with the moves deferred
 
 
 class TableError(ValueError):
@@ -65,9 +77,15 @@ ISMCTS_SIMS = 40  # simulations per decision of "ismcts" at a table (about 0.2-0
 MAX_SIMS = 5000
 
 
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters: error messages quote what was sent, never all of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def bot_names(game: str) -> tuple[str, ...]:
-    """The agents a person may play against in ``game`` (besides ``ppo:PATH``, ``learned:PATH`` and
-    ``ismcts:N``, IS-MCTS with N simulations per decision)."""
+    """The agents a person may play against in ``game`` (besides ``ismcts:N``, IS-MCTS with N simulations per
+    decision, and the model files the server's command line named)."""
     from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
 
     names = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(game, tuple(sorted(LADDER)))
@@ -99,8 +117,9 @@ def ismcts_sims(name: str) -> int | None:
 
 def make_bot(name: str, config: GameConfig) -> Any:
     """An agent for a seat: ``agents.make_agent``'s names, and IS-MCTS (``ismcts``, ``ismcts:N``)."""
-    kind, _, path = name.partition(":")
-    if kind in ("ppo", "learned") and not Path(path).exists():  # before importing torch for nothing
+    kind, colon, path = name.partition(":")
+    # Before importing torch for nothing ("learned" alone is the shipped policy); a device or FIFO is no model file.
+    if kind in ("ppo", "learned") and colon and not Path(path).is_file():
         raise TableError(f"bots: {name[:200]!r} cannot be seated: no model file {path[:200]!r}")
     sims = ismcts_sims(name)
     if sims is not None:
@@ -123,33 +142,41 @@ class Settings:
 
 
 def check_settings(game: object = "base", players: object = None, seat: object = 0, bots: object = None,
-                   seed: object = None, rounds: object = 3) -> Settings:  # fmt: skip
-    """Validated table settings; :class:`TableError` names the bad value and the valid range."""
-    if game not in variants.names() or game not in BOTS:
-        raise TableError(f"game={game!r} is unknown; valid: {', '.join(BOTS)}")
+                   seed: object = None, rounds: object = 3, model_bots: Collection[str] = ()) -> Settings:  # fmt: skip
+    """Validated table settings; :class:`TableError` names the bad value and the valid range. ``model_bots``: the
+    ``ppo:PATH`` / ``learned:PATH`` names that may sit (the server's command line's); any other such name is refused
+    before any file is looked at, with the same message whether the path exists or not."""
+    if not isinstance(game, str) or game not in variants.names() or game not in BOTS:
+        raise TableError(f"game={_short(game)} is unknown; valid: {', '.join(BOTS)}")
     variant = variants.get(str(game))
 
     def integer(name: str, value: object, lo: int, hi: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise TableError(f"{name}={value!r} is out of range; valid: integers {lo}..{hi}")
+            raise TableError(f"{name}={_short(value)} is out of range; valid: integers {lo}..{hi}")
         return value
 
     players = integer("players", variant.default_players if players is None else players, variant.min_players,
                       variant.max_players)  # fmt: skip
     seat = integer("seat", seat, 0, players - 1)
     rounds = integer("rounds", rounds, 1, 3)
-    seed = integer("seed", secrets.randbelow(2**31) if seed is None else seed, 0, 2**63 - 1)
+    # A drawn seed is never shown; 63 bits so that a person cannot find their deal by trying every seed.
+    seed = integer("seed", secrets.randbelow(2**63) if seed is None else seed, 0, 2**63 - 1)
     valid = bot_names(str(game))
     chosen = [BOTS[str(game)]] * players if bots is None else [bots] * players if isinstance(bots, str) else bots
     if not isinstance(chosen, list) or len(chosen) not in (1, players):
-        raise TableError(f"bots={bots!r} must be one agent name or a list of {players}")
+        raise TableError(f"bots={_short(bots)} must be one agent name or a list of {players}")
     if len(chosen) == 1:
         chosen = chosen * players
     for name in chosen:
-        if isinstance(name, str) and ismcts_sims(name) is not None:
+        if not isinstance(name, str):
+            raise TableError(f"bots: {_short(name)} must be an agent name (a string); valid: {', '.join(valid)}")
+        if ismcts_sims(name) is not None or name in valid or name in model_bots:
             continue
-        if name not in valid and not (isinstance(name, str) and name.startswith(("ppo:", "learned:"))):
-            raise TableError(f"bots: {name!r} is unknown for game={game!r}; valid: {', '.join(valid)}")
+        if name.startswith(("ppo:", "learned:")):  # a path from a request: refused unseen, whether it exists or not
+            offered = "; this server offers " + ", ".join(sorted(model_bots)) if model_bots else ""
+            raise TableError(f"bots: {_short(name)} is not offered: model files sit only when the server's command "
+                             f"line names them (--bots){offered}")  # fmt: skip
+        raise TableError(f"bots: {_short(name)} is unknown for game={game!r}; valid: {', '.join(valid)}, ismcts:N")
     if "learned" in chosen:  # shipped for this game, but maybe not for this player count
         from agents.learned import shipped_path
 
@@ -188,10 +215,19 @@ def round_lines(config: GameConfig, result: dict[str, Any], seat: int | None, na
 
 
 class Table:
-    """One game; ``play`` is the only way to change it."""
+    """One game; ``play`` and ``advance`` are the only ways to change it. The agents' first moves (before the
+    person's first turn) are not made here: :meth:`TableStore.create` makes them."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, think_seconds: float = THINK_SECONDS,
+                 stopping: threading.Event | None = None, thinkers: threading.Semaphore | None = None) -> None:
+        if not (isinstance(think_seconds, (int, float)) and 0 < think_seconds <= 600):
+            raise ValueError(f"think_seconds={think_seconds!r} must be in (0, 600]")
         self.settings = settings
+        self.think_seconds = float(think_seconds)
+        self._stopping = stopping or threading.Event()
+        self._thinkers = thinkers or threading.Semaphore(MAX_THINKING)
+        self._cancel: threading.Event | None = None  # the running request's flag (set: its client left)
+        self._move_deadline = math.inf
         self.id = secrets.token_urlsafe(9)
         s = settings
         self.config = GameConfig(game=s.game, num_players=s.players, rounds=s.rounds)
@@ -211,6 +247,8 @@ class Table:
                 except (OSError, ImportError, ValueError, KeyError) as err:  # a model file missing or unreadable
                     raise TableError(f"bots: {s.bots[q][:200]!r} cannot be seated: {err}") from None
                 agent.reset(q, s.players, seeds[q])
+                if hasattr(agent, "stop"):  # IS-MCTS: its search asks after every iteration whether to end
+                    agent.stop = self._should_stop
                 self.agents[q] = agent
         self.lock = threading.Lock()
         self.version = 0
@@ -220,7 +258,6 @@ class Table:
         self._events = view_events(player_view(self.state, self.seat))
         self._scene = board_scene(player_view(self.state, self.seat), self.seat, names=self.names)
         self.steps: list[dict[str, Any]] = []  # the moves of the last change, for the page to play one by one
-        self._advance()
 
     # ---- changes -------------------------------------------------------------------------------------------------
     def _apply(self, action: int) -> None:
@@ -273,36 +310,86 @@ class Table:
         })  # fmt: skip
         del self.steps[:-MAX_STEPS]
 
-    def _advance(self) -> None:
-        """Let the agents play until the person is to act or the game is over."""
-        guard = self.config.max_game_length + 1
-        while not self.state.game_over and int(self.state.current) != self.seat and guard > 0:
-            q = int(self.state.current)
-            obs = encode_observation(self.state, q)
-            mask = legal_action_mask(self.state).view(np.int8).copy()
-            self._apply(int(self.agents[q].act(obs, mask)))
-            guard -= 1
+    @property
+    def thinking(self) -> bool:
+        """Whether agents are to move (their moves were deferred: :meth:`advance` makes them)."""
+        return not self.state.game_over and int(self.state.current) != self.seat
 
-    def play(self, action: object, version: object = None) -> None:
-        """The person's move (an action id among the legal moves), then the agents' moves until their next turn."""
+    def _should_stop(self) -> bool:
+        """Asked by a thinking agent: its move's time is up, its client left or the server is stopping."""
+        cancel = self._cancel
+        return (time.monotonic() >= self._move_deadline or self._stopping.is_set()
+                or (cancel is not None and cancel.is_set()))  # fmt: skip
+
+    def _advance(self, cancel: threading.Event | None) -> int:
+        """Let the agents play until the person is to act or the game is over: one move, then more while less than
+        ``think_seconds`` has passed (a move that began in time may take ``think_seconds`` more), and none after
+        ``cancel`` or the store's ``stopping`` is set; the moves left wait for the next :meth:`advance`. Returns the
+        moves made (none when ``max_thinking`` requests are thinking already)."""
+        if not self._thinkers.acquire(blocking=False):  # enough requests are thinking: defer, keep a thread free
+            return 0
+        self._cancel = cancel
+        end = time.monotonic() + self.think_seconds
+        made = 0
+        try:
+            while self.thinking and made <= self.config.max_game_length:
+                now = time.monotonic()
+                if (made and now >= end) or self._stopping.is_set() or (cancel is not None and cancel.is_set()):
+                    break  # (one move at least: a request always makes progress)
+                q = int(self.state.current)
+                obs = encode_observation(self.state, q)
+                mask = legal_action_mask(self.state).view(np.int8).copy()
+                self._move_deadline = now + self.think_seconds
+                self._apply(int(self.agents[q].act(obs, mask)))
+                made += 1
+        finally:
+            self._move_deadline = math.inf
+            self._cancel = None
+            self._thinkers.release()
+        return made
+
+    def _check_version(self, version: object) -> None:
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise TableError(f"version={_short(version)} must be an integer: the payload's version")
+        if version != self.version:
+            raise TableError(f"version={version} is stale; the table is at version {self.version} (reload)", 409)
+
+    def play(self, action: object, version: object, cancel: threading.Event | None = None) -> None:
+        """The person's move (an action id among the legal moves) at the table's ``version``, then the agents'
+        moves until the person's next turn (or until their time is up: see :meth:`_advance`)."""
         with self.lock:
+            self._check_version(version)
             if self.state.game_over:
                 raise TableError("the game is over", 409)
-            if version is not None and version != self.version:
-                raise TableError(f"version={version!r} is stale; the table is at version {self.version} (reload)",
-                                 409)  # fmt: skip
-            if int(self.state.current) != self.seat:
-                raise TableError("it is not your turn", 409)
+            if self.thinking:
+                raise TableError("it is not your turn: the agents are still thinking (advance the table)", 409)
             legal = np.flatnonzero(legal_action_mask(self.state))
             if isinstance(action, bool) or not isinstance(action, int):
-                raise TableError(f"action={action!r} must be an integer action id")
+                raise TableError(f"action={_short(action)} must be an integer action id")
             if action not in legal:
                 raise TableError(f"action={action} is not a legal move now; legal ids: {len(legal)} moves "
                                  f"(e.g. {', '.join(str(a) for a in legal[:5])})")  # fmt: skip
             self.steps = []
             self._apply(int(action))
-            self._advance()
+            self._advance(cancel)
             self.version += 1
+
+    def advance(self, version: object, cancel: threading.Event | None = None) -> int:
+        """The agents' deferred moves (payload ``thinking``) at the table's ``version``, within their time; the
+        version grows when a move was made. Returns the moves made."""
+        with self.lock:
+            self._check_version(version)
+            if not self.thinking:
+                raise TableError("the agents have no move to make now" + (
+                    ": the game is over" if self.state.game_over else ": it is your turn"), 409)  # fmt: skip
+            return self._think(cancel)
+
+    def _think(self, cancel: threading.Event | None) -> int:
+        self.steps = []
+        made = self._advance(cancel)
+        if made:
+            self.version += 1
+        return made
 
     # ---- what the page sees --------------------------------------------------------------------------------------
     def payload(self) -> dict[str, Any]:
@@ -334,7 +421,7 @@ class Table:
             "status": scene["status"], "me": me, "hand": hand,
             "moves": [m.as_dict() for m in moves(cfg, legal, seat, self.names)],
             "log": self.log[-120:], "round_ends": self.round_ends, "final": final, "cols": cfg.cols,
-            "steps": self.steps,
+            "steps": self.steps, "thinking": self.thinking,
         }  # fmt: skip
 
     def _me(self, view: Any) -> list[str]:
@@ -359,20 +446,49 @@ class Table:
 
 
 class TableStore:
-    """The tables of one server (at most ``limit``; the oldest finished table makes room for a new one)."""
+    """The tables of one server: at most ``limit``. A finished table makes room for a new one (the oldest first);
+    a game in play is never dropped: with ``limit`` games in play a new table is refused (503).
 
-    def __init__(self, limit: int = 64) -> None:
+    ``think_seconds``: the agents' time per request (see :class:`Table`); ``model_bots``: the ``ppo:PATH`` /
+    ``learned:PATH`` names requests may seat (the command line's); ``stopping``: set when the server shuts down,
+    it ends every agent's thinking; at most ``max_thinking`` requests let agents think at once."""
+
+    def __init__(self, limit: int = 64, think_seconds: float = THINK_SECONDS, model_bots: Collection[str] = (),
+                 max_thinking: int = MAX_THINKING) -> None:  # fmt: skip
+        if not (isinstance(think_seconds, (int, float)) and 0 < think_seconds <= 600):
+            raise ValueError(f"think_seconds={think_seconds!r} must be in (0, 600]")
+        if not (isinstance(limit, int) and limit >= 1 and isinstance(max_thinking, int) and max_thinking >= 1):
+            raise ValueError(f"limit={limit!r} and max_thinking={max_thinking!r} must be integers >= 1")
         self.limit = limit
+        self.think_seconds = float(think_seconds)
+        self.model_bots = frozenset(model_bots)
+        self.stopping = threading.Event()
+        self.thinkers = threading.BoundedSemaphore(max_thinking)
         self.tables: dict[str, Table] = {}
         self.lock = threading.Lock()
 
-    def create(self, **settings: object) -> Table:
-        table = Table(check_settings(**settings))
+    def _make_room(self) -> None:
+        """Drop the oldest finished table when full (under ``self.lock``); refuse when every table is in play."""
+        if len(self.tables) < self.limit:
+            return
+        done = [k for k, t in self.tables.items() if t.state.game_over]
+        if not done:
+            raise TableError(f"the server holds {len(self.tables)} games in play (its limit is {self.limit}); finish "
+                             "one or restart the server to start a new table", 503)  # fmt: skip
+        del self.tables[done[0]]
+
+    def create(self, cancel: threading.Event | None = None, **settings: object) -> Table:
+        """A new table from request settings (:func:`check_settings`); its agents make their first moves within
+        their time (``cancel``: the request's flag)."""
+        checked = check_settings(**settings, model_bots=self.model_bots)
         with self.lock:
-            if len(self.tables) >= self.limit:
-                done = [k for k, t in self.tables.items() if t.state.game_over] or list(self.tables)
-                del self.tables[done[0]]
+            self._make_room()  # refused before any agent is built
+        table = Table(checked, self.think_seconds, self.stopping, self.thinkers)
+        with self.lock:
+            self._make_room()
             self.tables[table.id] = table
+        with table.lock:
+            table._think(cancel)
         return table
 
     def get(self, table_id: str) -> Table:
@@ -380,3 +496,10 @@ class TableStore:
         if table is None:
             raise TableError(f"no table {table_id[:40]!r} (tables end when the server stops)", 404)
         return table
+
+    def in_play(self, game: str, players: int, seed: int) -> bool:
+        """Whether a game in play was dealt from this seed (its replay would show the hidden cards)."""
+        with self.lock:
+            tables = list(self.tables.values())
+        return any((t.config.game, t.config.num_players, t.settings.seed) == (game, players, seed)
+                   and not t.state.game_over for t in tables)  # fmt: skip

@@ -214,6 +214,25 @@ function draw(data) {
   render(data);
   window.lastPayload = data;  // for tests and the curious: exactly what the server sent
   document.body.dataset.version = `${data.table}:${data.version}`;
+  keepThinking(data);
+}
+
+// The server gives the agents a few seconds per request; moves left over ("thinking") are asked for again, one
+// request after the other, while this table is on the page.
+let advancing = null;  // "table:version" being advanced
+
+function keepThinking(data) {
+  const key = `${data.table}:${data.version}`;
+  if (!data.thinking || data.final || advancing === key) return;
+  advancing = key;
+  setTimeout(async () => {
+    if (!table || table.table !== data.table || table.version !== data.version) { advancing = null; return; }
+    try {
+      const next = await api(`/api/tables/${data.table}/advance`, {version: data.version});
+      advancing = null;
+      await animate(next);
+    } catch (e) { advancing = null; showError(e.message); }
+  }, 150);
 }
 
 function render(data, announce = true) {  // announce: open the panel of a round end not yet shown
@@ -224,7 +243,7 @@ function render(data, announce = true) {  // announce: open the panel of a round
   $("t-title").textContent = `${data.title} — ${data.players} players — you sit in seat ${data.seat} (${colour}table ${data.table})`;
   $("board").innerHTML = data.board;
   $("me").innerHTML = data.me.map(esc).join("<br>");
-  $("turn").textContent = data.final ? "game over" : data.my_turn ? "your turn" : "waiting for the bots";
+  $("turn").textContent = data.final ? "game over" : data.my_turn ? "your turn" : "the bots are thinking…";
   if (selected !== null && !data.hand.some(c => c.kind === selected) && !data.moves.some(m => m.card === selected))
     selected = null;
   drawSeats(data);
