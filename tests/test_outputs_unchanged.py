@@ -1,0 +1,49 @@
+"""Restructurings change no result: README's main job, an ``--insert`` run, a Saboteur 2 and a Duel tournament, each
+with a fixed ``--secret``, print exactly the tables stored in ``tests/data/outputs`` (issue 39's proof that nothing
+changed). A deliberate change of play or of the tables' layout regenerates them on purpose:
+``python tests/test_outputs_unchanged.py --write`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUTS = Path(__file__).resolve().parent / "data" / "outputs"
+SECRET = "0123456789abcdef0123456789abcdef"
+RUNS = {
+    "readme_main_job": [],
+    "insert_expert": ["--insert", "expert", "--miners", "heuristic", "--saboteurs", "heuristic", "--players", "5",
+                      "--games", "8"],  # fmt: skip
+    "sab2": ["--game", "sab2", "--agents", "heuristic", "expert", "--players", "6", "--games", "4"],
+    "duel": ["--game", "duel", "--agents", "greedy", "expert", "--games", "4"],
+}
+
+
+def tournament_table(args: list[str]) -> str:
+    """stdout of ``python -m experiments.tournament ARGS --secret SECRET`` (the tables; progress goes to stderr)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABOTEUR_")}
+    done = subprocess.run([sys.executable, "-m", "experiments.tournament", *args, "--secret", SECRET], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_tournament_tables_are_unchanged(name: str) -> None:
+    expected = (OUTPUTS / f"{name}.txt").read_text(encoding="utf-8")
+    assert tournament_table(RUNS[name]) == expected
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/test_outputs_unchanged.py --write")
+    OUTPUTS.mkdir(parents=True, exist_ok=True)
+    for name, args in RUNS.items():
+        (OUTPUTS / f"{name}.txt").write_text(tournament_table(args), encoding="utf-8")
+        print(f"wrote {OUTPUTS / name}.txt")
