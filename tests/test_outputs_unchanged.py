@@ -19,7 +19,7 @@ SECRET = "0123456789abcdef0123456789abcdef"
 RUNS = {
     "readme_main_job": [],
     "insert_expert": ["--insert", "expert", "--miners", "heuristic", "--saboteurs", "heuristic", "--players", "5",
-                      "--games", "8"],  # fmt: skip
+                      "--games", "8"],
     "sab2": ["--game", "sab2", "--agents", "heuristic", "expert", "--players", "6", "--games", "4"],
     "duel": ["--game", "duel", "--agents", "greedy", "expert", "--games", "4"],
 }
