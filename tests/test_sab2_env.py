@@ -68,7 +68,7 @@ def test_sab2__single_seat_env_and_error_messages():
     assert total == e.game.gold[e.seat]
     s = new_game(cfg, np.random.default_rng(0))
     bad = int(np.flatnonzero(~legal_action_mask(s))[-1])  # a steal outside the theft phase
-    with pytest.raises(IllegalActionError, match=r"steal 1 gold .* no legal target"):
+    with pytest.raises(IllegalActionError, match=r"\(steal seat\+\d\) .* no legal target"):
         apply_action(s, bad)
 
 
