@@ -59,7 +59,7 @@ def random_states(num_players: int, seed: int, every: int = 7):
 
 # Tests that skip because an optional extra is missing (pytest.importorskip) are listed in pytest's cache under
 # EXTRAS_KEY, so that .ci/run can run exactly them again once the extras are installed (README's own test command
-# runs with the `dev` extra only; README's "Tests" section says which extra adds which tests).
+# runs with the `dev` extra only; docs/guide.md's "Tests" section says which extra adds which tests).
 EXTRAS_KEY = "saboteur/skipped-for-extras"
 _MISSING_EXTRA = ("could not import", "extra (pip install")  # importorskip's own reason, and this suite's reasons
 _skipped_for_extras: list[str] = []
