@@ -14,7 +14,7 @@ from experiments.tournament import Summary
 from experiments.web.words import moves
 from saboteur_env import GameConfig, action_layout, action_to_string, apply_action, legal_action_mask, new_game
 from saboteur_env.base.positions import make_state
-from saboteur_env.base.render import centre_char
+from saboteur_env.common.notation import centre_char
 from saboteur_env.text import describe_state, move_id, parse_move
 from saboteur_env.text.legacy import legacy_names
 

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from saboteur_env import GameConfig, action_layout
-from saboteur_env.base.actions import cell_text
 from saboteur_env.common.cards import BASE_PATH_CARDS, TOOL_NAMES, PathCardSpec
 from saboteur_env.common.geometry import geometry
+from saboteur_env.common.notation import cell_text
 from saboteur_env.pictures import seat_name
 
 __all__ = ["Move", "card_info", "event_lines", "hand_kinds", "map_cells", "moves", "new_events", "path_spec",

@@ -43,6 +43,7 @@ from saboteur_env.base.cards import (
 )
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ActionError, check_action_id
+from saboteur_env.common.notation import cell_text
 
 
 class ActionType(IntEnum):
@@ -212,13 +213,6 @@ class ActionLayout:
         """The move's name in the one notation of docs/text.md ("Move notation"), e.g. ``place T06 rot180 at
         (2,3)``; ``saboteur_env.text.parse_move`` reads it (and the older spellings) back."""
         return self._strings[self.check(action)]
-
-
-def cell_text(row: int, col: int) -> str:
-    """A cell in the move notation: frame coordinates ``(row,col)``, as the text boards label their rows and columns
-    (the rulebook frame's top-left card is (0,0); with a margin, cells outside the frame have negative or larger
-    numbers)."""
-    return f"({row},{col})"
 
 
 def action_layout(config: GameConfig) -> ActionLayout:

@@ -3,35 +3,20 @@ rendering can never show more than the seat may see. ``viewer=None`` draws the p
 ``viewer="omniscient"`` adds every hidden element for debugging.
 
 Each cell is a 3x3 block: arms ``│``/``─`` (heavy ``┃``/``━`` when connected to the start); the centre of a path
-card is drawn by its shape (:func:`centre_char`: the tunnels joined through it, ``─`` straight, ``└`` curve, ``┴``
-T, ``┼`` crossroads; ``■`` a dead end, whose arms stop at the centre), ``S`` start, ``G`` revealed gold, ``x``
-revealed stone, ``?`` face-down goal (``g``/``s`` when the viewer peeked it, or in the omniscient view), ``·`` empty.
-Events are written in the move notation (docs/text.md): cards by code, ``rot180``, cells ``(row,col)``.
+card is drawn by its shape (``saboteur_env.common.notation.centre_char``: the tunnels joined through it, ``─``
+straight, ``└`` curve, ``┴`` T, ``┼`` crossroads; ``■`` a dead end, whose arms stop at the centre), ``S`` start,
+``G`` revealed gold, ``x`` revealed stone, ``?`` face-down goal (``g``/``s`` when the viewer peeked it, or in the
+omniscient view), ``·`` empty. Events are written in the move notation (docs/text.md): cards by code,
+``rot180``, cells ``(row,col)``.
 """
 
 from __future__ import annotations
 
 from saboteur_env.base import board
-from saboteur_env.base.actions import cell_text
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD, NUM_DECK_KINDS, ROLE_NAMES, TOOL_NAMES
 from saboteur_env.base.observation import Event, PlayerView, player_view
 from saboteur_env.base.state import EventType, GameState
-from saboteur_env.common.cards import EDGE_PAIRS
-
-# Box-drawing character of a set of arms, indexed by the 4-bit mask N=1, E=2, S=4, W=8.
-_BOX = " ╵╶└╷│┌├╴┘─┴┐┤┬┼"
-DEAD_END = "■"
-
-
-def centre_char(join_bits: int) -> str:
-    """The centre of a path card drawn by its shape: the box character of the arms its tunnels join (6-bit mask over
-    ``EDGE_PAIRS``), so a straight tunnel is ``─`` and only a crossroads is ``┼``; ``■`` when nothing is joined
-    (a dead end: every arm stops at the centre)."""
-    arms = 0
-    for i, (a, b) in enumerate(EDGE_PAIRS):
-        if (join_bits >> i) & 1:
-            arms |= (1 << a) | (1 << b)
-    return _BOX[arms] if arms else DEAD_END
+from saboteur_env.common.notation import cell_text, centre_char
 
 
 def _cell_block(view: PlayerView, r: int, c: int, goal_mark: str | None) -> list[str]:

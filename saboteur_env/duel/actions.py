@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saboteur_env.base.actions import cell_text
 from saboteur_env.common.cards import TOOL_NAMES
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_action_id
+from saboteur_env.common.notation import cell_text
 from saboteur_env.duel import cards as dc
 
 SEGMENTS = ("place", "place_bribe", "break", "repair", "double_repair", "rockfall", "map", "key",

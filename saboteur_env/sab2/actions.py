@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from saboteur_env.base.actions import cell_text
 from saboteur_env.common.cards import DOUBLE_REPAIR_TOOLS, TOOL_NAMES
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import check_action_id
+from saboteur_env.common.notation import cell_text
 from saboteur_env.sab2 import cards as sc
 
 SEGMENTS = ("place", "break", "repair", "double_repair", "rockfall", "map", "theft", "hands_off", "swap_hand",

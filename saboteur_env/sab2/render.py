@@ -2,7 +2,7 @@
 
 Each cell is a 3x3 block: arms ``│``/``─`` (heavy when connected to the start; ``b``/``g`` for a blue / green door
 arm); centre ``S`` start, ``L`` ladder, ``*`` crystal, else the tunnels joined through the card (``─`` straight
-... ``┼`` crossroads, ``■`` dead end; ``saboteur_env.base.render.centre_char``), ``?`` face-down goal (``g``/``s``
+... ``┼`` crossroads, ``■`` dead end; ``saboteur_env.common.notation.centre_char``), ``?`` face-down goal (``g``/``s``
 once the viewer peeked it), ``G`` revealed gold, ``x`` revealed stone, ``·`` empty. The image draws the same view with
 Pillow. ``viewer=None`` is the public view (offsets from seat 0); ``"omniscient"`` adds roles, hands and goals.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.base.render import centre_char
 from saboteur_env.common.geometry import geometry
+from saboteur_env.common.notation import centre_char
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2State
 from saboteur_env.sab2.view import Sab2View, sab2_view
