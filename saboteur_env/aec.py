@@ -193,7 +193,7 @@ Version History
   actions include claims, the opponents make their own; ``VectorEnv(claims=True, num_threads=K)`` steps the games in
   K threads (identical results; before, claims ignored ``num_threads``).
 * v0, saboteur-env 0.3.0 (unreleased): the numpy engines' rules modules moved to the internal
-  ``saboteur_env._reference`` (the test oracle; nothing a user runs plays them). Breaking, for code that imported
+  ``saboteur_env.<game>.reference`` (the test oracle; nothing a user runs plays them). Breaking, for code that imported
   them: ``saboteur_env.{base,sab2,duel}.rules`` are gone; use the engine API (``saboteur_env.new_game``, ...);
   ``reward_range`` / ``final_ranking`` / ``card_conservation`` are in ``<game>.scoring``, Saboteur 2's
   ``action_layout`` in ``saboteur_env.sab2.actions``; subclass ``saboteur_env.variants.BaseGame`` (``Sab2Game``,

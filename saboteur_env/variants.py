@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from saboteur_env.base.compiled import CoreBaseVariant
 from saboteur_env.common import registry
 from saboteur_env.common.errors import ConfigError
-from saboteur_env.core.base_state import CoreBaseVariant
-from saboteur_env.core.duel_state import CoreDuelVariant
-from saboteur_env.core.sab2_state import CoreSab2Variant
+from saboteur_env.duel.compiled import CoreDuelVariant
+from saboteur_env.sab2.compiled import CoreSab2Variant
 from saboteur_env.variant import Variant
 
 # The games' variant classes, to subclass for a game on the same rules with other data (e.g. another deck: override

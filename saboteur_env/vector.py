@@ -20,7 +20,7 @@ Multi-agent vector convention (Gymnasium's vector API where it fits):
   as ``raw_env.reset()`` without a seed does.
 * Observations: ``obs_format="float"`` is the float32 layout of the AEC environment (``observation_layout``),
   ``"compact"`` an int16 vector holding the same information (the ``COMPACT_DOC`` of the game's kernel module:
-  ``saboteur_env.core.base``, ``.sab2``, ``.duel``;
+  ``saboteur_env.<game>.kernels``;
   :func:`expand_compact` rebuilds the float layout), ``"none"`` skips observations (use :meth:`observe`).
   ``mask_format="int8"`` gives ``(num_envs, num_actions)`` int8 rows, ``"bits"`` packed bits
   (``np.packbits(mask, axis=1, bitorder="little")``).

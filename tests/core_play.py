@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from saboteur_env._reference import base as rules
+from saboteur_env.base import kernels as kb
 from saboteur_env.base import observation
+from saboteur_env.base import reference as rules
+from saboteur_env.base.convert import round_results, to_reference
 from saboteur_env.common.config import GameConfig
-from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch, padded
-from saboteur_env.core.convert import round_results, to_reference
 
 
 def biased_action(mask: np.ndarray, layout, rng: np.random.Generator) -> int:

@@ -54,9 +54,10 @@ ALLOWED = {
     "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", *GAMES},
     "aec": {"api", "claims", "common", "variant"},
     "pictures": {"pictures", "api", "common", "variant", *GAMES},
-    # The compiled core reads the games' card data (and, in core.convert, the reference engine); the vector
-    # environment knows no game: it reaches the kernels through the variant's ``core`` module name.
-    "core": {"core", "common", "variant", *GAMES},
+    # The compiled core's machinery (batch arenas, RNG, jit helpers, the sampler) knows no game: each game's kernels
+    # live in its own package. The vector environment knows no game either: it reaches the kernels through the
+    # variant's ``core`` module name.
+    "core": {"core", "common", "variant"},
     "vector": {"claims", "core", "common", "variant"},
     # The text interface reads views and layouts through the API and the games' spec modules.
     "text": {"text", "api", "claims", "common", "variant", *GAMES},
@@ -66,18 +67,17 @@ ALLOWED = {
     "warmup": {"package", "variants", "vector"},
     "cli": set(),  # console scripts: they import the repository's experiments/ by name, nothing of the package
     "api": {"variants", "common", "variant"},
-    "variants": {"common", "variant", "core", *GAMES},
+    "variants": {"common", "variant", *GAMES},
     "variant": {"common"},
     "common": {"common", "variant"},
-    **{game: {game, "common", "variant", "_reference"} for game in GAMES},
-    # The numpy reference engines (the test oracle) read the games' facts and records.
-    "_reference": {"_reference", "common", "variant", *GAMES},
+    # A game is one package (its card data, layouts, views, kernels, compiled state and reference engine); it
+    # builds on the shared ground and the core's game-independent machinery, never on another game.
+    **{game: {game, "common", "variant", "core"} for game in GAMES},
 }
-ALLOWED["core"] = ALLOWED["core"] | {"_reference"}
-# The only modules outside tests/ that may import the reference engine: record building for conversions and
-# hand-built positions (saboteur_env/_reference/__init__.py).
-REFERENCE_IMPORTERS = {"saboteur_env.core.convert", "saboteur_env.core.convert_duel",
-                       *(f"saboteur_env.{g}.positions" for g in GAMES)}  # fmt: skip
+# A game's numpy reference engine (``<game>.reference``, the test oracle) is internal: outside tests/, only its own
+# game's record building for conversions and hand-built positions may import it (the module's docstring).
+REFERENCE_ENGINES = {f"saboteur_env.{g}.reference" for g in GAMES}
+REFERENCE_IMPORTERS = {f"saboteur_env.{g}.{m}" for g in GAMES for m in ("convert", "positions")}
 
 
 def test_architecture__imports_run_one_way():
@@ -93,17 +93,21 @@ def test_architecture__imports_run_one_way():
 def test_architecture__the_reference_engine_is_internal():
     """Nothing a user runs plays the numpy reference: only conversions and positions build records with it, and
     agents / experiments never import it (issue 13: one implementation of the rules that users run)."""
-    bad = sorted(f"{m} imports {t}" for m, imported in _graph().items() for t in imported
-                 if t.startswith("saboteur_env._reference") and not m.startswith("saboteur_env._reference")
-                 and m not in REFERENCE_IMPORTERS)  # fmt: skip
+    graph = _graph()
+    assert REFERENCE_ENGINES <= set(graph)  # the checker looks for modules that exist
+    bad = sorted(f"{m} imports {t}" for m, imported in graph.items() for t in imported
+                 if t in REFERENCE_ENGINES and m != t and m not in REFERENCE_IMPORTERS)  # fmt: skip
     repo = ROOT.parent
     for folder in ("agents", "experiments"):
         for path in sorted((repo / folder).rglob("*.py")):
             rel = path.relative_to(repo)
-            bad += [f"{rel} imports {t}" for t in _imports(path) if t.startswith("saboteur_env._reference")]
+            bad += [f"{rel} imports {t}" for t in _imports(path) if t in REFERENCE_ENGINES]
     assert not bad, "\n".join(bad)
     for g in GAMES:  # the old rules modules are gone from the games' packages
         assert not (ROOT / g / "rules.py").exists()
+    # one game, one place: no package of reference engines beside the games, no game's kernels in core/
+    assert not any(m.startswith("saboteur_env._reference") for m in graph)
+    assert not any(m.startswith(f"saboteur_env.core.{g}") for m in graph for g in GAMES)
 
 
 def test_architecture__no_import_cycles():
@@ -168,3 +172,10 @@ def test_architecture__environment_and_api_name_no_game():
     for name in ("aec.py", "api.py"):
         assert not _code_words(ROOT / name) & game_words, name
     assert {"SAB2", "DUEL"} <= _code_words(ROOT / "variants.py")  # the checker does see names
+
+
+def test_architecture__core_names_no_game():
+    """``saboteur_env/core/`` keeps only what knows no game: the games' kernels live in their own packages."""
+    game_words = {"sab2", "duel", "Sab2State", "DuelState", "GameState", "game=sab2", "game=duel", "base_state"}
+    for path in sorted((ROOT / "core").glob("*.py")):
+        assert not _code_words(path) & game_words, path.name

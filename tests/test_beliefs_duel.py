@@ -148,8 +148,8 @@ def test_believer_values_goals_by_the_pool_and_breaks_what_cannot_be_repaired() 
 
 def test_believer_actions_do_not_leak() -> None:
     from agents.duel import DuelBeliever
-    from saboteur_env._reference.duel import legal_action_mask
     from saboteur_env.duel.observation import encode_observation
+    from saboteur_env.duel.reference import legal_action_mask
 
     rng = np.random.default_rng(2)
     game, _, _ = deque(play(4, stop=14), maxlen=1)[0]

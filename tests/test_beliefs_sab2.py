@@ -322,8 +322,8 @@ def test_believer_maps_only_open_goals() -> None:
 
 def test_believer_actions_do_not_leak() -> None:
     from agents.sab2 import Sab2Believer
-    from saboteur_env._reference.sab2 import legal_action_mask
     from saboteur_env.sab2.observation import encode_observation
+    from saboteur_env.sab2.reference import legal_action_mask
 
     rng = np.random.default_rng(3)
     game, _, seat = deque(play(5, 8, 256, stop=70), maxlen=1)[0]

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saboteur_env._reference import base as rules
+from saboteur_env.base import kernels as kb
 from saboteur_env.base import observation
+from saboteur_env.base import reference as rules
+from saboteur_env.base.convert import from_reference, to_reference
 from saboteur_env.base.positions import make_state
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch, padded
-from saboteur_env.core.convert import from_reference, to_reference
 from tests.core_play import play_equivalent
 
 CONFIGS = [

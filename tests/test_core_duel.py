@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saboteur_env._reference import duel as rules
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import duel as kd
 from saboteur_env.core.batch import Batch, padded
-from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
+from saboteur_env.duel import kernels as kd
 from saboteur_env.duel import observation
+from saboteur_env.duel import reference as rules
 from saboteur_env.duel.actions import duel_action_layout
+from saboteur_env.duel.convert import from_reference, round_results, to_reference
 from saboteur_env.duel.positions import make_duel_state
 from saboteur_env.duel.state import DuelState
 

@@ -1,4 +1,4 @@
-"""The Duel users play runs on the compiled core (saboteur_env.core.duel_state): the public API against the numpy
+"""The Duel users play runs on the compiled core (saboteur_env.duel.compiled): the public API against the numpy
 reference engine on random games, set-up from the caller's generator, errors, copies and edits, hand-built
 positions, the environment."""
 
@@ -12,11 +12,11 @@ import pytest
 
 import saboteur_env as se
 from agents import make_agent
-from saboteur_env._reference import duel as rules
 from saboteur_env.common.errors import StateError
-from saboteur_env.core.duel_state import CoreDuelState
 from saboteur_env.duel import observation, render
+from saboteur_env.duel import reference as rules
 from saboteur_env.duel.actions import PASS_EMPTY
+from saboteur_env.duel.compiled import CoreDuelState
 from saboteur_env.duel.positions import make_duel_state
 from saboteur_env.duel.view import duel_view
 

@@ -142,7 +142,8 @@ def test_kind_keeps_unsigned_and_wide_types() -> None:
 
 _COLD = """
 import json
-from saboteur_env.core import base as kb, jit
+from saboteur_env.base import kernels as kb
+from saboteur_env.core import jit
 from saboteur_env.vector import LegalSampler, VectorEnv
 sampler = LegalSampler(0)
 for obs in ("float", "compact"):
@@ -191,7 +192,9 @@ def test_fast_flags_hash_and_compare_by_the_options_set() -> None:
 def test_core_dispatchers_compile_with_fast_flags() -> None:
     """Kernels and helpers use the flags compiler, and what they compile runs (``_kernel_calls`` above); a
     dispatcher built otherwise is left as it is."""
-    from saboteur_env.core import base, duel, sab2
+    from saboteur_env.base import kernels as base
+    from saboteur_env.duel import kernels as duel
+    from saboteur_env.sab2 import kernels as sab2
 
     for disp in (base.step, base._apply_range, sab2._batch, sab2._mask_range, duel._batch, duel._apply_range,
                  _kernel_calls, _scaled_sum):  # fmt: skip
@@ -269,6 +272,6 @@ def test_kernel_caches_are_stamped_with_the_whole_package(tmp_path: Path) -> Non
 
 
 def kb_step_stamp() -> tuple[object, str]:
-    from saboteur_env.core import base as kb
+    from saboteur_env.base import kernels as kb
 
     return kb.step._cache._cache_file._source_stamp  # type: ignore[no-any-return]

@@ -7,21 +7,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saboteur_env._reference import sab2 as rules
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import sab2 as ks
 from saboteur_env.core.batch import Batch, padded
-from saboteur_env.core.convert_sab2 import from_reference, round_results, to_reference
+from saboteur_env.sab2 import kernels as ks
 from saboteur_env.sab2 import observation
+from saboteur_env.sab2 import reference as rules
 from saboteur_env.sab2.cards import Sab2Role
+from saboteur_env.sab2.convert import from_reference, round_results, to_reference
 from saboteur_env.sab2.positions import make_sab2_state
 from saboteur_env.sab2.state import Phase, Sab2State
 from saboteur_env.sab2.variant import Sab2Variant
 
 
 def test_the_variant_names_this_core() -> None:
-    assert Sab2Variant.core == "saboteur_env.core.sab2"
+    assert Sab2Variant.core == "saboteur_env.sab2.kernels"
     assert Batch(GameConfig(game="sab2", num_players=2), 1).k is ks
 
 

@@ -1,4 +1,4 @@
-"""Saboteur 2 as users play it runs on the compiled core (saboteur_env.core.sab2_state): the public API against the
+"""Saboteur 2 as users play it runs on the compiled core (saboteur_env.sab2.compiled): the public API against the
 numpy reference engine, set-up from the caller's generator, errors, copies and edits, hand-built positions."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import saboteur_env as se
-from saboteur_env._reference import sab2 as rules
-from saboteur_env.core.sab2_state import CoreSab2State, CoreSab2Variant
 from saboteur_env.sab2 import observation
+from saboteur_env.sab2 import reference as rules
 from saboteur_env.sab2.cards import Sab2Role as R
+from saboteur_env.sab2.compiled import CoreSab2State, CoreSab2Variant
 from saboteur_env.sab2.positions import make_sab2_state
 from saboteur_env.sab2.state import Phase, Sab2State
 from saboteur_env.sab2.view import sab2_view

@@ -1,4 +1,4 @@
-"""The base game users play runs on the compiled core (saboteur_env.core.base_state): the public API against the
+"""The base game users play runs on the compiled core (saboteur_env.base.compiled): the public API against the
 numpy reference engine, set-up from the caller's generator, errors, copies, hand-built positions."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import saboteur_env as se
-from saboteur_env._reference import base as rules
 from saboteur_env.base import observation
+from saboteur_env.base import reference as rules
+from saboteur_env.base.compiled import CoreGameState
 from saboteur_env.base.positions import make_state
-from saboteur_env.core.base_state import CoreGameState
 
 
 @pytest.mark.parametrize("players", [3, 6, 10])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game
-from saboteur_env._reference import base as rules
+from saboteur_env.base import reference as rules
 from saboteur_env.base.board import reach_fixpoint, refresh_planes
 from saboteur_env.base.cards import GOLD_CARD_VALUES
 from saboteur_env.base.observation import rebuild_history, refresh_seat_table

@@ -93,16 +93,16 @@ def test_pictures__resampling_hidden_state_never_changes_a_seats_picture(game):
 # ---- the exact board at every round's end ------------------------------------------------------------------------
 def _reference(game: str):
     if game == "base":
-        from saboteur_env._reference import base as rules
         from saboteur_env.base import observation
+        from saboteur_env.base import reference as rules
 
         return rules, observation.player_view
     if game == "sab2":
-        from saboteur_env._reference import sab2 as rules
+        from saboteur_env.sab2 import reference as rules
         from saboteur_env.sab2.view import sab2_view
 
         return rules, sab2_view
-    from saboteur_env._reference import duel as rules
+    from saboteur_env.duel import reference as rules
     from saboteur_env.duel.view import duel_view
 
     return rules, duel_view

@@ -32,8 +32,8 @@ from saboteur_env import (
     new_game,
     num_actions,
 )
-from saboteur_env._reference import base as brules
 from saboteur_env.base import observation as bobs
+from saboteur_env.base import reference as brules
 from saboteur_env.base.cards import KIND_GOAL_GOLD, NUM_DECK_KINDS, SABOTEURS_BY_PLAYERS, Role, deck_counts
 from tests.hidden import resample_base
 

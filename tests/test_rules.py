@@ -15,11 +15,11 @@ from saboteur_env import (
     new_game,
     player_view,
 )
-from saboteur_env._reference.base import digger_gold, saboteur_combination, saboteur_gold
 from saboteur_env.base.actions import Action, ActionType, action_layout
 from saboteur_env.base.cards import KIND_GOAL_STONE_A, KIND_GOAL_STONE_B, SHAPES, Role, Tool
 from saboteur_env.base.observation import observation_layout
 from saboteur_env.base.positions import kind_of
+from saboteur_env.base.reference import digger_gold, saboteur_combination, saboteur_gold
 from saboteur_env.common.geometry import geometry
 
 CFG4 = GameConfig(num_players=4)

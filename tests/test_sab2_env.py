@@ -105,8 +105,8 @@ def _reference_placeable(s, cell: int, kind: int, rot: int) -> bool:
 
 @pytest.mark.parametrize("reading", ["seeds", "official"])
 def test_sab2__placement_table_matches_the_rules_text(reading):
-    from saboteur_env._reference.sab2 import placement_table
     from saboteur_env.sab2.actions import PLACEABLE
+    from saboteur_env.sab2.reference import placement_table
 
     rng = np.random.default_rng(7)
     s = new_game(GameConfig(game="sab2", num_players=4, rules=reading), rng)

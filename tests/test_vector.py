@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from saboteur_env._reference import base as rules
 from saboteur_env.base import observation
+from saboteur_env.base import reference as rules
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, IllegalActionError
 from saboteur_env.vector import LegalSampler, VectorEnv, expand_compact
@@ -447,9 +447,11 @@ def test_incremental_rows_detect_a_stale_record(game: str, planes: int) -> None:
 def test_a_state_written_into_a_slot_resets_its_incremental_record(game: str) -> None:
     """Writing another game's state into a lock-step slot (``convert.from_reference``) marks the slot's records
     unknown: the next step rewrites its rows in full instead of clearing entries of a log that is not there."""
-    from saboteur_env.core import convert, convert_duel, convert_sab2
+    from saboteur_env.base import convert as base_convert
+    from saboteur_env.duel import convert as duel_convert
+    from saboteur_env.sab2 import convert as sab2_convert
 
-    conv = {"base": convert, "sab2": convert_sab2, "duel": convert_duel}[game]
+    conv = {"base": base_convert, "sab2": sab2_convert, "duel": duel_convert}[game]
     env = VectorEnv(3, game=game, num_players=2 if game == "duel" else 5, copy=False)
     env.reset(seed=4)
     sampler = LegalSampler(1)
@@ -488,9 +490,9 @@ def _vector_equals_reference(cfg: GameConfig, num_envs: int, games: int, obs_for
     """Play ``VectorEnv`` (the fused lock-step with its incremental rows) against one numpy reference game per
     slot until ``games`` games have finished: seat, mask, observation (float, or compact expanded), rewards,
     terminations and final scores must agree after every decision. Returns the games finished."""
-    from saboteur_env._reference import base as rb
-    from saboteur_env._reference import duel as rd
-    from saboteur_env._reference import sab2 as rs
+    from saboteur_env.base import reference as rb
+    from saboteur_env.duel import reference as rd
+    from saboteur_env.sab2 import reference as rs
 
     ref_variant = {"base": rb.REFERENCE, "sab2": rs.REFERENCE, "duel": rd.REFERENCE}[cfg.game]
     env = VectorEnv(num_envs, config=cfg, obs_format=obs_format, num_threads=threads, copy=False)

@@ -215,7 +215,6 @@ class ActionLayout:
         return self._strings[self.check(action)]
 
 
-
 def action_layout(config: GameConfig) -> ActionLayout:
     """The layout of a base-game configuration (built once per config object)."""
     return config.cached("_action_layout", ActionLayout)

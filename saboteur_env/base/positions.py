@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env._reference import base as rules  # set-up draws of a position
 from saboteur_env.base import board, observation
+from saboteur_env.base import reference as rules  # set-up draws of a position
 from saboteur_env.base.cards import (
     GOAL_KINDS,
     KIND_CODES,

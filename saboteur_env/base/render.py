@@ -3,10 +3,11 @@ rendering can never show more than the seat may see. ``viewer=None`` draws the p
 ``viewer="omniscient"`` adds every hidden element for debugging.
 
 Each cell is a 3x3 block: arms ``│``/``─`` (heavy ``┃``/``━`` when connected to the start); the centre of a path
-card is drawn by its shape (:func:`centre_char`: the tunnels joined through it, ``─`` straight, ``└`` curve, ``┴``
-T, ``┼`` crossroads; ``■`` a dead end, whose arms stop at the centre), ``S`` start, ``G`` revealed gold, ``x``
-revealed stone, ``?`` face-down goal (``g``/``s`` when the viewer peeked it, or in the omniscient view), ``·`` empty.
-Events are written in the move notation (docs/text.md): cards by code, ``rot180``, cells ``(row,col)``.
+card is drawn by its shape (``saboteur_env.common.notation.centre_char``: the tunnels joined through it, ``─``
+straight, ``└`` curve, ``┴`` T, ``┼`` crossroads; ``■`` a dead end, whose arms stop at the centre), ``S`` start,
+``G`` revealed gold, ``x`` revealed stone, ``?`` face-down goal (``g``/``s`` when the viewer peeked it, or in the
+omniscient view), ``·`` empty. Events are written in the move notation (docs/text.md): cards by code,
+``rot180``, cells ``(row,col)``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class BaseVariant:
     options: tuple[str, ...] = ("broken_tool_penalty",)
     state_type = GameState
     deck_counts: NDArray[np.int16] = DECK_COUNTS
-    core = "saboteur_env.core.base"  # the compiled kernels (saboteur_env.core.batch.kernels)
+    core = "saboteur_env.base.kernels"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def adopt(self, state: Any) -> Any:
         """The state type this variant plays, from a reference ``GameState`` (hand-built positions); the numpy
@@ -66,8 +66,8 @@ class BaseVariant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.base_state) plays
-    # the game; the numpy reference engine (saboteur_env._reference.base, the test oracle) binds its own. This class
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.base.compiled) plays
+    # the game; the numpy reference engine (saboteur_env.base.reference, the test oracle) binds its own. This class
     # holds the game's facts and what reads a GameState record (views, renders, checks).
     def returns(self, state: GameState) -> NDArray[np.float64]:
         return state.gold_nuggets.astype(np.float64)

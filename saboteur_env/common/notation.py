@@ -1,11 +1,9 @@
-"""What every game writes the same way in text: a cell in the move notation and a path card's centre on a text board
-(docs/text.md "Move notation"). Shared ground, so that no game's package imports another's."""
+"""The text notation the three games share: cell names in the move notation and the centre of a path card on a text
+board (docs/text.md). Shared ground, so that no game's text reads another game's module."""
 
 from __future__ import annotations
 
 from saboteur_env.common.cards import EDGE_PAIRS
-
-__all__ = ["DEAD_END", "cell_text", "centre_char"]
 
 # Box-drawing character of a set of arms, indexed by the 4-bit mask N=1, E=2, S=4, W=8.
 _BOX = " ╵╶└╷│┌├╴┘─┴┐┤┬┼"

@@ -1,7 +1,7 @@
 """A batch of ``B`` games of one configuration in the compiled core: arenas, tables and the kernel calls.
 
 :class:`Batch` knows no game: it asks the configuration's variant for its kernel module (the variant's ``core``
-attribute names it, e.g. ``"saboteur_env.core.base"``) and calls the module's entry points (``setup``, ``masks``,
+attribute names it, e.g. ``"saboteur_env.base.kernels"``) and calls the module's entry points (``setup``, ``masks``,
 ``observe``, ``observe_compact``, ``apply``, ``step``, ``sample``) on game ranges ``[b0, b1)``.
 """
 

@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env._reference.duel import new_game  # set-up draws of a position
 from saboteur_env.common.config import ConfigError, GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
+from saboteur_env.duel.reference import new_game  # set-up draws of a position
 from saboteur_env.duel.state import DuelState
 
 TOOLS = ("pickaxe", "lantern", "cart")

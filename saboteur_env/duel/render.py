@@ -3,8 +3,8 @@
 Text: each cell is a 3x3 block. Arms ``│``/``─`` (heavy when the viewer reaches them), a door arm shows ``b``/``g``
 (upper case once keyed); centre: ``B``/``R`` start (blue / green), ``T`` troll (``t`` once bribed), ``L`` ladder,
 ``$`` gold (``1``/``2``... counter of the viewer, ``o`` the opponent's), else the tunnels joined through the card
-(``─`` straight ... ``┼`` crossroads, ``■`` dead end; ``common.notation.centre_char``), ``?`` face-down goal
-(``!`` when the viewer peeked it), ``·`` empty. ``viewer=None`` is the public view (relative to blue),
+(``─`` straight ... ``┼`` crossroads, ``■`` dead end; ``saboteur_env.common.notation.centre_char``), ``?``
+face-down goal (``!`` when the viewer peeked it), ``·`` empty. ``viewer=None`` is the public view (relative to blue),
 ``"omniscient"`` adds hands and every face-down goal.
 """
 

@@ -38,7 +38,7 @@ class DuelVariant:
     default_players = 2
     options: tuple[str, ...] = ("duel_layout",)
     state_type = DuelState
-    core = "saboteur_env.core.duel"  # the compiled kernels (saboteur_env.core.batch.kernels)
+    core = "saboteur_env.duel.kernels"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def check_config(self, config: GameConfig) -> None:
         if config.duel_layout not in DUEL_LAYOUTS:
@@ -69,8 +69,8 @@ class DuelVariant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.duel_state) plays
-    # the game; the numpy reference engine (saboteur_env._reference.duel, the test oracle) binds its own. This class
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.duel.compiled) plays
+    # the game; the numpy reference engine (saboteur_env.duel.reference, the test oracle) binds its own. This class
     # holds the game's facts and what reads a DuelState record (views, renders, checks).
     def returns(self, state: DuelState) -> NDArray[np.float64]:
         return np.array(state.nuggets, dtype=np.float64)

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from saboteur_env._reference.sab2 import _refresh_reach, new_game  # set-up draws of a position
 from saboteur_env.common.config import ConfigError, GameConfig
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2.reference import _refresh_reach, new_game  # set-up draws of a position
 from saboteur_env.sab2.state import Sab2State
 
 _GOALS = {"G": sc.KIND_GOALS[0], "A": sc.KIND_GOALS[1], "B": sc.KIND_GOALS[2]}

@@ -35,7 +35,7 @@ class Sab2Variant:
     default_players = 5
     options: tuple[str, ...] = ("rules",)  # two readings: docs/rules.md §2.5, §2.8
     state_type = Sab2State
-    core = "saboteur_env.core.sab2"  # the compiled kernels (saboteur_env.core.batch.kernels)
+    core = "saboteur_env.sab2.kernels"  # the compiled kernels (saboteur_env.core.batch.kernels)
 
     def check_config(self, config: GameConfig) -> None:
         pass
@@ -65,8 +65,8 @@ class Sab2Variant:
     def state_size(self, config: GameConfig) -> int:
         return observation.state_size(config)
 
-    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.core.sab2_state) plays
-    # the game; the numpy reference engine (saboteur_env._reference.sab2, the test oracle) binds its own. This class
+    # new_game / legal_action_mask / apply_action: the compiled core's variant (saboteur_env.sab2.compiled) plays
+    # the game; the numpy reference engine (saboteur_env.sab2.reference, the test oracle) binds its own. This class
     # holds the game's facts and what reads a Sab2State record (views, renders, checks).
     def returns(self, state: Sab2State) -> NDArray[np.float64]:
         return state.gold.astype(np.float64)

@@ -1,5 +1,11 @@
 """Rules of Saboteur: The Duel (docs/rules.md §3, decisions §4.4): set-up, the legal-action mask, transitions, scoring.
 
+Internal: the slow numpy reference engine of the Duel, the oracle the compiled game (``duel.kernels``, played
+through ``duel.compiled``) is checked against after every decision (``tests/test_core_duel*.py``). Nothing a user
+runs plays it; outside ``tests/`` only ``duel.convert`` (records for renders, explanations and checks) and
+``duel.positions`` (set-up draws of hand-built positions) import it (``tests/test_architecture.py``). Its API may
+change without notice.
+
 ``legal_action_mask`` is the single legality predicate; ``apply_action`` checks the action against it before
 changing anything, then resolves in the order of §3.4: the optional bribe of a troll just placed, goal reveals
 (repeated until none is left), securing gold (acting player first), the end-of-round check, then the draw.

@@ -24,13 +24,13 @@ from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
-from saboteur_env.core import sab2 as ks
 from saboteur_env.core.batch import Batch, OneGame, setup_one
-from saboteur_env.core.convert_sab2 import _event, _summary, from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.sab2 import cards as sc
+from saboteur_env.sab2 import kernels as ks
 from saboteur_env.sab2 import render
 from saboteur_env.sab2.actions import action_layout
+from saboteur_env.sab2.convert import _event, _summary, from_reference, round_results, to_reference
 from saboteur_env.sab2.explain import explain_illegal
 from saboteur_env.sab2.state import Phase, Sab2State
 from saboteur_env.sab2.variant import RECORDS, Sab2Variant

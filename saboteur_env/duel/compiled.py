@@ -24,12 +24,12 @@ from numpy.typing import NDArray
 
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
-from saboteur_env.core import duel as kd
 from saboteur_env.core.batch import Batch, OneGame, setup_one
-from saboteur_env.core.convert_duel import from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.duel import cards as dc
+from saboteur_env.duel import kernels as kd
 from saboteur_env.duel import render
+from saboteur_env.duel.convert import from_reference, round_results, to_reference
 from saboteur_env.duel.explain import explain_illegal
 from saboteur_env.duel.state import DuelState
 from saboteur_env.duel.variant import RECORDS, DuelVariant

@@ -1,5 +1,11 @@
 """The rules engine: ``new_game``, ``legal_action_mask``, ``apply_action`` (docs/rules.md §1, §4.1, §4.2).
 
+Internal: the slow numpy reference engine of the base game, the oracle the compiled game (``base.kernels``, played
+through ``base.compiled``) is checked against after every decision (``tests/test_core_base*.py``). Nothing a user
+runs plays it; outside ``tests/`` only ``base.convert`` (records for renders, explanations and checks) and
+``base.positions`` (set-up draws of hand-built positions) import it (``tests/test_architecture.py``). Its API may
+change without notice.
+
 Knows nothing of RL libraries. One legality predicate (``legal_action_mask``) serves both the mask and the
 transition: ``apply_action`` refuses any action the mask does not allow.
 

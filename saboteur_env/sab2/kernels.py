@@ -1,7 +1,7 @@
 """Saboteur 2 (rules reference §2) as numba kernels over a batch of games stored as struct of arrays.
 
-The port follows :mod:`saboteur_env.core.base` (fields table, config table, views over arenas, per-range helpers, a
-blocked fused ``step``). The rules are ported line by line from the numpy reference (``saboteur_env._reference.sab2`` /
+The port follows :mod:`saboteur_env.base.kernels` (fields table, config table, views over arenas, per-range helpers, a
+blocked fused ``step``). The rules are ported line by line from the numpy reference (``saboteur_env.sab2.reference`` /
 ``board`` / ``scoring`` / ``observation``); ``tests/test_core_sab2.py`` replays random games through both and compares
 masks, observations, rewards, round results, scores and fingerprints.
 
@@ -187,7 +187,7 @@ class _ViewsType(nbtypes.StructRef):
 
 
 class ViewsRef(structref.StructRefProxy):
-    """The field views of one batch as a single numba object (see ``core.base.ViewsRef``): a call passes one pointer
+    """The field views of one batch as a single numba object (see ``base.kernels.ViewsRef``): a call passes one pointer
     instead of unboxing every field array, and B = 1 and batched calls share one compiled specialisation."""
 
 
@@ -1260,7 +1260,7 @@ def _obs_float_range(S, cfg, rowcol, b0, b1, seats, obs, incremental):
     act), written into ``obs[b]`` (each region zero-filled, then its non-zero entries set).
 
     ``incremental``: ``obs`` is the lock-step's own buffer, whose row still holds what the last incremental write
-    put there (``obs_cells``, as in ``core.base``): only the board planes of cells whose token (shape and connected
+    put there (``obs_cells``, as in ``base.kernels``): only the board planes of cells whose token (shape and connected
     arms) changed are rewritten (the public planes are most of the observation and a step changes a few cells),
     and the history rows clear the entries they set last time instead of zero-filling the block."""
     P, HW, L = cfg[H_P], cfg[H_HW], cfg[H_L]
@@ -1638,7 +1638,7 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
          actions: NDArray[np.int64], mask: NDArray[np.int8], num_legal: NDArray[np.int64], obs_mode: int,
          obs_f: NDArray[np.float32], obs_c: NDArray[np.int16], rewards: NDArray[np.float32], done: NDArray[np.int8],
          seats: NDArray[np.int64], final_returns: NDArray[np.float32]) -> int:  # fmt: skip
-    """The vector env's lock-step over slots ``b0..b1`` (as ``core.base.step``): check every action against
+    """The vector env's lock-step over slots ``b0..b1`` (as ``base.kernels.step``): check every action against
     ``mask``, apply, record rewards and finished games (final returns = gold), start the next game in finished
     slots, then write masks, seats and observations (``obs_mode`` 0 float, 1 compact, 2 none). Returns -1, or the
     first slot whose action is illegal (then nothing changed)."""

@@ -1,7 +1,7 @@
 """Saboteur: The Duel (rules reference §3) as numba kernels over a batch of games stored as struct of arrays.
 
-The kernel module contract is :mod:`saboteur_env.core` (the same entry points as :mod:`saboteur_env.core.base`).
-The rules are ported line by line from the numpy reference (``saboteur_env._reference.duel`` with
+The kernel module contract is :mod:`saboteur_env.core` (the same entry points as :mod:`saboteur_env.base.kernels`).
+The rules are ported line by line from the numpy reference (``saboteur_env.duel.reference`` with
 ``saboteur_env.duel.board`` / ``observation``); ``tests/test_core_duel.py`` replays random games through both and
 compares masks, observations, rewards, round results and fingerprints. Order-sensitive loops cite the reference function
 they port.
@@ -208,7 +208,7 @@ class _ViewsType(nbtypes.StructRef):
 
 
 class ViewsRef(structref.StructRefProxy):
-    """The field views of one batch as a single numba object (see ``core.base.ViewsRef``): a call passes one pointer
+    """The field views of one batch as a single numba object (see ``base.kernels.ViewsRef``): a call passes one pointer
     instead of unboxing every field array, and B = 1 and batched calls share one compiled specialisation."""
 
 
@@ -1302,7 +1302,7 @@ def expand_compact(compact: NDArray[np.int16], config: GameConfig) -> NDArray[np
 
 
 # ---- entry points (one call per batch or shard) ---------------------------------------------------------------
-# As in ``core.sab2``: ``setup``, ``apply``, ``observe_compact`` and ``step`` (only the vector environment calls
+# As in ``sab2.kernels``: ``setup``, ``apply``, ``observe_compact`` and ``step`` (only the vector environment calls
 # them) are one kernel, ``_batch``, chosen by ``op``, behind Python functions that pass placeholder arrays of fixed
 # types for what an operation does not use; ``masks``, ``observe`` and ``apply_mask1`` (one game's core state calls
 # them per decision or per clone) keep their own short-signature kernels.
@@ -1386,7 +1386,7 @@ def step(S: ViewsRef, cfg: NDArray[np.int64], rowcol: NDArray[np.float32], b0: i
          actions: NDArray[np.int64], mask: NDArray[np.int8], num_legal: NDArray[np.int64], obs_mode: int,
          obs_f: NDArray[np.float32], obs_c: NDArray[np.int16], rewards: NDArray[np.float32], done: NDArray[np.int8],
          seats: NDArray[np.int64], final_returns: NDArray[np.float32]) -> int:  # fmt: skip
-    """The vector env's lock-step over slots ``b0..b1`` (the contract of ``core.base.step``): check every action
+    """The vector env's lock-step over slots ``b0..b1`` (the contract of ``base.kernels.step``): check every action
     against ``mask`` (return the first illegal slot, nothing changed), apply, record rewards and finished games
     (final scores = nuggets), start the next game of finished slots, write masks, seats and observations
     (``obs_mode`` 0 float, 1 compact, 2 none)."""

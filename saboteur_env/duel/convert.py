@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from saboteur_env._reference import duel as rules  # the record builder of the reference engine
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import duel as kd
 from saboteur_env.core.batch import Batch
+from saboteur_env.duel import kernels as kd
+from saboteur_env.duel import reference as rules  # the record builder of the reference engine
 from saboteur_env.duel.state import DuelState
 
 _COPIED = (

@@ -22,7 +22,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.base import image, render
+from saboteur_env.base import kernels as kb
 from saboteur_env.base.cards import GOAL_KINDS, NUM_DECK_KINDS, deck_counts
+from saboteur_env.base.convert import from_reference, round_results, to_reference
 from saboteur_env.base.explain import explain_illegal
 from saboteur_env.base.observation import PlayerView
 from saboteur_env.base.state import GameState
@@ -30,9 +32,7 @@ from saboteur_env.base.variant import RECORDS, BaseVariant
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.common.geometry import geometry
-from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch, OneGame, setup_one
-from saboteur_env.core.convert import from_reference, round_results, to_reference
 from saboteur_env.core.jit import bound
 from saboteur_env.variant import Viewer
 

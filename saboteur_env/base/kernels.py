@@ -2,7 +2,7 @@
 
 Every kernel works on the games ``b0 <= b < b1`` of a batch, so a batch can be split into shards (threads or processes)
 and gives the same result as one call. The rules are ported line by line from the numpy reference
-(``saboteur_env._reference.base`` with ``saboteur_env.base.board`` / ``observation``); the equivalence tests
+(``saboteur_env.base.reference`` with ``saboteur_env.base.board`` / ``observation``); the equivalence tests
 (``tests/test_core_base.py``) replay random games through both and compare masks, observations, rewards, round results
 and scores.
 

@@ -1,5 +1,11 @@
 """Rules of Saboteur 2 (docs/rules.md §2, decisions §4.3): set-up, the legal-action mask, transitions, scoring.
 
+Internal: the slow numpy reference engine of Saboteur 2, the oracle the compiled game (``sab2.kernels``, played
+through ``sab2.compiled``) is checked against after every decision (``tests/test_core_sab2*.py``). Nothing a user
+runs plays it; outside ``tests/`` only ``sab2.convert`` (records for renders, explanations and checks) and
+``sab2.positions`` (set-up draws of hand-built positions) import it (``tests/test_architecture.py``). Its API may
+change without notice.
+
 ``legal_action_mask`` is the single legality predicate; ``apply_action`` checks against it before changing
 anything. A turn may take several decisions by the same seat (``Phase``): a pass discards one card, then another or
 stops (at most three); option C names what it frees, then discards exactly two cards; after the payouts every

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from saboteur_env._reference import base as rules  # the record builder of the reference engine
 from saboteur_env.base import board, observation
+from saboteur_env.base import kernels as kb
+from saboteur_env.base import reference as rules  # the record builder of the reference engine
 from saboteur_env.base.cards import SHAPE_OPEN
 from saboteur_env.base.state import GameState
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import base as kb
 from saboteur_env.core.batch import Batch
 
 _COPIED = (

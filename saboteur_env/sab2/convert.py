@@ -13,8 +13,8 @@ import numpy as np
 
 from saboteur_env.common.cards import Tool
 from saboteur_env.common.errors import StateError
-from saboteur_env.core import sab2 as ks
 from saboteur_env.core.batch import Batch
+from saboteur_env.sab2 import kernels as ks
 from saboteur_env.sab2.state import Phase, Sab2State
 
 # Reference field -> its dtype (the core's fields of the same name are narrower).
