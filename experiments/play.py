@@ -44,7 +44,7 @@ from typing import TextIO
 import numpy as np
 
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
-from agents.base import bind_oracle
+from agents.agent import bind_oracle
 from experiments.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
 from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines

@@ -56,9 +56,9 @@ from typing import Any
 import numpy as np
 
 from agents import CHEATING, DUEL_AGENTS, EVERY_GAME, LADDER, SAB2_AGENTS, make_agent
-from agents.base import RoleDispatch
-from agents.beliefs import BayesModel, SuspicionModel
-from agents.tracker import LogTracker
+from agents.agent import RoleDispatch
+from agents.base.beliefs import BayesModel, SuspicionModel
+from agents.base.tracker import LogTracker
 from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
 from experiments.logs import (

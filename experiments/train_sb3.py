@@ -29,7 +29,7 @@ MAX_SEED = 2**32 - 1  # numpy's legacy seeding, which SB3 uses, takes 32-bit see
 
 def make_env(players: int, opponents: str, seed: int, shaping: float = 0.0, **config: Any) -> Any:
     from agents import make_agent
-    from agents.shaping import GoldProgress
+    from agents.base.shaping import GoldProgress
     from saboteur_env import GameConfig, SingleSeatEnv
 
     cfg = GameConfig(num_players=players, **config)

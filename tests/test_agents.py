@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from agents import CHEATING, LADDER, make_agent
-from agents.analysis import PublicBoard, board_from_view, placement_outcomes
-from agents.base import RoleDispatch
+from agents.base.analysis import PublicBoard, board_from_view, placement_outcomes
+from agents.agent import RoleDispatch
 from saboteur_env import player_view, raw_env
 from saboteur_env.base.actions import ActionType, action_layout
 from saboteur_env.base.positions import make_state

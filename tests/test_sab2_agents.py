@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import SAB2_AGENTS, make_agent
-from agents.sab2 import Sab2Agent
+from agents.sab2.ladder import Sab2Agent
 from experiments import report
 from experiments.sab2 import play_sab2
 from experiments.tournament import main, read_rounds

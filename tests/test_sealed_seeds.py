@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding as gym_seeding
 
-from agents.base import RandomAgent, RoleDispatch
+from agents.agent import RandomAgent, RoleDispatch
 from agents.claims import ClaimsAgent
 from agents.ismcts import ISMCTSAgent
 from agents.text import TextAgent

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents import CHEATING, LADDER, SAB2_AGENTS, make_agent
-from agents.base import RandomAgent, RoleDispatch, bind_oracle, is_oracle
+from agents.agent import RandomAgent, RoleDispatch, bind_oracle, is_oracle
 from experiments.logs import game_key
 from experiments.rounds import (
     LEGACY_SECRET,
