@@ -58,7 +58,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from agents import CHEATING, make_agent
+from agents import make_agent, oracle_names
 from agents.base.belief_features import feature_size, features_of_sequence
 from agents.files import open_regular
 from agents.learned import NumpyPolicy
@@ -120,7 +120,7 @@ class Options:
         config = self.config()
         feature_size(self.features, config)  # an unknown set, or one for another game, fails here
         for name in (self.teacher, *self.partner_names()):
-            if name in CHEATING:
+            if name in oracle_names(config.game):
                 raise ValueError(f"agent {name!r} reads hidden state; a teacher or partner must play from views")
             make_agent(name, config)  # an unknown name fails here, naming the valid ones
         if self.teacher_share < 1.0 and not self.partner_names():

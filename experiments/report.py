@@ -612,9 +612,10 @@ def observer_trajectory(records: list[dict], tables=None, epsilon: float = 0.1) 
 
 
 def policy_trajectory(records: list[dict], samples: int = 4, epsilon: float = 0.05) -> list[tuple[np.ndarray, list]]:
-    """Like :func:`observer_trajectory` for the policy-aware observer (:class:`agents.base.policy_observer.PolicyObserver`)
-    that knows the cell's policies (miners, saboteurs): it scores each decision from the actor's public observation
-    before the move, re-played from the seed. Raises ``PolicyModelError`` for policies it cannot model."""
+    """Like :func:`observer_trajectory` for the policy-aware observer
+    (:class:`agents.base.policy_observer.PolicyObserver`) that knows the cell's policies (miners, saboteurs): it
+    scores each decision from the actor's public observation before the move, re-played from the seed.
+    Raises ``PolicyModelError`` for policies it cannot model."""
     from agents.base.policy_observer import PolicyObserver, public_action, public_observation
     from agents.base.tracker import LogTracker
     from saboteur_env import EventType

@@ -177,7 +177,8 @@ class Entry:
 ENTRIES: tuple[Entry, ...] = (
     # Base 5 players: one DAgger round on the imitation (100k decisions; docs/training.md).
     Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000),
-    # Base 4, 7 and 10 players: the network also reads the belief features (agents.base.belief_features; docs/training.md).
+    # Base 4, 7 and 10 players: the network also reads the belief features (agents.base.belief_features;
+    # docs/training.md).
     # Base 4 players then trains its saboteur head alone with PPO (trunk and gold-digger head frozen) in games
     # where the deal makes the learner's seat a saboteur, among heuristic and bayes agents (docs/training.md),
     # starting from that file as shipped at 419ca64 (imitation + DAgger, trained at d7f9504).

@@ -126,7 +126,7 @@ def check_init(path: Path, players: int) -> None:
 
 
 def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -> None:
-    from agents import CHEATING, LADDER, make_agent
+    from agents import agent_names, make_agent
     from saboteur_env import GameConfig
 
     if name.startswith("ppo:"):
@@ -135,7 +135,8 @@ def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -
         except (ValueError, OSError, ImportError) as err:
             parser.error(f"--opponents {name}: {err}")
         return
-    valid = sorted(set(LADDER) - CHEATING)  # the cheating oracles need the hidden state, which the seat env keeps
+    # the oracles need the hidden state, which the seat env keeps
+    valid = sorted(agent_names("base", kind="scripted", oracles=False))
     if name not in valid:
         parser.error(f"--opponents {name!r} is not valid; valid: {', '.join(valid)} or ppo:PATH")
 

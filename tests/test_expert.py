@@ -1,5 +1,6 @@
-"""The planning agents (agents/base/planner.py, agents/base/expert.py): exact choices on hand-built positions, legality and
-determinism over random games, and the leak test for agents (resampled hidden state never changes an action)."""
+"""The planning agents (agents/base/planner.py, agents/base/expert.py): exact choices on hand-built positions,
+legality and determinism over random games, and the leak test for agents (resampled hidden state never changes an
+action)."""
 
 from __future__ import annotations
 

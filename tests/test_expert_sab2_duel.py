@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hidden import RESAMPLERS
 
-from agents import DUEL_AGENTS, SAB2_AGENTS, make_agent
+from agents import agent_names, make_agent
 from agents.duel.expert import DuelExpert
 from agents.sab2.expert import INF, Sab2Board, Sab2Expert
 from agents.sab2.ladder import Sab2Agent
@@ -196,7 +196,7 @@ def test_duel_expert__maps_only_unsettled_goals():
 
 # ---- registry, legality, determinism, leaks ----
 def test_expert__registered_for_both_games():
-    assert "expert" in SAB2_AGENTS and "expert" in DUEL_AGENTS
+    assert "expert" in agent_names("sab2") and "expert" in agent_names("duel")
     assert isinstance(make_agent("expert", CFG), Sab2Expert)
     assert isinstance(make_agent("expert", DUEL), DuelExpert)
     assert type(make_agent("heuristic", CFG)) is Sab2Agent  # the old names play as before

@@ -55,8 +55,8 @@ from numpy.typing import NDArray
 from agents.agent import is_oracle
 from agents.base.belief_features import BeliefFeatures
 from agents.base.beliefs import BayesModel
-from agents.determinize import BaseDeterminizer, RoleSample
 from agents.base.ladder import LadderAgent
+from agents.determinize import BaseDeterminizer, RoleSample
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, legal_action_mask
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs
