@@ -1138,8 +1138,10 @@ def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="agents by game (agents.agent_names):\n"
-                                     + usage_by_game(("base", "sab2", "duel")))  # fmt: skip
+                                     epilog="scripted agents by game (agents.agent_names):\n"
+                                     + usage_by_game(("base", "sab2", "duel"), kind="scripted")
+                                     + "\n  every game: ismcts[:N], learned, learned:PATH.npz, text:NAME, claims:NAME"
+                                     "\n  base and duel: ppo:PATH")  # fmt: skip
     parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
     parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
                         help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
