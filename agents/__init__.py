@@ -1,167 +1,122 @@
-"""Baseline agents for saboteur-env (see ``agents.ladder`` for the ladder).
+"""Agents for saboteur-env, by name: ``make_agent(name, config, role=None)`` looks ``name`` up in the agent registry
+(``agents.registry``) for the config's game; ``agent_names(game)`` lists the names valid for a game.
 
-``make_agent(name, config, role=None)`` builds one by name. With ``role`` (``"miner"`` or ``"saboteur"``) it builds
-the policy of that name for that role (``bayes`` and ``role_oracle`` differ by role); without it, names that play
-both roles come back as a role-dispatching composite. ``heuristic`` is ``suspicious`` as a miner and ``covert``
-as a saboteur. ``planner`` / ``blocker`` (``agents.expert``) plan routes in placements still needed
-(``agents.planner``); ``expert`` is ``planner`` as a miner and ``blocker`` as a saboteur. For ``game="sab2"`` and
-``game="duel"``, ``expert`` is the route planner of ``agents.expert_sab2`` / ``agents.expert_duel``.
+Layout. Each game's scripted knowledge is one package that registers its agents: ``agents.base`` (the ladder
+``agents.base.ladder``, the route planner and experts ``agents.base.planner`` / ``agents.base.expert``, the belief
+models, the policy-aware observer), ``agents.sab2`` and ``agents.duel`` (each a ``ladder``, ``beliefs`` and
+``expert`` module). The agents that play every game live here, registered below: ``random``; ``ismcts`` /
+``ismcts:SIMS``, belief-sampled IS-MCTS with 100 / SIMS simulations per decision (``agents.ismcts``);
+``learned``, the self-play policy shipped for the config's game and player count (``agents/policies/``), and
+``learned:PATH.npz``, one exported by ``experiments.selfplay`` (``agents.learned``; numpy, no torch needed);
+``ppo:PATH``, a trained MaskablePPO model (``agents.ppo``; the ``train`` extra); ``llm``, a chat endpoint named by
+``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME``, agent NAME reading only the text
+interface (``agents.text``); ``claims:NAME``, NAME talking in a ``claims=True`` game (``agents.claims``).
+
+With ``role`` (``"miner"`` or ``"saboteur"``) ``make_agent`` builds the policy of that name for that role (the base
+ladder's ``bayes`` and ``role_oracle`` differ by role); without it, such a name comes back as a role-dispatching
+composite. ``heuristic`` is ``suspicious`` as a miner and ``covert`` as a saboteur; ``expert`` is ``planner`` as a
+miner and ``blocker`` as a saboteur. For ``game="sab2"`` and ``game="duel"``, ``expert`` is the route planner of
+``agents.sab2.expert`` / ``agents.duel.expert``.
 """
 
 from __future__ import annotations
 
-from agents.base import Agent, RandomAgent, RoleDispatch
-from agents.expert import BlockerSaboteur, PlannerMiner
-from agents.ladder import (
-    BayesMiner,
-    BayesSaboteur,
-    CovertSaboteur,
-    GoldOracle,
-    GreedyAgent,
-    HonestAgent,
-    OvertSaboteur,
-    RoleOracle,
-    RoleOracleSaboteur,
-    SuspiciousMiner,
+from agents.agent import Agent, RandomAgent, RoleDispatch
+from agents.registry import (
+    AgentSpec,
+    agent_names,
+    agent_specs,
+    find_agent,
+    make_agent,
+    oracle_names,
+    register_agent,
+    unregister_agent,
+    usage,
+    usage_by_game,
 )
-from agents.scripted import ScriptedAgent
 from saboteur_env import GameConfig
 
-# name -> (miner policy, saboteur policy)
-LADDER: dict[str, tuple[type, type]] = {
-    "random": (RandomAgent, RandomAgent),
-    "scripted": (ScriptedAgent, ScriptedAgent),
-    "greedy": (GreedyAgent, GreedyAgent),
-    "honest": (HonestAgent, HonestAgent),
-    "overt": (OvertSaboteur, OvertSaboteur),
-    "suspicious": (SuspiciousMiner, SuspiciousMiner),
-    "covert": (CovertSaboteur, CovertSaboteur),
-    "heuristic": (SuspiciousMiner, CovertSaboteur),
-    "bayes": (BayesMiner, BayesSaboteur),
-    "role_oracle": (RoleOracle, RoleOracleSaboteur),
-    "gold_oracle": (GoldOracle, GoldOracle),
-    "planner": (PlannerMiner, PlannerMiner),
-    "blocker": (BlockerSaboteur, BlockerSaboteur),
-    "expert": (PlannerMiner, BlockerSaboteur),
-}  # planner / blocker / expert read base-game views only: not in SAB2_AGENTS
-AGENTS = LADDER  # names accepted by make_agent and the tournament
-# names for game="duel" (greedy = agents.duel.DuelGreedyAgent; believer = agents.duel.DuelBeliever)
-DUEL_AGENTS = ("random", "greedy", "believer", "expert")  # expert = agents.expert_duel.DuelExpert
-# Names for game="sab2": random; greedy = the role-blind digger; every role-dispatching ladder name plays the
-# role-aware Sab2Agent (the base policies read base-game views); the oracles are its cheating variants; expert =
-# agents.expert_sab2.Sab2Expert.
-SAB2_AGENTS = ("random", "greedy", "heuristic", "honest", "overt", "suspicious", "covert", "bayes", "scripted",
-               "believer", "role_oracle", "gold_oracle", "expert")  # fmt: skip
-EVERY_GAME = ("ismcts",)  # names (and ``ismcts:SIMS``) that play all three games
-CHEATING = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never mix into ratings
+
+def _random(config: GameConfig, role: str | None, param: str | None) -> Agent:
+    return RandomAgent(config)
 
 
-def make_agent(name: str, config: GameConfig, role: str | None = None) -> Agent:
-    """An agent by name; ``role`` picks the miner or saboteur policy of names that have both.
+# ``random`` first: every game lists it first, then its own names, then the names below that play every game.
+register_agent("random", kind="scripted", factory=_random, summary="uniform over the legal actions")
 
-    ``ppo:PATH`` loads a trained MaskablePPO model (``agents.ppo``; needs the ``train`` extra). ``llm`` plays through
-    a chat endpoint named by ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME`` is agent NAME
-    reading only the text interface (``agents.text``). ``ismcts`` / ``ismcts:SIMS`` is belief-sampled IS-MCTS with
-    100 / SIMS simulations per decision (``agents.ismcts``). ``learned:PATH.npz`` plays a self-play policy exported by
-    ``experiments.selfplay`` in numpy (``agents.learned``; no torch needed); ``learned`` plays the policy shipped for
-    the config's game and player count (``agents/policies/``).
-    """
-    if name == "llm":
-        from agents.llm import LLMAgent
+# The games' packages register their scripted agents when imported (lazily built: their factories import the agent
+# modules on first use, except the base ladder's classes, which are registered as data).
+from agents import base as _base, duel as _duel, sab2 as _sab2  # noqa: E402, F401, I001
 
-        return LLMAgent(config)
-    if name.startswith("text:"):
-        from agents.text import TextAgent
 
-        inner = name[5:]
-        if inner in CHEATING or inner == "llm" or inner.startswith("text:"):
-            raise ValueError(f"text:{inner} is not allowed: text:NAME wraps a scripted agent that reads only its "
-                             f"view (not {inner!r})")  # fmt: skip
-        return TextAgent(make_agent(inner, config, role), config)
-    if name.startswith("claims:"):  # a claims=True game's talking agent (agents.claims; docs/claims.md)
-        from agents.claims import make_claims_agent
+def _ismcts(config: GameConfig, role: str | None, sims: str | None) -> Agent:
+    from agents.ismcts import ISMCTSAgent
 
-        return make_claims_agent(name[len("claims:") :], config, role)  # ValueError unless config.claims
-    if name == "learned":  # the policy shipped for this game and player count (agents/policies/; agents.learned)
+    if sims is not None and not (sims.isascii() and sims.isdigit() and 1 <= int(sims) <= 1_000_000):
+        raise ValueError(f"agent {'ismcts:' + sims!r}: ismcts:SIMS needs a whole number of simulations 1..1000000, "
+                         f"got {sims!r}")  # fmt: skip
+    return ISMCTSAgent(config, simulations=int(sims) if sims else 100)
+
+
+def _learned(config: GameConfig, role: str | None, path: str | None) -> Agent:
+    if path is None:  # the policy shipped for this game and player count (agents/policies/)
         from agents.learned import shipped_agent
 
         return shipped_agent(config)
-    if name.startswith("learned:"):
-        from agents.learned import LearnedAgent
+    from agents.learned import LearnedAgent
 
-        return LearnedAgent(name[8:], config)
-    if name.startswith("ppo:"):
-        from agents.ppo import PPOAgent
+    return LearnedAgent(path, config)
 
-        return PPOAgent(name[4:], config)
-    if name == "ismcts" or name.startswith("ismcts:"):  # every game (agents.ismcts; docs/ismcts.md)
-        from agents.ismcts import ISMCTSAgent
 
-        budget = name.partition(":")[2]
-        if name != "ismcts" and not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= 1_000_000):
-            raise ValueError(f"agent {name!r}: ismcts:SIMS needs a whole number of simulations 1..1000000, "
-                             f"got {budget!r}")  # fmt: skip
-        return ISMCTSAgent(config, simulations=int(budget) if budget else 100)
-    if config.game == "duel":  # two players, no roles
-        if name == "random":
-            return RandomAgent(config)
-        if name == "greedy":
-            from agents.duel import DuelGreedyAgent
+def _ppo(config: GameConfig, role: str | None, path: str | None) -> Agent:
+    from agents.ppo import PPOAgent
 
-            return DuelGreedyAgent(config)
-        if name == "believer":
-            from agents.duel import DuelBeliever
+    return PPOAgent(path or "", config)
 
-            return DuelBeliever(config)
-        if name == "expert":
-            from agents.expert_duel import DuelExpert
 
-            return DuelExpert(config)
-        raise ValueError(f"unknown duel agent {name!r}; valid for game='duel': {', '.join(DUEL_AGENTS)}")
-    if config.game == "sab2":
-        if name == "random":
-            return RandomAgent(config)
-        if name in ("role_oracle", "gold_oracle"):
-            from agents.sab2 import Sab2Oracle
+def _llm(config: GameConfig, role: str | None, param: str | None) -> Agent:
+    from agents.llm import LLMAgent
 
-            return Sab2Oracle(config, knows=name.split("_")[0].replace("role", "roles"))
-        if name == "believer":
-            from agents.sab2 import Sab2Believer
+    return LLMAgent(config)
 
-            return Sab2Believer(config)
-        if name == "expert":
-            from agents.expert_sab2 import Sab2Expert
 
-            return Sab2Expert(config)
-        if name in SAB2_AGENTS:
-            from agents.sab2 import Sab2Agent
+def _text(config: GameConfig, role: str | None, inner: str | None) -> Agent:
+    from agents.text import TextAgent
 
-            return Sab2Agent(config, role_aware=name != "greedy")
-        raise ValueError(f"unknown Saboteur 2 agent {name!r}; valid for game='sab2': {', '.join(SAB2_AGENTS)}")
-    if name not in LADDER:
-        raise ValueError(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}")
-    miner, saboteur = LADDER[name]
-    if role == "miner":
-        return miner(config)
-    if role == "saboteur":
-        return saboteur(config)
-    if role is not None:
-        raise ValueError(f"role={role!r} must be 'miner', 'saboteur' or None")
-    if miner is saboteur:
-        return miner(config)
-    return RoleDispatch(config, miner(config), saboteur(config))
+    inner = inner or ""
+    wrapped = find_agent(inner, config.game)
+    # The text carries only the seat's view: an oracle would read past it, an endpoint reads text already.
+    if inner.startswith("text:") or (wrapped is not None and (wrapped.oracle or wrapped.kind == "remote")):
+        raise ValueError(f"text:{inner} is not allowed: text:NAME wraps a scripted agent that reads only its "
+                         f"view (not {inner!r})")  # fmt: skip
+    return TextAgent(make_agent(inner, config, role), config)
 
+
+def _claims(config: GameConfig, role: str | None, inner: str | None) -> Agent:
+    from agents.claims import make_claims_agent  # a claims=True game's talking agent (docs/claims.md)
+
+    return make_claims_agent(inner or "", config, role)  # ValueError unless config.claims
+
+
+register_agent("ismcts", kind="search", factory=_ismcts, param="SIMS", summary="IS-MCTS, SIMS simulations (100)")
+register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
+register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")
+register_agent("llm", kind="remote", factory=_llm, summary="a chat endpoint (SABOTEUR_LLM_* variables)")
+register_agent("text", kind="wrapper", factory=_text, param="NAME", bare=False, summary="NAME through the text")
+register_agent("claims", kind="wrapper", factory=_claims, param="NAME", bare=False, summary="NAME talking")
 
 __all__ = [
-    "AGENTS",
-    "CHEATING",
-    "DUEL_AGENTS",
-    "EVERY_GAME",
-    "LADDER",
-    "SAB2_AGENTS",
     "Agent",
+    "AgentSpec",
     "RandomAgent",
     "RoleDispatch",
-    "ScriptedAgent",
+    "agent_names",
+    "agent_specs",
+    "find_agent",
     "make_agent",
+    "oracle_names",
+    "register_agent",
+    "unregister_agent",
+    "usage",
+    "usage_by_game",
 ]

@@ -9,7 +9,7 @@ and a claims-aware observer with a parameterised honesty model.
   Saboteur 2) the gold slot is enumerated exactly and the roles are independent given it (a mean-field prior: the
   role deck's expected share of saboteurs); seat claims are a second, mean-field pass. In the Duel every goal is
   gold or not independently and the opponent's honesty is one parameter.
-* :class:`ClaimsBayesModel` - :class:`agents.beliefs.BayesModel` (the exact base-game posterior over saboteur
+* :class:`ClaimsBayesModel` - :class:`agents.base.beliefs.BayesModel` (the exact base-game posterior over saboteur
   sets and the gold slot) that also takes claims (``observe_claim``) with the same honesty model.
 * :class:`ClaimsAgent` - wraps an agent of the game without claims (``make_claims_agent(name, config)``): it
   claims first (honest diggers claim the truth about a goal they saw; covert saboteurs lie when it pays: about a
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import Agent
-from agents.beliefs import BayesModel
+from agents.agent import Agent
+from agents.base.beliefs import BayesModel
 from saboteur_env import GameConfig
 from saboteur_env.claims import ACCUSE, CLEAR, GOAL, SUSPECT, ClaimLayout, layout
 
@@ -436,7 +436,7 @@ class ClaimsAgent:
     @property
     def oracle(self) -> bool:
         """An oracle exactly when the wrapped agent is (it is the one that gets the hidden state)."""
-        from agents.base import is_oracle
+        from agents.agent import is_oracle
 
         return is_oracle(self.inner)
 
@@ -503,8 +503,8 @@ class ClaimsAgent:
                 self.hooked.claims = held
 
     def bind_state(self, state_fn: Any) -> None:
-        """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
-        from agents.base import bind_oracle
+        """Pass the privileged state on to a declared oracle inside (``agents.agent.bind_oracle``; nobody else)."""
+        from agents.agent import bind_oracle
 
         bind_oracle(self.inner, state_fn)
 
@@ -603,7 +603,7 @@ class ClaimsAgent:
 
 def make_claims_agent(name: str, config: GameConfig, role: str | None = None, **kwargs: Any) -> ClaimsAgent:
     """``make_agent(name, config.game_config)`` wrapped in a :class:`ClaimsAgent` for a claims config."""
-    from agents import make_agent
+    from agents.registry import make_agent
 
     if not config.claims:
         raise ValueError(f"make_claims_agent needs claims=True in the config (got {config!r})")

@@ -6,7 +6,7 @@ observation is exactly the one it last saw: same board, own hand, public counts,
 seat cannot see is drawn:
 
 * roles (and the left-over role card / the Saboteur 2 reserve) from a :class:`RoleSampler` - the exact Bayes
-  posterior of :class:`agents.beliefs.BayesModel` in the base game (which also draws the gold slot),
+  posterior of :class:`agents.base.beliefs.BayesModel` in the base game (which also draws the gold slot),
   uniform over the role assignments consistent with the view in Saboteur 2 (the Duel has no roles);
 * other hands, the draw pile, other seats' face-down discards (and Saboteur 2's set-aside cards) from the unseen
   cards: the round's deck composition minus everything public this round and the own hand and discards;
@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.analysis import board_from_view
-from agents.beliefs import BayesModel
-from agents.tracker import ViewTracker
+from agents.base.analysis import board_from_view
+from agents.base.beliefs import BayesModel
+from agents.base.tracker import ViewTracker
 from saboteur_env import EventType, GameConfig, PlayerView
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs
@@ -142,7 +142,7 @@ class RoleSampler(Protocol):
 
 class BayesRoleSampler:
     """Base game: (saboteur set, gold slot) drawn from the exact posterior of :class:`BayesModel` (public events,
-    own role, own map results; see ``agents/beliefs.py``)."""
+    own role, own map results; see ``agents/base/beliefs.py``)."""
 
     def __init__(self, config: GameConfig, seat: int, epsilon: float = 0.1) -> None:
         self.config, self.seat = config, seat
@@ -157,7 +157,7 @@ class BayesRoleSampler:
         self.model.reset_round(self.seat, view.role)
 
     def observe(self, view: PlayerView) -> None:
-        # The same event handling as agents.ladder.LadderAgent._follow.
+        # The same event handling as agents.base.ladder.LadderAgent._follow.
         events = self.tracker.update(view)
         if self._round < 0:
             self._new_round(view)
@@ -403,7 +403,7 @@ def _new_events(old: list[Any], window: list[Any], length: int) -> int:
 class UniformSab2Roles:
     """Saboteur 2: roles uniform over the assignments consistent with the view - the seat's own role, roles it
     inspected (while their holders have not swapped hats since), every role once the round's roles are public -
-    with the reserve drawn from the remaining role cards. A belief model (``agents/beliefs_sab2.py``) can replace
+    with the reserve drawn from the remaining role cards. A belief model (``agents/sab2/beliefs.py``) can replace
     it through the :class:`RoleSampler` interface."""
 
     def __init__(self, config: GameConfig, seat: int) -> None:

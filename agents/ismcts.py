@@ -65,7 +65,7 @@ def rollout_weights(config: GameConfig, place_weight: float = 4.0, discard_weigh
     if hasattr(lay, "type_arr"):
         # Base game: placements nearer the goal row of cells and not dead ends are likelier, so that rollouts
         # dig towards the goals instead of wandering (static per action id, no board analysis in the loop).
-        from agents.analysis import DEAD_END_KIND
+        from agents.base.analysis import DEAD_END_KIND
         from saboteur_env.base.actions import ActionType
         from saboteur_env.common.geometry import geometry
 
@@ -225,8 +225,8 @@ class ISMCTSAgent:
     def _features(self, state: Any) -> tuple[float, float, int]:
         """Base game, heuristic evaluation: tile distance from the tunnel to the (determinized) gold, broken tools
         of saboteurs minus those of gold-diggers, and the seat's role in this determinization."""
-        from agents.analysis import PublicBoard
-        from agents.tracker import analysed
+        from agents.base.analysis import PublicBoard
+        from agents.base.tracker import analysed
         from saboteur_env.base.cards import KIND_GOAL_GOLD
 
         board = analysed(PublicBoard(self.config, np.asarray(state.cell_shape, dtype=np.int16).copy()))
@@ -363,8 +363,8 @@ class ISMCTSAgent:
         return {int(legal[i]): r for r, i in enumerate(order)}
 
     def _base_scores(self, view: Any, legal: NDArray[np.int64]) -> NDArray[np.float64]:
-        from agents.analysis import DEAD_END_KIND, board_from_view, placement_outcomes
-        from agents.tracker import analysed, known_gold
+        from agents.base.analysis import DEAD_END_KIND, board_from_view, placement_outcomes
+        from agents.base.tracker import analysed, known_gold
         from saboteur_env.base.actions import ActionType
 
         lay = action_layout(self.config)

@@ -8,7 +8,7 @@ With ``embed`` > 0 in the header, ``pe_w pe_b`` map the trunk's output linearly 
 of every policy head (a bottleneck: ``embed x A`` head weights instead of ``hidden x A``); the value heads read the
 trunk's output. A header without ``embed`` has none.
 With ``features`` in the header (``"bayes"``, base game), the network's input is the observation followed by the
-seat's belief features (:mod:`agents.belief_features`), which the agent keeps up to date from its own observations:
+seat's belief features (:mod:`agents.base.belief_features`), which the agent keeps up to date from its own observations:
 ``obs_size`` counts both. A header without ``features`` has none.
 Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.belief_features import BeliefFeatures, feature_size
+from agents.base.belief_features import BeliefFeatures, feature_size
 from agents.files import FileRefusedError, open_regular
 from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
 

@@ -210,7 +210,7 @@ class LLMAgent:
 
 def main(argv: list[str] | None = None) -> int:
     """Play one game of deal --seed: the llm agent in one seat, a scripted agent in the others; prints the stats."""
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game, returns
 
     ap = argparse.ArgumentParser(prog="python -m agents.llm", description=main.__doc__)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import bind_oracle, is_oracle
+from agents.agent import bind_oracle, is_oracle
 from saboteur_env import GameConfig
 from saboteur_env.common.seeding import seat_seeds
 from saboteur_env.text import (
@@ -53,7 +53,7 @@ class TextAgent:
         return is_oracle(self.inner)
 
     def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
-        """Pass the privileged state on to a declared oracle inside (``agents.base.bind_oracle``; nobody else)."""
+        """Pass the privileged state on to a declared oracle inside (``agents.agent.bind_oracle``; nobody else)."""
         bind_oracle(self.inner, state_fn)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
@@ -87,7 +87,7 @@ def compare(config: GameConfig, name: str, seeds: range, secret: int | None = No
     whose action sequences are identical, the decisions and the text agents' parse failures. The agents' seeds are
     sealed (``saboteur_env.common.seeding``): from ``secret`` (default this process's session secret) and the game,
     never from the deal seed."""
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game
 
     def play(agent_name: str, seed: int) -> tuple[list[int], list]:

@@ -180,13 +180,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--players {bad}: the base game has 3-10 players")
     if len(set(args.lineups)) != len(args.lineups):
         parser.error(f"--lineups {args.lineups}: each line-up once")
-    from agents import CHEATING, LADDER
+    from agents import agent_names
+
+    valid = agent_names("base", kind="scripted", oracles=False)
 
     for lineup in args.lineups:
         for name in parse_lineup(lineup):
-            if name not in LADDER or name in CHEATING:
+            if name not in valid:
                 parser.error(f"unknown or cheating agent {name!r} in line-up {lineup!r}; valid: "
-                             f"{', '.join(sorted(set(LADDER) - CHEATING))}")  # fmt: skip
+                             f"{', '.join(sorted(valid))}")  # fmt: skip
     try:
         secret = parse_secret(args.secret)
     except ValueError as exc:

@@ -7,7 +7,7 @@ round, rounds in the game, starter, rules and package versions), ``events`` (pub
 peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.logs`` writes and
 reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
 
-**Reference observer.** Each seat of every duel also gets a :class:`~agents.beliefs_duel.DuelBelief` fed its own
+**Reference observer.** Each seat of every duel also gets a :class:`~agents.duel.beliefs.DuelBelief` fed its own
 views at its decisions (and its own discards), scored at each decision against the hidden truth: the log loss of
 the true goal card of every face-down slot the seat has not seen, and the Brier score of P(the opponent holds a
 card of kind k) over the 39 kinds; each next to a naive baseline (goals: uniform over the 18 minus the seat's own
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from agents import make_agent
-from agents.beliefs_duel import DuelBelief, hand_distribution
+from agents.duel.beliefs import DuelBelief, hand_distribution
 from experiments.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
 from experiments.stats import BOOT, bootstrap_mean, bootstrap_ratio
 from saboteur_env import __version__, raw_env
@@ -62,9 +62,9 @@ OBSERVER_FIELDS = ("decisions", "goal_slots", "goal_log_loss", "goal_log_loss_na
 
 
 def make_duel_agent(name: str, config):
-    """``make_agent``, plus ``believer`` (agents.duel.DuelBeliever) while agents/__init__.py does not list it."""
+    """``make_agent``, plus ``believer`` (agents.duel.ladder.DuelBeliever) while agents/__init__.py does not list it."""
     if name == "believer":
-        from agents.duel import DuelBeliever
+        from agents.duel.ladder import DuelBeliever
 
         return DuelBeliever(config)
     return make_agent(name, config)

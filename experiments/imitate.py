@@ -58,8 +58,8 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from agents import CHEATING, make_agent
-from agents.belief_features import feature_size, features_of_sequence
+from agents import make_agent, oracle_names
+from agents.base.belief_features import feature_size, features_of_sequence
 from agents.files import open_regular
 from agents.learned import NumpyPolicy
 from saboteur_env import GameConfig, num_actions, observation_layout
@@ -120,7 +120,7 @@ class Options:
         config = self.config()
         feature_size(self.features, config)  # an unknown set, or one for another game, fails here
         for name in (self.teacher, *self.partner_names()):
-            if name in CHEATING:
+            if name in oracle_names(config.game):
                 raise ValueError(f"agent {name!r} reads hidden state; a teacher or partner must play from views")
             make_agent(name, config)  # an unknown name fails here, naming the valid ones
         if self.teacher_share < 1.0 and not self.partner_names():
@@ -244,7 +244,7 @@ def _features_worker(groups: list[NDArray[np.int64]]) -> list[NDArray[np.float32
 
 
 def with_features(data: Data, config: GameConfig, name: str, workers: int = 1) -> Data:
-    """``data`` with its belief features (``agents.belief_features``): each seat's recorded decisions of a game are
+    """``data`` with its belief features (``agents.base.belief_features``): each seat's recorded decisions of a game are
     replayed in order through the seat's follower, exactly as the learned agent follows its own observations. Every
     decision of a teacher seat is recorded (collect), so each sequence is complete."""
     global _FEATURE_JOB

@@ -16,7 +16,8 @@ Each game appends one JSON line to ``--out`` (a finished game is never replayed:
     python -m experiments.ismcts --summary runs/ismcts_base5.jsonl      # the table of a finished (or partial) run
 
 ``--game sab2`` and ``--game duel`` run the same experiment in Saboteur 2 (line-up ``heuristic``) and the Duel
-(``greedy``). The default base line-up is ``expert`` when ``agents.LADDER`` has it, else ``bayes``.
+(``greedy``). The default base line-up is ``expert`` when the base game registers it (``agents.agent_names``),
+else ``bayes``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import LADDER, make_agent
+from agents import agent_names, make_agent
 from agents.ismcts import ISMCTSAgent
 from experiments.rounds import (
     SecretError,
@@ -50,7 +51,7 @@ def default_lineup(game: str) -> str:
         return "greedy"
     if game == "sab2":
         return "heuristic"
-    return "expert" if "expert" in LADDER else "bayes"
+    return "expert" if "expert" in agent_names("base") else "bayes"
 
 
 def role_name(config: GameConfig, state: Any, seat: int) -> str:

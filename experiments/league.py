@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from agents import CHEATING, make_agent
+from agents import make_agent, oracle_names
 from experiments.stats import mean_interval
 from saboteur_env import GameConfig
 from saboteur_env.common.seeding import seat_seeds
@@ -83,7 +83,7 @@ class League:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or not 0 <= pool_size <= 64:
             raise ValueError(f"pool_size={pool_size!r} is out of range; valid: 0..64")
         for name in scripted:
-            if name in CHEATING:
+            if name in oracle_names(config.game):
                 raise ValueError(f"league agent {name!r} reads hidden state; oracles never join a league")
             make_agent(name, config)  # an unknown name fails here, naming the valid ones
         self.config, self.scripted, self.pool_size = config, list(scripted), pool_size
@@ -301,7 +301,7 @@ def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: 
     Returns ``eval_diff`` (mean score difference per game), ``eval_lo``/``eval_hi`` (its 95% interval) and per role
     ``eval_diff_ROLE`` (the mean difference per game of what the watched seat earned in rounds it played in that
     role, over the games where it played that role; the deals fix the roles, so both halves share them)."""
-    if opponent in CHEATING:
+    if opponent in oracle_names(config.game):
         raise ValueError(f"evaluation opponent {opponent!r} reads hidden state; choose a ladder agent")
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 100_000:
         raise ValueError(f"games={games!r} is out of range; valid: 1..100000")

@@ -43,8 +43,8 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
-from agents.base import bind_oracle
+from agents import agent_names
+from agents.agent import bind_oracle
 from experiments.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
 from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines
@@ -184,9 +184,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     parser.add_argument("--players", type=int, default=None, help="3-10 (base, default 4), 2-12 (sab2, default 5); "
                         "the duel has 2")  # fmt: skip
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
-    parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic): {', '.join(sorted(LADDER))}; "
-                        f"the duel (default greedy): {', '.join(DUEL_AGENTS)}; every game: ismcts, ismcts:N "
-                        "(IS-MCTS, N simulations a move), learned (the shipped policy)")  # fmt: skip
+    scripted = "; ".join(f"{g}: {', '.join(agent_names(g, kind='scripted'))}" for g in GAMES)  # from the registry
+    parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic; the duel greedy): {scripted}; "
+                        "every game: ismcts, ismcts:N (IS-MCTS, N simulations a move), learned (the shipped policy)")
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, choices=(1, 2, 3), default=3)
     args = parser.parse_args(argv)
@@ -200,7 +200,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
         parser.error(f"--seat {args.seat} is out of range; valid: 0..{args.players - 1}")
     if args.bots is None:
         args.bots = "greedy" if args.game == "duel" else "heuristic"
-    valid_bots = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(args.game, tuple(sorted(LADDER)))
+    valid_bots = agent_names(args.game, kind="scripted")
     try:
         sims = ismcts_sims(args.bots)  # ismcts / ismcts:N (IS-MCTS with N simulations a move), else None
     except TableError as err:

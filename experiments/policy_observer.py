@@ -1,5 +1,5 @@
 """Calibration of public observers' P(saboteur) per population: the fixed-table baseline, tables fitted on the
-population's games, and the policy-aware observer (``agents.policy_observer``), on the same held-out games.
+population's games, and the policy-aware observer (``agents.base.policy_observer``), on the same held-out games.
 
     python -m experiments.policy_observer --games 200 --players 5 --samples 4   # Markdown tables on stdout
 
@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents import make_agent
-from agents.beliefs import FIXED_TABLES, BayesModel, BehaviourCounts, BehaviourTables
-from agents.policy_observer import PolicyObserver, public_action, public_observation
-from agents.tracker import LogTracker
+from agents.base.beliefs import FIXED_TABLES, BayesModel, BehaviourCounts, BehaviourTables
+from agents.base.policy_observer import PolicyObserver, public_action, public_observation
+from agents.base.tracker import LogTracker
 from experiments.report import CAL_BINS, _bin_sums, _ece
 from experiments.rounds import (
     SecretError,

@@ -574,7 +574,7 @@ def train_game(seed: int) -> bool:
 def replay_decisions(records: list[dict]) -> Iterator[tuple[dict, list[tuple[int, list]]]]:
     """Re-play a logged base game from its seed and actions; per round: (header, [(actor, public events of the
     decision)...]) - the events with board distances that the observers see (round ends left out)."""
-    from agents.tracker import LogTracker
+    from agents.base.tracker import LogTracker
     from saboteur_env import EventType
 
     h = records[0]["header"]
@@ -591,9 +591,9 @@ def replay_decisions(records: list[dict]) -> Iterator[tuple[dict, list[tuple[int
 
 
 def observer_trajectory(records: list[dict], tables=None, epsilon: float = 0.1) -> list[tuple[np.ndarray, list]]:
-    """Per round: ((decisions, N) P(saboteur) of a public :class:`~agents.beliefs.BayesModel` after each decision
+    """Per round: ((decisions, N) P(saboteur) of a public :class:`~agents.base.beliefs.BayesModel` after each decision
     with ``tables`` (the fixed baseline when ``None``), the dealt roles)."""
-    from agents.beliefs import FIXED_TABLES, BayesModel
+    from agents.base.beliefs import FIXED_TABLES, BayesModel
     from saboteur_env import GameConfig
     from saboteur_env.common.geometry import geometry
 
@@ -612,11 +612,12 @@ def observer_trajectory(records: list[dict], tables=None, epsilon: float = 0.1) 
 
 
 def policy_trajectory(records: list[dict], samples: int = 4, epsilon: float = 0.05) -> list[tuple[np.ndarray, list]]:
-    """Like :func:`observer_trajectory` for the policy-aware observer (:class:`agents.policy_observer.PolicyObserver`)
-    that knows the cell's policies (miners, saboteurs): it scores each decision from the actor's public observation
-    before the move, re-played from the seed. Raises ``PolicyModelError`` for policies it cannot model."""
-    from agents.policy_observer import PolicyObserver, public_action, public_observation
-    from agents.tracker import LogTracker
+    """Like :func:`observer_trajectory` for the policy-aware observer
+    (:class:`agents.base.policy_observer.PolicyObserver`) that knows the cell's policies (miners, saboteurs): it
+    scores each decision from the actor's public observation before the move, re-played from the seed.
+    Raises ``PolicyModelError`` for policies it cannot model."""
+    from agents.base.policy_observer import PolicyObserver, public_action, public_observation
+    from agents.base.tracker import LogTracker
     from saboteur_env import EventType
 
     h = records[0]["header"]
@@ -662,8 +663,8 @@ def table_calibration(logs: list[Path], boot: int = BOOT, policy_samples: int = 
     held-out games. Also the reliability diagram's points (per bin: mean prediction, observed frequency, count).
     ``policy_samples`` > 0 adds the policy-aware observer (model ``policy``, that many hands per decision) in the
     cells without an inserted seat whose policies it can model (about 2-3 s per held-out 5-player game)."""
-    from agents.beliefs import BehaviourCounts
-    from agents.policy_observer import PolicyModelError
+    from agents.base.beliefs import BehaviourCounts
+    from agents.base.policy_observer import PolicyModelError
 
     counts: dict[tuple, BehaviourCounts] = defaultdict(BehaviourCounts)
     for records in LogReader(logs, quiet=True).games():
@@ -1057,7 +1058,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="add T7: fit the observer's behaviour tables per cell on even seeds, score fixed and "
                         "fitted tables on odd seeds (re-plays every base game; slower)")  # fmt: skip
     parser.add_argument("--policy-observer", type=int, default=0, metavar="SAMPLES",
-                        help="with --calibration: add the policy-aware observer (agents.policy_observer) drawing "
+                        help="with --calibration: add the policy-aware observer (agents.base.policy_observer) drawing "
                         "SAMPLES hands per decision (4 is a good start; about 2-3 s per held-out game)")  # fmt: skip
     parser.add_argument("--boot", type=int, default=BOOT, help=f"bootstrap resamples per interval (default {BOOT})")
     parser.add_argument("--rating-boot", type=int, default=RATING_BOOT,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from agents.base import bind_oracle
+from agents.agent import bind_oracle
 from saboteur_env import raw_env
 from saboteur_env.common import seeding
 from saboteur_env.common.seeding import SecretError, format_secret, parse_secret, sealed_seeds
@@ -64,12 +64,12 @@ def logged_secret(records: Sequence[dict]) -> int:
 @functools.cache
 def oracle_name(name: str, game: str = "base") -> bool:
     """Whether the agent called ``name`` in ``game`` reads hidden state (flagged in tables, never rated): asked of
-    the agent object itself (``agents.base.is_oracle``), built the way the tournaments seat it, so that every wrapper
+    the agent object itself (``agents.agent.is_oracle``), built the way the tournaments seat it, so that every wrapper
     (``claims:NAME``, ``claims@K:NAME``, ``text:NAME``, a role-dispatching pair) answers for what it wraps. Names
     that load a model file or call a chat endpoint read only observations; names that build no agent (table labels)
     are not oracles."""
     from agents import RoleDispatch, make_agent
-    from agents.base import is_oracle
+    from agents.agent import is_oracle
     from saboteur_env import GameConfig
 
     bare = CLAIMS_NAME.sub(r"\1", name)

@@ -8,7 +8,7 @@ private part of a face-down discard, a map peek, an inspection or a hat swap und
 end); ``experiments.logs`` writes and reads them, and :func:`replay_sab2` re-plays a logged game against its log.
 The tables (:class:`Sab2Tables`) are running aggregates, fed one record at a time.
 
-**Reference observer.** Every game also runs a public :class:`~agents.beliefs_sab2.Sab2RoleBelief` (no seat, fed the
+**Reference observer.** Every game also runs a public :class:`~agents.sab2.beliefs.Sab2RoleBelief` (no seat, fed the
 public events as they happen) and scores it after every event against the roles the seats hold at that moment:
 Brier score (summed over the 6 roles, averaged over seats) and log loss, next to the same scores of the public
 prior (each seat a random card of the 15). Each round record carries them under ``observer`` (sums per quarter of
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from agents import make_agent
-from agents.beliefs_sab2 import COPIES, RoleEvent, Sab2RoleBelief
+from agents.sab2.beliefs import COPIES, RoleEvent, Sab2RoleBelief
 from experiments.rounds import (
     ORACLE_NOTE,
     draw_secret,
@@ -69,9 +69,9 @@ PRIOR = COPIES / COPIES.sum()
 
 
 def make_sab2_agent(name: str, config):
-    """``make_agent``, plus ``believer`` (agents.sab2.Sab2Believer) while agents/__init__.py does not list it."""
+    """``make_agent``, plus ``believer`` (agents.sab2.ladder.Sab2Believer) while agents/__init__.py does not list it."""
     if name == "believer":
-        from agents.sab2 import Sab2Believer
+        from agents.sab2.ladder import Sab2Believer
 
         return Sab2Believer(config)
     return make_agent(name, config)

@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents import make_agent
-from agents.belief_features import BeliefFeatures, feature_size
+from agents.base.belief_features import BeliefFeatures, feature_size
 from agents.files import FileRefusedError, open_regular
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
 from experiments.league import League, Seating, evaluate, sample_rows
@@ -101,7 +101,7 @@ class Args:
     eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
     tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
     init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.imitate's)
-    features: str = ""  # belief features after the observation (agents.belief_features; "": none)
+    features: str = ""  # belief features after the observation (agents.base.belief_features; "": none)
     train_role: str = ""  # train only the learner's decisions in this role ("": every role)
     freeze_trunk: bool = False  # train the heads only (the trunk keeps its --init weights)
     learner_seat: str = ""  # league games: "" any seat; "saboteur": a seat dealt the saboteur card most often
@@ -180,7 +180,7 @@ class Policy(nn.Module):
                  features: str = "") -> None:  # fmt: skip
         super().__init__()
         lay = observation_layout(config)
-        # Belief features (agents.belief_features) follow the observation; they are probabilities and fractions.
+        # Belief features (agents.base.belief_features) follow the observation; they are probabilities and fractions.
         self.features = features
         high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
                                np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip

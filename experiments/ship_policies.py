@@ -88,14 +88,14 @@ class Entry:
     epochs: int = 10  # imitation fitting epochs
     dagger: int = 0  # teacher decisions of one DAgger round after the imitation (0: none)
     dagger_share: float = 0.5  # share of the teacher seats the round-0 policy plays in that round
-    features: str = ""  # belief features the imitation network reads ("bayes"; agents.belief_features)
+    features: str = ""  # belief features the imitation network reads ("bayes"; agents.base.belief_features)
     # PPO continues from this entry's file as shipped at this commit (its imitation and DAgger stages are that
     # file's, recorded in that commit's manifest) instead of redoing them: the collection replays scripted agents
     # whose float ties can break differently on another processor, so a redo need not give the file users had.
     start: str = ""
 
     def __post_init__(self) -> None:
-        from agents.belief_features import feature_size
+        from agents.base.belief_features import feature_size
         from saboteur_env import GameConfig
 
         feature_size(self.features, GameConfig(game=self.game, num_players=self.players))  # a clear ValueError
@@ -177,7 +177,8 @@ class Entry:
 ENTRIES: tuple[Entry, ...] = (
     # Base 5 players: one DAgger round on the imitation (100k decisions; docs/training.md).
     Entry("base", 5, seed=1405, decisions=0, imitate=300_000, hidden=128, epochs=15, dagger=100_000),
-    # Base 4, 7 and 10 players: the network also reads the belief features (agents.belief_features; docs/training.md).
+    # Base 4, 7 and 10 players: the network also reads the belief features (agents.base.belief_features;
+    # docs/training.md).
     # Base 4 players then trains its saboteur head alone with PPO (trunk and gold-digger head frozen) in games
     # where the deal makes the learner's seat a saboteur, among heuristic and bayes agents (docs/training.md),
     # starting from that file as shipped at 419ca64 (imitation + DAgger, trained at d7f9504).

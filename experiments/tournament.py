@@ -55,10 +55,10 @@ from typing import Any
 
 import numpy as np
 
-from agents import CHEATING, DUEL_AGENTS, EVERY_GAME, LADDER, SAB2_AGENTS, make_agent
-from agents.base import RoleDispatch
-from agents.beliefs import BayesModel, SuspicionModel
-from agents.tracker import LogTracker
+from agents import agent_names, make_agent, oracle_names, usage_by_game
+from agents.agent import RoleDispatch
+from agents.base.beliefs import BayesModel, SuspicionModel
+from agents.base.tracker import LogTracker
 from experiments.duel import DuelTable, play_duel, replay_duel
 from experiments.duel import summary_table as duel_summary_table
 from experiments.logs import (
@@ -1101,14 +1101,16 @@ def _unique(parser: argparse.ArgumentParser, option: str, values: list) -> None:
 MODEL_PREFIXES = ("ppo:", "learned:")  # agents loaded from a file: ppo:PATH (MaskablePPO), learned:PATH.npz
 
 
-def _known(name: str, valid: tuple[str, ...] | dict) -> bool:
-    """Whether ``name`` plays a game whose scripted names are ``valid``: those, model files, ``ismcts[:N]`` (every
-    game) and ``text:NAME`` of a known scripted NAME (make_agent names the exact error of a bad N or NAME)."""
-    if name in valid or name.startswith(MODEL_PREFIXES) or name in EVERY_GAME or name.startswith("ismcts:"):
+def _known(name: str, game: str) -> bool:
+    """Whether ``name`` plays ``game`` here: its scripted names (``agents.agent_names``), model files, the search
+    agents (``ismcts[:N]``) and ``text:NAME`` of a scripted NAME that is no oracle (make_agent names the exact error
+    of a bad N or NAME)."""
+    scripted = agent_names(game, kind="scripted")
+    if name in scripted or name == SHIPPED or name.startswith(MODEL_PREFIXES):
         return True
-    if name == SHIPPED:
+    if name.partition(":")[0] in agent_names(game, kind="search"):  # ismcts, ismcts:N
         return True
-    return name.startswith("text:") and name[5:] in valid and name[5:] not in CHEATING
+    return name.startswith("text:") and name[5:] in scripted and name[5:] not in oracle_names(game)
 
 
 SHIPPED = "learned"  # the learned policy shipped for the game and player count (agents/policies/)
@@ -1135,7 +1137,11 @@ def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="scripted agents by game (agents.agent_names):\n"
+                                     + usage_by_game(("base", "sab2", "duel"), kind="scripted")
+                                     + "\n  every game: ismcts[:N], learned, learned:PATH.npz, text:NAME, claims:NAME"
+                                     "\n  base and duel: ppo:PATH")  # fmt: skip
     parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
     parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
                         help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
@@ -1199,11 +1205,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             parser.error(str(err))
         for name in args.agents:
-            if _claims_k(name) and _bare(name) in DUEL_AGENTS:
+            if _claims_k(name) and _bare(name) in agent_names("duel", kind="scripted"):
                 continue
-            if not _known(name, DUEL_AGENTS):
-                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(DUEL_AGENTS)}, ismcts[:N], text:NAME, "
-                             "ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
+            if not _known(name, "duel"):
+                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(agent_names('duel', kind='scripted'))}, "
+                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
         _check_shipped(parser, args.agents, [{"game": "duel", "duel_layout": args.duel_layout}])
         duels = DuelTable()
@@ -1223,11 +1229,12 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             parser.error(str(err))
         for name in args.agents:
-            if _claims_k(name) and _bare(name) in SAB2_AGENTS:
+            if _claims_k(name) and _bare(name) in agent_names("sab2", kind="scripted"):
                 continue
-            if not _known(name, SAB2_AGENTS) or name.startswith("ppo:"):
-                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: {', '.join(SAB2_AGENTS)}, ismcts[:N], "
-                             "text:NAME, learned or learned:PATH.npz")  # fmt: skip
+            if not _known(name, "sab2") or name.startswith("ppo:"):
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: "
+                             f"{', '.join(agent_names('sab2', kind='scripted'))}, ismcts[:N], text:NAME, learned or "
+                             "learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, args.agents)
         _check_shipped(parser, args.agents, [{"game": "sab2", "num_players": n} for n in players])
         tables = Sab2Tables()
@@ -1241,13 +1248,13 @@ def main(argv: list[str] | None = None) -> int:
         _unique(parser, option, names)
         for name in names:
             try:
-                if _claims_k(name) and _bare(name) in LADDER:
+                if _claims_k(name) and _bare(name) in agent_names("base", kind="scripted"):
                     continue
             except ValueError as err:
                 parser.error(str(err))
-            if not _known(name, LADDER):
-                parser.error(f"unknown agent {name!r}; valid: {', '.join(sorted(LADDER))}, ismcts[:N], text:NAME, "
-                             "ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
+            if not _known(name, "base"):
+                parser.error(f"unknown agent {name!r}; valid: {', '.join(agent_names('base', kind='scripted'))}, "
+                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
         _check_ppo(parser, names)
         _check_shipped(parser, names, [{"num_players": n} for n in players])
     try:

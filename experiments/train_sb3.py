@@ -29,7 +29,7 @@ MAX_SEED = 2**32 - 1  # numpy's legacy seeding, which SB3 uses, takes 32-bit see
 
 def make_env(players: int, opponents: str, seed: int, shaping: float = 0.0, **config: Any) -> Any:
     from agents import make_agent
-    from agents.shaping import GoldProgress
+    from agents.base.shaping import GoldProgress
     from saboteur_env import GameConfig, SingleSeatEnv
 
     cfg = GameConfig(num_players=players, **config)
@@ -126,7 +126,7 @@ def check_init(path: Path, players: int) -> None:
 
 
 def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -> None:
-    from agents import CHEATING, LADDER, make_agent
+    from agents import agent_names, make_agent
     from saboteur_env import GameConfig
 
     if name.startswith("ppo:"):
@@ -135,7 +135,8 @@ def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -
         except (ValueError, OSError, ImportError) as err:
             parser.error(f"--opponents {name}: {err}")
         return
-    valid = sorted(set(LADDER) - CHEATING)  # the cheating oracles need the hidden state, which the seat env keeps
+    # the oracles need the hidden state, which the seat env keeps
+    valid = sorted(agent_names("base", kind="scripted", oracles=False))
     if name not in valid:
         parser.error(f"--opponents {name!r} is not valid; valid: {', '.join(valid)} or ppo:PATH")
 

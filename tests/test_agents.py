@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import CHEATING, LADDER, make_agent
-from agents.analysis import PublicBoard, board_from_view, placement_outcomes
-from agents.base import RoleDispatch
+from agents import agent_names, make_agent, oracle_names
+from agents.agent import RoleDispatch
+from agents.base.analysis import PublicBoard, board_from_view, placement_outcomes
 from saboteur_env import player_view, raw_env
 from saboteur_env.base.actions import ActionType, action_layout
 from saboteur_env.base.positions import make_state
@@ -37,7 +37,7 @@ def _play(num_players: int, miners: str, saboteurs: str, seed: int) -> list[int]
 
 @pytest.mark.parametrize("num_players", range(3, 11))
 def test_agents__only_masked_actions(num_players):
-    names = sorted(LADDER)
+    names = sorted(agent_names("base", kind="scripted"))
     for i, name in enumerate(names):
         other = names[(i + num_players) % len(names)]
         _play(num_players, name, other, seed=num_players * 100 + i)
@@ -48,7 +48,8 @@ def test_agents__deterministic_for_a_seed():
 
 
 def test_agents__cheating_agents_are_named():
-    assert {"role_oracle", "gold_oracle"} == CHEATING
+    assert {"role_oracle", "gold_oracle"} == oracle_names("base") == oracle_names("sab2")
+    assert not oracle_names("duel")
     with pytest.raises(RuntimeError, match="bind_state"):
         cfg = raw_env(num_players=4).config
         agent = make_agent("gold_oracle", cfg)
@@ -119,7 +120,7 @@ def test_agents__decode_state_reads_the_hidden_facts():
 @pytest.mark.slow
 @pytest.mark.parametrize("num_players", range(3, 11))
 def test_agents__only_masked_actions_many_games(num_players):
-    names = sorted(LADDER)
+    names = sorted(agent_names("base", kind="scripted"))
     for seed in range(5):
         for i, name in enumerate(names):
             _play(num_players, name, names[(i + seed) % len(names)], seed=1000 + seed * 37 + i)

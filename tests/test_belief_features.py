@@ -1,4 +1,4 @@
-"""Belief features of learned policies (agents.belief_features): what they hold, that the learned agent and the
+"""Belief features of learned policies (agents.base.belief_features): what they hold, that the learned agent and the
 imitation fit compute the same numbers, and that files with them are checked and evaluated like any other."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
-from agents.belief_features import BeliefFeatures, feature_size, features_of_sequence
+from agents.base.belief_features import BeliefFeatures, feature_size, features_of_sequence
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError, PolicyMismatchError
 from experiments.imitate import Options, collect, main, run, with_features
 from experiments.selfplay import Policy, export_npz, load_npz
@@ -154,7 +154,7 @@ def test_joined_workers_and_extra_data_replay_each_game_and_seat_on_its_own(
 def test_a_role_dispatching_seat_follows_every_decision(tmp_path: Path) -> None:
     """In a tournament a seat is a RoleDispatch of two agents (one per role); with a features file the idle one
     keeps following, so both hold the features of a single follower of every decision, across role changes."""
-    from agents.base import RoleDispatch
+    from agents.agent import RoleDispatch
 
     name = f"learned:{_features_policy(tmp_path / 'p.npz')}"
     cfg, seat = GameConfig(num_players=4, rounds=3), 2

@@ -7,7 +7,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from agents.beliefs import (
+from agents.base.beliefs import (
     BREAK_LIKELIHOOD,
     PLACE_LIKELIHOOD,
     REPAIR_LIKELIHOOD,
@@ -15,7 +15,7 @@ from agents.beliefs import (
     SuspicionModel,
     event_categories,
 )
-from agents.tracker import PublicEvent
+from agents.base.tracker import PublicEvent
 from saboteur_env.base.cards import KIND_GOAL_STONE_A
 from saboteur_env.base.state import EventType
 
@@ -114,7 +114,7 @@ def test_suspicion__directions():
 
 # ---- fitted behaviour tables (the calibrated observer) -----------------------------------------------------------
 def test_behaviour_counts__exact_counts_and_smoothed_tables():
-    from agents.beliefs import BehaviourCounts
+    from agents.base.beliefs import BehaviourCounts
 
     c = BehaviourCounts()
     roles = [0, 1, 0, 0]
@@ -134,7 +134,7 @@ def test_behaviour_counts__exact_counts_and_smoothed_tables():
 
 
 def test_behaviour_tables__bad_shapes_and_epsilon_are_named():
-    from agents.beliefs import FIXED_TABLES, BehaviourTables
+    from agents.base.beliefs import FIXED_TABLES, BehaviourTables
 
     with pytest.raises(ValueError, match=r"BehaviourTables.place must be a \(2, 3\) array"):
         BehaviourTables("x", np.ones((3, 2)), FIXED_TABLES.breaks, FIXED_TABLES.repairs)

@@ -1,4 +1,4 @@
-"""The Duel's beliefs (agents.beliefs_duel): goal slots and the opponent's hand against brute force, the tracker
+"""The Duel's beliefs (agents.duel.beliefs): goal slots and the opponent's hand against brute force, the tracker
 on real games against the hidden truth, and invariance under resampling hidden state."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from agents.beliefs_duel import (
+from agents.duel.beliefs import (
     DuelBelief,
     brute_force_slot_goals,
     hand_distribution,
@@ -127,9 +127,9 @@ def test_invariant_under_resampling_hidden_state() -> None:
     assert changed > 0
 
 
-# ---- the believer agent (agents.duel.DuelBeliever) ----
+# ---- the believer agent (agents.duel.ladder.DuelBeliever) ----
 def test_believer_values_goals_by_the_pool_and_breaks_what_cannot_be_repaired() -> None:
-    from agents.duel import DuelBeliever
+    from agents.duel.ladder import DuelBeliever
 
     game, _, seat = deque(play(2, stop=12), maxlen=1)[0]
     agent = DuelBeliever(game.config)
@@ -147,7 +147,7 @@ def test_believer_values_goals_by_the_pool_and_breaks_what_cannot_be_repaired() 
 
 
 def test_believer_actions_do_not_leak() -> None:
-    from agents.duel import DuelBeliever
+    from agents.duel.ladder import DuelBeliever
     from saboteur_env.duel.observation import encode_observation
     from saboteur_env.duel.reference import legal_action_mask
 

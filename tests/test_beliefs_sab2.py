@@ -1,4 +1,4 @@
-"""Saboteur 2 role belief (agents.beliefs_sab2): hand-built posteriors, brute force over every deal, the view
+"""Saboteur 2 role belief (agents.sab2.beliefs): hand-built posteriors, brute force over every deal, the view
 tracker on real games, and invariance under resampling hidden state."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from agents.beliefs_sab2 import (
+from agents.sab2.beliefs import (
     COPIES,
     DEAD_END,
     FIXED_SAB2_TABLES,
@@ -282,9 +282,9 @@ def test_invariant_under_resampling_hidden_state() -> None:
     assert changed > 0  # the resampler did move hidden roles
 
 
-# ---- the believer agent (agents.sab2.Sab2Believer) ----
+# ---- the believer agent (agents.sab2.ladder.Sab2Believer) ----
 def test_believer_hits_the_believed_opponent() -> None:
-    from agents.sab2 import Sab2Believer
+    from agents.sab2.ladder import Sab2Believer
 
     env = raw_env(game="sab2", num_players=4)
     env.reset(seed=0)
@@ -305,7 +305,7 @@ def test_believer_hits_the_believed_opponent() -> None:
 
 
 def test_believer_maps_only_open_goals() -> None:
-    from agents.sab2 import Sab2Believer
+    from agents.sab2.ladder import Sab2Believer
 
     env = raw_env(game="sab2", num_players=3)
     env.reset(seed=4)
@@ -321,7 +321,7 @@ def test_believer_maps_only_open_goals() -> None:
 
 
 def test_believer_actions_do_not_leak() -> None:
-    from agents.sab2 import Sab2Believer
+    from agents.sab2.ladder import Sab2Believer
     from saboteur_env.sab2.observation import encode_observation
     from saboteur_env.sab2.reference import legal_action_mask
 

@@ -297,7 +297,7 @@ def test_claims__observer_exact_posterior_from_a_contradicted_claim():
 
 
 def test_claims__bayes_model_with_claims_raises_the_liars_posterior():
-    from agents.beliefs import BayesModel
+    from agents.base.beliefs import BayesModel
     from agents.claims import ClaimsBayesModel
 
     plain, talk = BayesModel(5, (8, 26, 44)), ClaimsBayesModel(5, (8, 26, 44))
@@ -418,7 +418,7 @@ def test_claims__an_accusation_moves_the_bayes_posterior_exactly_as_the_honesty_
 
 
 def test_claims__hooked_models_equal_the_plain_ones_without_claims():
-    from agents.beliefs import BayesModel, SuspicionModel
+    from agents.base.beliefs import BayesModel, SuspicionModel
     from agents.claims import ClaimsBayesModel, ClaimsBeliefs, ClaimsObserver, PublicClaims
 
     cells = (8, 26, 44)
@@ -491,7 +491,7 @@ def test_claims__single_seat_env_plays_claims_with_claims_agents_as_opponents():
 # ---- oracles behind the claims wrapper (issue 34 §4) ------------------------------------------------------------
 def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
     from agents import make_agent
-    from agents.base import RoleDispatch, bind_oracle, is_oracle
+    from agents.agent import RoleDispatch, bind_oracle, is_oracle
     from agents.claims import ClaimsAgent
     from agents.text import TextAgent
     from experiments.rounds import oracle_name

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.duel import DuelGreedyAgent
+from agents.duel.ladder import DuelGreedyAgent
 from experiments import report
 from experiments.duel import head_to_head, play_duel
 from experiments.tournament import main, read_rounds, run_duel

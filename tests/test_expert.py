@@ -1,5 +1,6 @@
-"""The planning agents (agents/planner.py, agents/expert.py): exact choices on hand-built positions, legality and
-determinism over random games, and the leak test for agents (resampled hidden state never changes an action)."""
+"""The planning agents (agents/base/planner.py, agents/base/expert.py): exact choices on hand-built positions,
+legality and determinism over random games, and the leak test for agents (resampled hidden state never changes an
+action)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import pytest
 from hidden import resample_base
 
 from agents import make_agent
-from agents.analysis import PublicBoard
-from agents.planner import CardCounter, available_orientations, board_distance
+from agents.base.analysis import PublicBoard
+from agents.base.planner import CardCounter, available_orientations, board_distance
 from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.base.actions import action_layout
 from saboteur_env.base.positions import make_state

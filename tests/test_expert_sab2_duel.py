@@ -1,4 +1,4 @@
-"""``expert`` for Saboteur 2 (agents.expert_sab2) and the Duel (agents.expert_duel): hand-built positions with exact
+"""``expert`` for Saboteur 2 (agents.sab2.expert) and the Duel (agents.duel.expert): hand-built positions with exact
 choices, the planner's distances, legal play at every player count, determinism, and the leak test (resampling
 everything the seat cannot know never changes an action)."""
 
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hidden import RESAMPLERS
 
-from agents import DUEL_AGENTS, SAB2_AGENTS, make_agent
-from agents.expert_duel import DuelExpert
-from agents.expert_sab2 import INF, Sab2Board, Sab2Expert
-from agents.sab2 import Sab2Agent
+from agents import agent_names, make_agent
+from agents.duel.expert import DuelExpert
+from agents.sab2.expert import INF, Sab2Board, Sab2Expert
+from agents.sab2.ladder import Sab2Agent
 from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.duel.actions import duel_action_layout
 from saboteur_env.duel.positions import make_duel_state
@@ -160,7 +160,7 @@ def _duel_choice(s, cls: type = DuelExpert, seat: int = 0) -> str:
 
 
 def test_duel_expert__fills_the_gap_to_the_known_gold():
-    from agents.duel import DuelGreedyAgent
+    from agents.duel.ladder import DuelGreedyAgent
 
     s = make_duel_state("""
     . . . . ? . . . .
@@ -196,7 +196,7 @@ def test_duel_expert__maps_only_unsettled_goals():
 
 # ---- registry, legality, determinism, leaks ----
 def test_expert__registered_for_both_games():
-    assert "expert" in SAB2_AGENTS and "expert" in DUEL_AGENTS
+    assert "expert" in agent_names("sab2") and "expert" in agent_names("duel")
     assert isinstance(make_agent("expert", CFG), Sab2Expert)
     assert isinstance(make_agent("expert", DUEL), DuelExpert)
     assert type(make_agent("heuristic", CFG)) is Sab2Agent  # the old names play as before

@@ -365,7 +365,7 @@ def _teacher_seat_played_by_random(cfg: GameConfig, seed: int, check: Any) -> in
     """One game: seat 0's ``expert`` chooses, a random student plays, the teacher is told (``played_instead``);
     ``check(obs, chosen, played, teacher)`` runs at every seat-0 decision. Returns how often the two differed."""
     import saboteur_env as se
-    from agents.base import RandomAgent
+    from agents.agent import RandomAgent
 
     n = cfg.num_players
     env = se.raw_env(game=cfg.game, num_players=n)
@@ -399,8 +399,8 @@ def _teacher_seat_played_by_random(cfg: GameConfig, seed: int, check: Any) -> in
 def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
     """DAgger plays the student's move in a teacher seat: ``expert`` takes back the own discard it noted for its
     choice and notes the played one, so its card counter is that of a counter that saw the played moves."""
-    from agents.expert import _CountingTracker
-    from agents.planner import CardCounter
+    from agents.base.expert import _CountingTracker
+    from agents.base.planner import CardCounter
     from saboteur_env import ActionType, PlayerView, action_layout
 
     cfg = GameConfig(num_players=4)
@@ -424,7 +424,7 @@ def test_a_teacher_told_what_was_played_keeps_its_seats_card_count() -> None:
 def test_a_duel_teacher_told_what_was_played_keeps_its_own_discards() -> None:
     """The Duel's ``expert`` notes its own face-down passes: corrected to the played move, its belief is that of a
     belief that saw the played moves."""
-    from agents.beliefs_duel import DuelBelief
+    from agents.duel.beliefs import DuelBelief
     from saboteur_env.duel.view import DuelView
 
     cfg = GameConfig(game="duel")

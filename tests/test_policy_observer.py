@@ -1,4 +1,4 @@
-"""The policy-aware observer (agents/policy_observer.py): exact posteriors on hand-built decisions, brute-force
+"""The policy-aware observer (agents/base/policy_observer.py): exact posteriors on hand-built decisions, brute-force
 agreement of the Bayes update and of the policy probabilities, shadow memory against real agents, the leak test,
 determinism and input checks."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.policy_observer import (
+from agents.base.policy_observer import (
     DISCARD,
     PolicyModelError,
     PolicyObserver,
@@ -20,7 +20,7 @@ from agents.policy_observer import (
     public_action,
     public_observation,
 )
-from agents.tracker import LogTracker
+from agents.base.tracker import LogTracker
 from saboteur_env import (
     EventType,
     GameConfig,
@@ -320,7 +320,7 @@ def _random_mlp(path, config: GameConfig, hidden: int = 8, heads: int = 2, featu
     """A learned:PATH.npz policy file with random weights (two role heads), written without torch."""
     import json
 
-    from agents.belief_features import feature_size
+    from agents.base.belief_features import feature_size
     from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS
 
     lay = bobs.observation_layout(config)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import SAB2_AGENTS, make_agent
-from agents.sab2 import Sab2Agent
+from agents import agent_names, make_agent
+from agents.sab2.ladder import Sab2Agent
 from experiments import report
 from experiments.sab2 import play_sab2
 from experiments.tournament import main, read_rounds
@@ -25,7 +25,7 @@ def test_sab2_agents__play_whole_games_legally(n, agent):
 
 def test_sab2_agents__every_ladder_name_plays():
     cfg = GameConfig(game="sab2", num_players=4)
-    for name in SAB2_AGENTS:
+    for name in agent_names("sab2", kind="scripted"):
         agent = make_agent(name, cfg)
         assert name == "random" or isinstance(agent, Sab2Agent)
     with pytest.raises(ValueError, match="valid for game='sab2'"):

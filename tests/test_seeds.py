@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents import CHEATING, LADDER, SAB2_AGENTS, make_agent
-from agents.base import RandomAgent, RoleDispatch, bind_oracle, is_oracle
+from agents import agent_names, make_agent, oracle_names
+from agents.agent import RandomAgent, RoleDispatch, bind_oracle, is_oracle
 from experiments.logs import game_key
 from experiments.rounds import (
     LEGACY_SECRET,
@@ -140,9 +140,9 @@ def test_oracles__only_declared_agents_get_the_state():
     composite.bind_state(lambda: "state")
     assert composite.miner.got is None and composite.saboteur._state_fn() == "state"
     assert not is_oracle(RoleDispatch(cfg, _Sneaky(cfg), _Sneaky(cfg)))
-    # The declarations are what the tables flag, and they agree with agents.CHEATING.
-    assert {name for name in LADDER if oracle_name(name)} == CHEATING
-    assert {name for name in SAB2_AGENTS if oracle_name(name, "sab2")} == CHEATING
+    # The declarations are what the tables flag, and they agree with the registry's (agents.oracle_names).
+    for game in ("base", "sab2", "duel"):
+        assert {name for name in agent_names(game, kind="scripted") if oracle_name(name, game)} == oracle_names(game)
     assert not oracle_name("ppo:model.zip") and not oracle_name("greedy", "duel")
     # Declared oracles still play (they receive the state through the one plumbing path).
     assert play_game(4, "role_oracle", "gold_oracle", seed=1, beliefs=False)

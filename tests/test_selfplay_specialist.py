@@ -13,7 +13,7 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 
 import torch  # after the importorskip: torch comes with the train extra
 
-from agents.belief_features import feature_size, features_of_sequence
+from agents.base.belief_features import feature_size, features_of_sequence
 from experiments.selfplay import Args, Policy, Trainer, export_npz, main
 from saboteur_env import GameConfig
 

@@ -78,7 +78,7 @@ def test_single_seat__gymnasium_checker():
 
 def test_single_seat__gold_progress_shaping():
     """Shaping pays coef per tile of progress made by the learner's own placement, only to gold-diggers."""
-    from agents.shaping import GoldProgress
+    from agents.base.shaping import GoldProgress
     from saboteur_env.base.positions import make_state
 
     board = """

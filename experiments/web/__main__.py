@@ -23,15 +23,17 @@ from saboteur_env import variants
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from experiments.web.table import BOTS, THINK_SECONDS, TableError, check_settings
+    from experiments.web.table import BOTS, THINK_SECONDS, TableError, bot_names, check_settings
 
     parser = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--game", choices=tuple(BOTS), default="base")
     parser.add_argument("--players", type=int, default=None, help="base 3-10, sab2 2-12, duel 2")
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
+    offered = "; ".join(f"{g}: {', '.join(bot_names(g))}" for g in BOTS)  # from the agent registry
     parser.add_argument("--bots", default=None, help="agent in the other seats (heuristic; the duel: greedy), or "
-                        "one name per seat separated by commas (your own seat's entry is ignored); ppo:PATH too")
+                        "one name per seat separated by commas (your own seat's entry is ignored); ppo:PATH too. "
+                        f"{offered}; every game: ismcts:N")
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, default=3, choices=(1, 2, 3))
     parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")

@@ -57,8 +57,6 @@ from saboteur_env import (
 __all__ = ["BOTS", "Table", "TableError", "TableStore", "bot_names", "ismcts_sims", "make_bot", "round_lines"]
 
 BOTS = {"base": "heuristic", "sab2": "heuristic", "duel": "greedy"}
-# Agents that read the hidden state (env.state()) are never seated against a person.
-_CHEATS = ("role_oracle", "gold_oracle")
 MAX_LOG = 400
 MAX_STEPS = 64  # moves of one change the page animates (a change has at most a round of bot moves)
 THINK_SECONDS = 2.0  # the agents' thinking time per request (and the cap of one IS-MCTS move)
@@ -85,14 +83,15 @@ def _short(value: object, limit: int = 80) -> str:
 
 def bot_names(game: str) -> tuple[str, ...]:
     """The agents a person may play against in ``game`` (besides ``ismcts:N``, IS-MCTS with N simulations per
-    decision, and the model files the server's command line named)."""
-    from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
+    decision, and the model files the server's command line named). Agents the registry declares oracles (they
+    read the hidden state, env.state()) are never seated against a person."""
+    from agents import agent_names
 
-    names = {"duel": DUEL_AGENTS, "sab2": SAB2_AGENTS}.get(game, tuple(sorted(LADDER)))
+    names = agent_names(game, kind="scripted", oracles=False)
     from agents.learned import shipped_configs  # "learned": the policy shipped for the game and player count
 
     learned = ("learned",) if any(g == game for g, _ in shipped_configs()) else ()
-    return (*(n for n in names if n not in _CHEATS), *(("ismcts",) if _has_ismcts() else ()), *learned)
+    return (*names, *(("ismcts",) if _has_ismcts() else ()), *learned)
 
 
 def _has_ismcts() -> bool:

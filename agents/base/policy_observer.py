@@ -1,7 +1,7 @@
 """A policy-aware public observer (DeepRole-style) for the base game: exact Bayes over role assignments whose
 likelihoods are a known population policy's own action probabilities.
 
-:class:`PolicyObserver` is a :class:`~agents.beliefs.BayesModel` (same hypotheses: saboteur set A x gold slot g,
+:class:`PolicyObserver` is a :class:`~agents.base.beliefs.BayesModel` (same hypotheses: saboteur set A x gold slot g,
 same prior, same goal handling) in which each decision of seat ``s`` is scored by
 
     P(observable o | A, g) = eps * U(o) + (1 - eps) * E_hand[ pi_{role_A(s)}(o | context(hand, role, g)) ]
@@ -34,7 +34,7 @@ enters the current decision (the agents keep no memory of their hands), so one s
 With the true role and gold slot a shadow's memory equals the real agent's (tested against real agents).
 
 Policy probabilities. ``random``: uniform over the legal ids. ``learned:``: the exported policy's softmax over the
-legal ids (``greedy``: an indicator). Ladder agents (``agents.ladder``): their decisions are deterministic except
+legal ids (``greedy``: an indicator). Ladder agents (``agents.base.ladder``): their decisions are deterministic except
 ``pick`` (uniform among the best-scoring ids) and the covert saboteur's bluff coin (``rng.random() < bluff``), so the
 shadow's ``pick`` is replaced by one that reports its tie set, and each coin is enumerated (both branches, weights
 ``bluff`` and ``1 - bluff``): the exact distribution of the agent's choice. A ladder agent that used its generator
@@ -52,11 +52,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base import is_oracle
-from agents.belief_features import BeliefFeatures
-from agents.beliefs import BayesModel
+from agents.agent import is_oracle
+from agents.base.belief_features import BeliefFeatures
+from agents.base.beliefs import BayesModel
+from agents.base.ladder import LadderAgent
 from agents.determinize import BaseDeterminizer, RoleSample
-from agents.ladder import LadderAgent
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, legal_action_mask
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs
@@ -196,7 +196,7 @@ class PolicyModel:
     for populations such as ``suspicious`` miners against ``covert`` saboteurs."""
 
     def __init__(self, policy: str | tuple[str, str], config: GameConfig) -> None:
-        from agents import make_agent
+        from agents.registry import make_agent
 
         if config.game != "base":
             raise PolicyModelError(f"the policy-aware observer covers the base game only, not game={config.game!r}")
@@ -216,7 +216,7 @@ class PolicyModel:
                 raise PolicyModelError(f"policy {n!r} is an oracle (it reads the hidden state): a public observer "
                                        "cannot rebuild its decisions")  # fmt: skip
             elif isinstance(agent, LadderAgent) and type(agent).act_view is not LadderAgent.act_view:
-                # e.g. agents.expert remembers its own face-down discards: private memory a shadow cannot have
+                # e.g. agents.base.expert remembers its own face-down discards: private memory a shadow cannot have
                 raise PolicyModelError(f"policy {n!r} ({type(agent).__name__}) keeps memory of its own actions "
                                        "beyond the public events: not supported")  # fmt: skip
             elif isinstance(agent, LadderAgent):

@@ -3,7 +3,7 @@
 An observation shows the last ``history_length`` public events; who is a saboteur rests on the whole round. A
 policy file whose header names ``features = "bayes"`` also reads a vector that a :class:`BeliefFeatures` follower
 builds from the seat's own sequence of observations, and from nothing else: the same exact Bayes models the
-``bayes`` and ``expert`` agents keep (:class:`agents.beliefs.BayesModel`), fed with the seat's view. So the
+``bayes`` and ``expert`` agents keep (:class:`agents.base.beliefs.BayesModel`), fed with the seat's view. So the
 features carry no information the seat does not have; they summarise its past.
 
 Layout (``P`` players; seat offsets relative to the observing seat, offset 0 = itself, as in the observation):
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs import BayesModel, BeliefModel
-from agents.ladder import CAP, LadderAgent
+from agents.base.beliefs import BayesModel, BeliefModel
+from agents.base.ladder import CAP, LadderAgent
 from saboteur_env import GameConfig, PlayerView
 
 NAMES = ("bayes",)  # valid ``features`` header values ("" = none)

@@ -1,7 +1,7 @@
 """Follow the public event stream and annotate each event with its public board context.
 
 Agents see the last ``history_length`` events in every observation; :class:`ViewTracker` picks out the new ones
-(using the public ``event_count``) and replays them on its own :class:`~agents.analysis.PublicBoard`, so every
+(using the public ``event_count``) and replays them on its own :class:`~agents.base.analysis.PublicBoard`, so every
 event comes with the tile distances to each goal before and after it. :class:`LogTracker` does the same from the
 engine's public event log (for the tournament's reference observer). Both produce :class:`PublicEvent` records in
 absolute seats, through the same code.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.analysis import DEAD_END_KIND, PublicBoard, board_from_view
+from agents.base.analysis import DEAD_END_KIND, PublicBoard, board_from_view
 from saboteur_env import EventType, GameConfig, PlayerView
 from saboteur_env.base.state import GameState
 

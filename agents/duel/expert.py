@@ -1,11 +1,11 @@
 """``expert`` for Saboteur: The Duel: a two-sided route race planned in placements still needed.
 
-Each side's distances come from the arm-state planner of :mod:`agents.expert_sab2` (:func:`arm_costs`) on the
+Each side's distances come from the arm-state planner of :mod:`agents.sab2.expert` (:func:`arm_costs`) on the
 Duel's board as that side may use it (§3.5): arms carrying a door of the other colour without a key and every arm
 of an unbribed troll are closed, edge matching holds for the cards still to be laid (never an unbribed troll, never
 a door closed to the side), the search starts at the side's own start card and its colour's ladder cards, and it
 passes freely through cards already laid (the two networks share each other's cards, §3.5). Targets are the
-face-down goals, worth their expected nuggets under the goal-pool posterior of :class:`~agents.beliefs_duel.
+face-down goals, worth their expected nuggets under the goal-pool posterior of :class:`~agents.duel.beliefs.
 DuelBelief` (peeks and reveals settled, goals gone in earlier rounds out), and the unsecured gold in the maze
 (reached through an arm of its gold tunnel that the side may pass, §3.7).
 
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.duel import DuelBeliever
-from agents.expert_sab2 import INF, arm_costs, arm_states, pair_table, pairs_of_groups, source_distance, strip_arms
+from agents.duel.ladder import DuelBeliever
+from agents.sab2.expert import INF, arm_costs, arm_states, pair_table, pairs_of_groups, source_distance, strip_arms
 from saboteur_env import GameConfig
 from saboteur_env.duel import board as db
 from saboteur_env.duel import cards as dc
@@ -267,7 +267,7 @@ def bench(games: int = 4, base: str = "greedy", layout: str = "seed_5x9", seed: 
     process's session secret, ``saboteur_env.common.seeding``) and the game, never from the deal seed."""
     import time
 
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import raw_env
     from saboteur_env.common.seeding import seat_seeds
 

@@ -9,7 +9,7 @@ play the placement with the best gain (a gold card or goal reached now counts it
 their placement when a counter is left); open a door closed to the agent next to its tunnel with a key; bribe a
 troll next to its tunnel; break a tool; peek at an unseen goal; otherwise pass, discarding the least useful card.
 
-``DuelBeliever`` (``believer``) is the same policy reading a :class:`~agents.beliefs_duel.DuelBelief`: a face-down
+``DuelBeliever`` (``believer``) is the same policy reading a :class:`~agents.duel.beliefs.DuelBelief`: a face-down
 goal is worth its expected nuggets under the goal-pool posterior (goals revealed this round or in earlier rounds are
 out), a break goes to the tool the opponent is least likely to be able to repair (its hand as a distribution over
 the unseen cards), and a map to the unknown goal nearest its tunnel.
@@ -23,7 +23,7 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs_duel import DuelBelief
+from agents.duel.beliefs import DuelBelief
 from saboteur_env import GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc

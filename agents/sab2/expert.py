@@ -1,6 +1,6 @@
 """``expert`` for Saboteur 2: route planning in placements still needed, team-aware play for the expansion roles.
 
-The planner (:func:`arm_costs`) works on *arm states* like the base game's :mod:`agents.planner`: state
+The planner (:func:`arm_costs`) works on *arm states* like the base game's :mod:`agents.base.planner`: state
 ``4 * cell + e`` is an open tunnel arm on ``cell`` facing direction ``e``. From an arm facing an empty cell one
 placement continues through any pair of arms that some placeable card joins in one tunnel and that matches the
 cell's maze neighbours (edge matching, §0.4); through a laid card the tunnel continues for free along the card's
@@ -12,15 +12,15 @@ Doors decide who wins (§2.8): a blue gold-digger plans on a graph without the t
 the other way round), so it never lays the other team's door on its route and routes around the ones in the maze;
 the Boss, the saboteurs and everyone else plan on the door-blind graph (any finder ends the round).
 
-:class:`Sab2Expert` (``expert``) keeps :class:`~agents.sab2.Sab2Believer`'s exact role filter
-(:mod:`agents.beliefs_sab2`) and plays, by its current role:
+:class:`Sab2Expert` (``expert``) keeps :class:`~agents.sab2.ladder.Sab2Believer`'s exact role filter
+(:mod:`agents.sab2.beliefs`) and plays, by its current role:
 
 * **gold-diggers and the Boss**: free themselves; finish (a placement that reaches the gold when it is known);
   break or trap a seat believed a saboteur (P >= 0.7) before digging; lay the card with the largest planned gain in
   expected placements to the gold (a small bonus for a door of the own colour on the route: fewer winners share
   more gold, §2.9); repair or free a believed friend (P >= 0.6); break or trap a likely saboteur (P >= 0.5);
   rockfall a card whose removal shortens the route; map only an unsettled goal (never one revealed, peeked or
-  settled by two known stones: :func:`~agents.beliefs_sab2.gold_probabilities`); inspect the most uncertain seat;
+  settled by two known stones: :func:`~agents.sab2.beliefs.gold_probabilities`); inspect the most uncertain seat;
   discard the least useful card (what no planned route needs, kept: path cards by planned gain, repairs, breaks
   while a suspect exists, maps while the gold is open).
 * **saboteurs and the Profiteer** (the Profiteer wins either way but shares the pay with fewer winners when the
@@ -39,8 +39,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs_sab2 import gold_probabilities
-from agents.sab2 import Sab2Believer
+from agents.sab2.beliefs import gold_probabilities
+from agents.sab2.ladder import Sab2Believer
 from saboteur_env import GameConfig
 from saboteur_env.common.cards import EDGE_PAIRS
 from saboteur_env.common.geometry import Geometry, geometry
@@ -523,7 +523,7 @@ def bench(num_players: int, games: int = 4, base: str = "heuristic", seed: int =
     the deal seed."""
     import time
 
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import raw_env
     from saboteur_env.common.seeding import seat_seeds
 

@@ -27,7 +27,7 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.tracker import PublicEvent
+from agents.base.tracker import PublicEvent
 from saboteur_env.base.cards import DIGGERS_BY_PLAYERS, GOAL_KINDS, KIND_GOAL_GOLD, SABOTEURS_BY_PLAYERS, Role
 from saboteur_env.base.state import EventType
 

@@ -4,8 +4,8 @@ An agent is created for one configuration, then ``reset(seat, num_players, seed)
 ``act(observation, action_mask) -> int`` at each decision. Agents read only the observation vector (decoded with
 ``saboteur_env.PlayerView``) and the mask - never the hidden state - and own their random generator.
 
-Oracles. A class that declares ``oracle = True`` (the cheating upper bounds in ``agents.ladder`` and
-``agents.sab2``) may read the hidden state through ``bind_state(env.state)``; :func:`bind_oracle` is the one way
+Oracles. A class that declares ``oracle = True`` (the cheating upper bounds in ``agents.base.ladder`` and
+``agents.sab2.ladder``) may read the hidden state through ``bind_state(env.state)``; :func:`bind_oracle` is the one way
 the experiments hand it out, and it refuses every class without the declaration (a ``bind_state`` method alone gets
 nothing). Tables flag oracles and ratings leave them out.
 """

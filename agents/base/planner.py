@@ -269,7 +269,7 @@ def removed(shape: NDArray[np.int16], cell: int) -> NDArray[np.int16]:
 
 class CardCounter:
     """The path and action cards a seat has not seen this round: deck minus public plays, its hand and its
-    own discards. Fed with :class:`~agents.tracker.PublicEvent` records and the seat's own discards."""
+    own discards. Fed with :class:`~agents.base.tracker.PublicEvent` records and the seat's own discards."""
 
     def __init__(self, config: GameConfig) -> None:
         self.config = config

@@ -12,7 +12,7 @@
   Theft on themselves, and as thieves steal from the richest player; inspect when nothing better is left; pass by
   discarding their least useful card, then stop.
 
-``Sab2Believer`` (``believer``) is the same heuristic reading a :class:`~agents.beliefs_sab2.Sab2RoleBelief` kept
+``Sab2Believer`` (``believer``) is the same heuristic reading a :class:`~agents.sab2.beliefs.Sab2RoleBelief` kept
 from its views: gold-side diggers repair and free seats they believe are friends (P >= 0.6) before placing, and
 break or trap the seat most likely a saboteur (P >= 0.5) when no placement helps; saboteurs break and trap the
 seat most likely on the gold side (instead of a random one), maps go only to goals not settled yet, and
@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs_sab2 import NUM_ROLES, SIDE, Sab2BeliefTracker, Sab2RoleBelief
+from agents.sab2.beliefs import NUM_ROLES, SIDE, Sab2BeliefTracker, Sab2RoleBelief
 from saboteur_env import GameConfig, action_layout
 from saboteur_env.common.arms import OPP
 from saboteur_env.common.geometry import geometry
@@ -236,7 +236,7 @@ class Sab2Oracle(Sab2Agent):
     (bind it with ``bind_state``). ``gold``: digs only towards the true gold goal; ``roles``: also breaks and traps
     the seats of the other side (saboteurs for the digging roles, everyone else for saboteurs)."""
 
-    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.base)
+    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.agent)
 
     def __init__(self, config: GameConfig, knows: str) -> None:
         super().__init__(config, role_aware=True)

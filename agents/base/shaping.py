@@ -1,7 +1,7 @@
 """Dense reward shaping for training (``SingleSeatEnv(shaping=...)``); off unless asked for.
 
 :class:`GoldProgress` is a potential over the seat's own knowledge: while the seat is a gold-digger, minus ``coef``
-times the tile distance (fewest path cards still needed, :attr:`agents.analysis.PublicBoard.distance`) from the
+times the tile distance (fewest path cards still needed, :attr:`agents.base.analysis.PublicBoard.distance`) from the
 start network to the nearest goal the seat does not know to be stone (public reveals and its own map peeks; never
 the hidden gold position). Saboteur seats get no shaping. ``SingleSeatEnv`` adds ``potential(after) -
 potential(before)`` around each of the learner's own actions, so a placement that brings the tunnel one card
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.analysis import PublicBoard
+from agents.base.analysis import PublicBoard
 from saboteur_env.base.cards import KIND_GOAL_GOLD, Role
 from saboteur_env.base.state import GameState
 

@@ -16,7 +16,7 @@ opponent's choices:
   uniform ``h``-subset of the unseen cards: multivariate hypergeometric (:func:`hand_distribution`).
 
 :class:`DuelBelief` keeps the facts up to date from successive views of one seat (new public events of each view
-are found by aligning history windows, as in :mod:`agents.beliefs_sab2`) plus the seat's own face-down discards
+are found by aligning history windows, as in :mod:`agents.sab2.beliefs`) plus the seat's own face-down discards
 (:meth:`DuelBelief.note_action`, from its own actions). ``consistent`` says whether the count of unseen cards
 matches the public sizes (pile + opponent's hand + opponent's face-down discards); it fails only when more events
 than the history window holds happened between two of the seat's views.
@@ -30,7 +30,7 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs_sab2 import new_events
+from agents.sab2.beliefs import new_events
 from saboteur_env.common.config import GameConfig
 from saboteur_env.duel import board
 from saboteur_env.duel import cards as dc
@@ -213,7 +213,7 @@ def bench(games: int = 4) -> dict:
     """Cost of one :meth:`DuelBelief.update` plus both read-outs per decision in seeded greedy duels."""
     import time
 
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import raw_env
 
     env = raw_env(game="duel")

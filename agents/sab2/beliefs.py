@@ -451,7 +451,7 @@ def bench(num_players: int, games: int = 2, agent: str = "heuristic") -> dict:
     """Cost of one tracker update per decision in ``games`` seeded games of ``agent`` (every seat tracks)."""
     import time
 
-    from agents import make_agent
+    from agents.registry import make_agent
     from saboteur_env import raw_env
 
     env = raw_env(game="sab2", num_players=num_players)

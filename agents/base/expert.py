@@ -1,7 +1,7 @@
 """Stronger scripted agents for the base game: ``planner`` (gold-digger), ``blocker`` (saboteur), ``expert`` (both).
 
-Both plan on :mod:`agents.planner` distances (placements still needed, with edge matching and the cards still
-unseen) and keep an exact :class:`~agents.beliefs.BayesModel` over roles and the gold goal, fed only with their
+Both plan on :mod:`agents.base.planner` distances (placements still needed, with edge matching and the cards still
+unseen) and keep an exact :class:`~agents.base.beliefs.BayesModel` over roles and the gold goal, fed only with their
 seat's view (public events, own cards, own maps).
 
 ``planner`` (miner), in order:
@@ -32,9 +32,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.beliefs import BayesModel, BeliefModel
-from agents.ladder import CAP, LadderAgent
-from agents.planner import (
+from agents.base.beliefs import BayesModel, BeliefModel
+from agents.base.ladder import CAP, LadderAgent
+from agents.base.planner import (
     INF,
     CardCounter,
     available_orientations,
@@ -44,7 +44,7 @@ from agents.planner import (
     placement_estimates,
     removed,
 )
-from agents.tracker import PublicEvent, ViewTracker, known_gold
+from agents.base.tracker import PublicEvent, ViewTracker, known_gold
 from saboteur_env import ActionType, GameConfig, PlayerView
 from saboteur_env.base.cards import KIND_MAP, KIND_ROCKFALL, NUM_DECK_KINDS, SHAPE_SPECS, SHAPES
 from saboteur_env.base.state import EventType

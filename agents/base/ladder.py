@@ -1,7 +1,7 @@
 """The agent ladder: greedy, honest / overt, suspicious / covert, bayes, and the cheating oracles.
 
 Every agent reads its observation through :class:`saboteur_env.PlayerView`, follows the public events with a
-:class:`~agents.tracker.ViewTracker` (so it knows the tile distance to each goal before and after every event),
+:class:`~agents.base.tracker.ViewTracker` (so it knows the tile distance to each goal before and after every event),
 and scores its legal actions:
 
 * ``greedy`` - role-blind builder: repairs itself, uses maps, builds to cut the expected tile distance to the
@@ -9,11 +9,11 @@ and scores its legal actions:
 * ``honest`` (miner) - greedy, plus repairs anyone and clears dead ends with rockfalls; no beliefs, no breaks.
 * ``overt`` (saboteur) - sabotages from turn 1: blocking placements on the best route, rockfalls that lengthen it,
   breaks on other seats.
-* ``suspicious`` (miner) - honest with a :class:`~agents.beliefs.SuspicionModel`: breaks the top suspect above
+* ``suspicious`` (miner) - honest with a :class:`~agents.base.beliefs.SuspicionModel`: breaks the top suspect above
   ``break_threshold``, repairs only players below ``trust_threshold``, builds towards its belief about the gold.
 * ``covert`` (saboteur) - estimates how suspicious it looks with a public model of itself; plays plausibly while
   the tunnel is far from the gold and it is unexposed, then turns overt (``close``, ``exposed`` thresholds).
-* ``bayes`` - suspicious / covert decisions on an exact :class:`~agents.beliefs.BayesModel` posterior.
+* ``bayes`` - suspicious / covert decisions on an exact :class:`~agents.base.beliefs.BayesModel` posterior.
 * ``role_oracle`` / ``gold_oracle`` - CHEATING upper bounds that read hidden roles / the gold goal from the
   environment's ``state()`` (bind it with ``bind_state``); never mix them into ratings.
 
@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.analysis import DEAD_END_ORIENTATION, INF, ONWARD, placement_outcomes
-from agents.beliefs import BayesModel, BeliefModel, SuspicionModel
-from agents.tracker import ViewTracker, analysed, known_gold
+from agents.base.analysis import DEAD_END_ORIENTATION, INF, ONWARD, placement_outcomes
+from agents.base.beliefs import BayesModel, BeliefModel, SuspicionModel
+from agents.base.tracker import ViewTracker, analysed, known_gold
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
 from saboteur_env.base.cards import KIND_GOAL_GOLD, KIND_MAP, KIND_ROCKFALL, SHAPE_SPECS, SHAPES, Role
 from saboteur_env.base.observation import decode_state
@@ -423,7 +423,7 @@ class BayesSaboteur(CovertSaboteur):
 
 # ---- cheating upper bounds ----------------------------------------------------------------------------------------
 class _Oracle:
-    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.base)
+    oracle = True  # declared: the experiments hand the hidden state to declared oracles only (agents.agent)
 
     def bind_state(self, state_fn: Callable[[], NDArray[np.float32]]) -> None:
         """Give the oracle the environment's ``state()`` (hidden information): this is what makes it cheat."""
