@@ -130,7 +130,7 @@ reachability with doors, keys, trolls and ladders, automatic gold securing, trol
   is one id over unordered kind pairs (780), so no turn needs several decisions.
 * Rewards: ``"gold"``: at each round end, the nuggets a seat scored minus its troll payments; ``"win"``:
   +1 / -1 / 0 at the end of the game. ``round_result`` infos are public (score piles are public).
-* Agents: ``random`` and ``greedy`` (``agents.duel.DuelGreedyAgent``); ``python -m experiments.tournament
+* Agents: ``random`` and ``greedy`` (``agents.duel.ladder.DuelGreedyAgent``); ``python -m experiments.tournament
   --game duel --agents greedy random`` plays both colours on the same seeds and prints win/draw/loss with CIs.
 
 Claims (``claims=True``)
@@ -534,7 +534,7 @@ class SingleSeatEnv(gymnasium.Env):
     Optional dense shaping (off by default): ``shaping`` is a potential ``(state, seat) -> float``; each learner
     step adds ``shaping(after) - shaping(before)`` measured around the learner's own action (not the opponents'),
     and nothing when that action ended the round (the round's real reward takes over). ``info["shaping"]`` holds
-    the term. ``agents.shaping.GoldProgress`` is a ready potential (progress towards the gold for gold-diggers).
+    the term. ``agents.base.shaping.GoldProgress`` is a ready potential (progress towards the gold for gold-diggers).
 
     Seeds: ``reset(seed=s)`` fixes the deal and the learner's seat (as Gymnasium's ``np_random``). The opponents'
     seeds are sealed (``saboteur_env.common.seeding.seat_seeds``): spawned from ``opponent_secret`` and the episode's
