@@ -45,7 +45,7 @@ import numpy as np
 
 from agents import DUEL_AGENTS, LADDER, SAB2_AGENTS
 from agents.base import bind_oracle
-from experiments.rounds import agent_seeds, draw_secret
+from experiments.tournament.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
 from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines
 from experiments.web.words import card_info, event_lines, hand_kinds, moves, new_events, reveals, view_events

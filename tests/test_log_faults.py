@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments import logs, replay, report
-from experiments import tournament as tour
-from experiments.logs import LOG_NAME, LogError, LogReader, LogVersionError, LogWarning, LogWriter, game_key
-from experiments.tournament import run, run_duel, run_sab2
+from experiments.tournament import cli as tour
+from experiments.tournament import logs, replay, report
+from experiments.tournament.cli import run, run_duel, run_sab2
+from experiments.tournament.logs import LOG_NAME, LogError, LogReader, LogVersionError, LogWarning, LogWriter, game_key
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 40  # 3-player random games: ~20 per second, so a run lasts ~2.5 s with start-up

@@ -8,10 +8,10 @@ import csv
 import numpy as np
 import pytest
 
-from experiments import logs, report
-from experiments.logs import LOG_NAME, LogReader, provenance
-from experiments.sab2 import Sab2Tables
-from experiments.tournament import run
+from experiments.tournament import logs, report
+from experiments.tournament.cli import run
+from experiments.tournament.logs import LOG_NAME, LogReader, provenance
+from experiments.tournament.sab2 import Sab2Tables
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,9 @@ import pytest
 
 from agents import CHEATING, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RandomAgent, RoleDispatch, bind_oracle, is_oracle
-from experiments.logs import game_key
-from experiments.rounds import (
+from experiments.tournament.cli import main, play_game, read_rounds, replay_records, run
+from experiments.tournament.logs import game_key
+from experiments.tournament.rounds import (
     LEGACY_SECRET,
     SecretError,
     agent_seeds,
@@ -20,8 +21,7 @@ from experiments.rounds import (
     parse_secret,
     session_secret,
 )
-from experiments.sab2 import play_sab2
-from experiments.tournament import main, play_game, read_rounds, replay_records, run
+from experiments.tournament.sab2 import play_sab2
 from saboteur_env import raw_env
 
 

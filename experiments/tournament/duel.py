@@ -4,7 +4,7 @@ A duel cell is an ordered pair (blue agent, green agent); ``experiments.tourname
 both colour assignments of every pair on the same seeds (game ``g`` uses ``seed + g``), so each seed is a paired
 comparison with colours swapped. Records are one per round: ``header`` (game, seed, agents by colour, layout,
 round, rounds in the game, starter, rules and package versions), ``events`` (public; the private part of a map
-peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.logs`` writes and
+peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.tournament.logs`` writes and
 reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
 
 **Reference observer.** Each seat of every duel also gets a :class:`~agents.beliefs_duel.DuelBelief` fed its own
@@ -25,8 +25,8 @@ import numpy as np
 
 from agents import make_agent
 from agents.beliefs_duel import DuelBelief, hand_distribution
-from experiments.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
-from experiments.stats import BOOT, bootstrap_mean, bootstrap_ratio
+from experiments.tournament.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
+from experiments.tournament.stats import BOOT, bootstrap_mean, bootstrap_ratio
 from saboteur_env import __version__, raw_env
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
@@ -133,7 +133,7 @@ def play_duel(
     agent_secret: int | None = None,
 ) -> list[dict]:
     """Play one seeded duel; returns one record per round. ``agent_secret``: the game secret the seats' seeds come
-    from (:mod:`experiments.rounds`; fresh when ``None``)."""
+    from (:mod:`experiments.tournament.rounds`; fresh when ``None``)."""
     if env is None or env.config.duel_layout != layout:
         env = raw_env(game="duel", duel_layout=layout)
     cfg = env.config
@@ -155,7 +155,7 @@ def play_duel(
 
 
 def replay_duel(records: list[dict]) -> None:
-    """Re-play a logged duel from its seed and actions; raise :class:`~experiments.rounds.ReplayError` at the
+    """Re-play a logged duel from its seed and actions; raise :class:`~experiments.tournament.rounds.ReplayError` at the
     first header, event or round end that differs from the log."""
     h = records[0]["header"]
     env = replay_env(h["seed"], "a duel", game="duel", duel_layout=h["duel_layout"])

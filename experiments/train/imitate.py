@@ -1,9 +1,9 @@
-"""Imitation warm start for self-play (issue 14): ``python -m experiments.imitate --game base --players 5``.
+"""Imitation warm start for self-play (issue 14): ``python -m experiments.train.imitate --game base --players 5``.
 
-Behaviour cloning of a scripted teacher (``expert`` by default) into the network of :mod:`experiments.selfplay`,
+Behaviour cloning of a scripted teacher (``expert`` by default) into the network of :mod:`experiments.train.selfplay`,
 so that PPO starts from a policy that already digs, blocks and maps like a player instead of from random play
 (pure self-play from scratch stays near random: docs/selfplay.md). The result is an ordinary ``policy.npz``
-(``make_agent("learned:OUT/policy.npz", config)``) and ``python -m experiments.selfplay --init OUT/policy.npz``
+(``make_agent("learned:OUT/policy.npz", config)``) and ``python -m experiments.train.selfplay --init OUT/policy.npz``
 continues from it.
 
 1. **Collect** (:func:`collect`): games on :class:`saboteur_env.vector.VectorEnv`; in each new game every seat is
@@ -448,8 +448,8 @@ def _batch_loss(model: Any, data: Data, rows: NDArray[np.int64], vf_coef: float)
 
 
 def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) -> tuple[Any, dict[str, float]]:
-    """Train a fresh :class:`experiments.selfplay.Policy` on ``data``; returns it and the last epoch's numbers."""
-    from experiments.selfplay import Policy
+    """Train a fresh :class:`experiments.train.selfplay.Policy` on ``data``; returns it and the last epoch's numbers."""
+    from experiments.train.selfplay import Policy
 
     if bool(opt.features) != (data.feat is not None):
         raise ValueError(f"features={opt.features!r} but the data {'lack' if opt.features else 'carry'} belief "
@@ -550,7 +550,7 @@ def load_data(path: str | Path, config: GameConfig) -> Data:
 
 def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     """Collect (or reuse ``OUT/data.npz``), fit, export; returns what ``meta.json`` records."""
-    from experiments.selfplay import export_npz
+    from experiments.train.selfplay import export_npz
 
     opt.check()
     torch.set_num_threads(opt.threads)
@@ -600,7 +600,7 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
 
 def parse_args(argv: list[str] | None = None) -> Options:
     d = Options()
-    p = argparse.ArgumentParser(prog="python -m experiments.imitate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.imitate", description=__doc__.splitlines()[0])
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     helps = {"teacher": "the scripted agent imitated", "partners": "comma-separated agents of the other seats",

@@ -1,8 +1,8 @@
 """Tournament logs: the one module that writes and reads ``DIR/rounds.jsonl.gz`` (every other module goes through it).
 
-    python -m experiments.logs verify runs/x [--sample K] [--seed S] [--full]   # re-play logged games
-    python -m experiments.logs merge runs/all runs/a runs/b                      # one log from several
-    python -m experiments.logs repair runs/x                                     # keep every intact game
+    python -m experiments.tournament.logs verify runs/x [--sample K] [--seed S] [--full]   # re-play logged games
+    python -m experiments.tournament.logs merge runs/all runs/a runs/b                      # one log from several
+    python -m experiments.tournament.logs repair runs/x                                     # keep every intact game
 
 Format. The log is a sequence of gzip members, **one member per game**, each holding that game's round records as
 JSON lines; the writer hands a member to the kernel in one ``write`` and ``fsync``-s it before the next game. Why
@@ -24,7 +24,7 @@ ran the tournament and whether its tree had changes, stamped by the process that
 git checkout)), ``events``, ``actions``, ``end``, in the base game ``beliefs``, in games with claims ``claims``
 (each claim with its truth labels: :func:`claim_record`; ``actions`` stay the game's, so such games replay without
 them; their agents are named ``claims:NAME``), and ``seeds`` (the game secret the agents' seeds come from; see
-:mod:`experiments.rounds`). A record is keyed by (cell, seed, round), the cell being ``("base", N, miners,
+:mod:`experiments.tournament.rounds`). A record is keyed by (cell, seed, round), the cell being ``("base", N, miners,
 saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent)``;
 "record K" in messages is the K-th line of ``zcat FILE``.
 
@@ -557,7 +557,7 @@ def read_rounds(path: str | Path) -> Iterator[dict]:
 
 
 def _repair_hint(path: Path) -> str:
-    return f"`python -m experiments.logs repair {path.parent}` keeps every intact game"
+    return f"`python -m experiments.tournament.logs repair {path.parent}` keeps every intact game"
 
 
 # ---- writing --------------------------------------------------------------------------------------------------------
@@ -653,7 +653,7 @@ class LogWriter:
         problems = reader.version_problems()
         if problems:
             raise LogVersionError(self.path, "holds " + "; ".join(problems) + ". Appending would mix versions in one "
-                              "log: write to a new --out directory (experiments.report reads several logs) or finish "
+                              "log: write to a new --out directory (experiments.tournament.report reads several logs) or finish "
                               "this run with the version that started it")  # fmt: skip
         if st.duplicates or st.incomplete:
             self._rewrite()
@@ -721,7 +721,7 @@ def verify(
     Returns (games in the log, games re-played, mismatch messages naming the file, record and first difference).
     ``full`` re-runs the agents from the seed as well and compares whole records (belief snapshots included).
     """
-    from experiments.tournament import replay_records
+    from experiments.tournament.cli import replay_records
 
     reader = LogReader(paths)
     chosen: Iterable[tuple[Path, int, list[dict]]]
@@ -832,7 +832,7 @@ def _existing_log(parser: argparse.ArgumentParser, value: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.logs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.tournament.logs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("verify", help="re-play logged games and report every mismatch with the log")

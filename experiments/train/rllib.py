@@ -1,8 +1,8 @@
 """RLlib multi-agent PPO self-play: one shared, action-masked policy plays every seat.
 
     pip install -e ".[train,ray]"
-    python -m experiments.train_rllib --players 5 --iterations 20 --out runs/rllib5          # local, 2 cores
-    python -m experiments.train_rllib --address auto --env-runners 32 --iterations 500 ...   # on a Ray cluster
+    python -m experiments.train.rllib --players 5 --iterations 20 --out runs/rllib5          # local, 2 cores
+    python -m experiments.train.rllib --address auto --env-runners 32 --iterations 500 ...   # on a Ray cluster
 
 On a cluster, start Ray on the head node (``ray start --head``) and on each worker (``ray start --address
 HEAD:6379``), then run the command on the head node with ``--address auto`` (or from elsewhere with
@@ -36,7 +36,7 @@ import numpy as np
 from experiments._optional import require
 from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, variants
 
-MultiAgentEnv = require("ray.rllib.env.multi_agent_env", "ray", "experiments.train_rllib").MultiAgentEnv
+MultiAgentEnv = require("ray.rllib.env.multi_agent_env", "ray", "experiments.train.rllib").MultiAgentEnv
 
 
 class SaboteurMultiAgentEnv(MultiAgentEnv):

@@ -1,6 +1,6 @@
 """First-use compile time of the compiled core, per game (not a test).
 
-    NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.compile_time base sab2 duel
+    NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.bench.compile_time base sab2 duel
 
 With an empty ``NUMBA_CACHE_DIR`` every kernel compiles cold; run it again with the same directory to measure the
 cached start. For each game it times ``saboteur_env.warmup.exercise``: the first ``VectorEnv`` steps (float and

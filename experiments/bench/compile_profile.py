@@ -1,8 +1,8 @@
 """Where a game's cold compile goes: numba's compile events, per function (not a test).
 
-    NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.compile_profile base --top 10
+    NUMBA_CACHE_DIR=$(mktemp -d) python -m experiments.bench.compile_profile base --top 10
 
-Runs ``saboteur_env.warmup.exercise(game)`` (what ``experiments.compile_time`` times) with two of numba's event
+Runs ``saboteur_env.warmup.exercise(game)`` (what ``experiments.bench.compile_time`` times) with two of numba's event
 listeners: ``numba:compile`` (one event per function compiled, nested: a kernel's event contains its helpers'),
 reported as each function's *exclusive* seconds (its own typing, lowering and optimisation, without the functions
 compiled inside it), and ``numba:llvm_lock`` (the time spent in LLVM: optimisation and machine code), reported as
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     top = out["functions"].most_common(args.top)
     total = sum(out["functions"].values())
     if args.json:
-        from experiments.bench import machine_facts  # package, commit, dirty flag, versions, load
+        from experiments.bench.run import machine_facts  # package, commit, dirty flag, versions, load
 
         print(json.dumps({"game": out["game"], "wall_s": round(out["wall_s"], 2), "llvm_s": round(out["llvm_s"], 2),
                           "compiled_s": round(total, 2), "top": [[k, round(v, 2)] for k, v in top],

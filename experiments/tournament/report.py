@@ -1,9 +1,9 @@
 """Tables and plots from tournament logs alone (no re-play).
 
-    python -m experiments.report runs/x            # writes runs/x/report/{summary.md, *.csv, *.png}
-    python -m experiments.report runs/a runs/b --out runs/ab   # several logs read as one (each game once)
+    python -m experiments.tournament.report runs/x            # writes runs/x/report/{summary.md, *.csv, *.png}
+    python -m experiments.tournament.report runs/a runs/b --out runs/ab   # several logs read as one (each game once)
 
-The log is streamed through :mod:`experiments.logs` (each complete game once; duplicates, incomplete games and a
+The log is streamed through :mod:`experiments.tournament.logs` (each complete game once; duplicates, incomplete games and a
 torn tail are skipped with a warning; damage is an error naming the file and record), and ``summary.md`` says how
 many games were read, by which versions, and what was skipped.
 
@@ -42,11 +42,11 @@ from pathlib import Path
 import numpy as np
 
 from experiments._optional import require
-from experiments.duel import DuelTable
-from experiments.logs import LogError, LogReader, LogVersionError, LogWarning, cli_warnings, log_path
-from experiments.rounds import ORACLE_NOTE, oracle_name, replay_env
-from experiments.sab2 import Sab2Tables
-from experiments.stats import (
+from experiments.tournament.duel import DuelTable
+from experiments.tournament.logs import LogError, LogReader, LogVersionError, LogWarning, cli_warnings, log_path
+from experiments.tournament.rounds import ORACLE_NOTE, oracle_name, replay_env
+from experiments.tournament.sab2 import Sab2Tables
+from experiments.tournament.stats import (
     BOOT,
     NAN,
     bootstrap_ratio,
@@ -535,7 +535,7 @@ def table_ratings(rounds: list[dict], seed: int = 0, boot: int = RATING_BOOT) ->
     """Plackett-Luce ratings per (agent, role): each round is a match miners vs saboteurs (order shuffled); declared
     oracles are left out. Intervals: ``boot`` re-ratings of games resampled with replacement (in a fresh random
     order each), percentile 95%: they carry both the sampling and the match-order dependence of the ratings."""
-    model = require("openskill.models", "eval", "experiments.report (ratings)").PlackettLuce()
+    model = require("openskill.models", "eval", "experiments.tournament.report (ratings)").PlackettLuce()
     matches = [r for r in rounds if sum(r["header"]["roles"]) > 0
                and not any(oracle_name(r["header"][k]) for k in ("miners", "saboteurs"))]  # fmt: skip
     rng = np.random.default_rng(seed)
@@ -737,7 +737,7 @@ def table_calibration(logs: list[Path], boot: int = BOOT, policy_samples: int = 
 
 
 def reliability_plot(out: Path, points: list[dict]) -> list[str]:
-    matplotlib = require("matplotlib", "eval", "experiments.report (plots; --no-plots skips them)")
+    matplotlib = require("matplotlib", "eval", "experiments.tournament.report (plots; --no-plots skips them)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -816,7 +816,7 @@ def _fmt(v: object) -> str:
 
 
 def plots(out: Path, balance: list[dict], beliefs_rows: list[dict], rounds: list[dict], survival: dict) -> list[str]:
-    matplotlib = require("matplotlib", "eval", "experiments.report (plots; --no-plots skips them)")
+    matplotlib = require("matplotlib", "eval", "experiments.tournament.report (plots; --no-plots skips them)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -936,7 +936,7 @@ def build_report(
 ) -> dict[str, list[dict]]:
     """Compute every table (and the plots) from the log(s) at ``log``; returns the tables.
 
-    The log is streamed (:class:`experiments.logs.LogReader`: every complete game once, duplicates and a torn tail
+    The log is streamed (:class:`experiments.tournament.logs.LogReader`: every complete game once, duplicates and a torn tail
     skipped with a warning, damage a ``LogError``). Base-game rounds are kept in compact form (header, end, four
     belief snapshots and a few per-round statistics) for T1-T6 and the ratings; duel and Saboteur 2 rounds only
     update per-game aggregates: the head-to-head table D1 and the tables S1/S2. P0 lists which code wrote the

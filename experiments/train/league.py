@@ -1,6 +1,6 @@
 """Opponents for self-play (issue 14): a league of frozen snapshots and scripted agents, and a paired ladder check.
 
-Used by :mod:`experiments.selfplay`.
+Used by :mod:`experiments.train.selfplay`.
 
 * :class:`League` holds the opponents a league game can draw: the last ``pool_size`` frozen snapshots of the learner
   (``snapshot:ITERATION``) and scripted ladder agents by name (``heuristic``, ``bayes``, ...). Cheating oracles are
@@ -34,7 +34,7 @@ import torch
 from numpy.typing import NDArray
 
 from agents import CHEATING, make_agent
-from experiments.stats import mean_interval
+from experiments.tournament.stats import mean_interval
 from saboteur_env import GameConfig
 from saboteur_env.common.seeding import seat_seeds
 from saboteur_env.vector import VectorEnv, legal_indices
@@ -54,7 +54,7 @@ Played = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.bool_]]
 
 def sample_rows(model: PolicyLike, obs: NDArray[np.float32], mask: NDArray[np.int8], gen: torch.Generator) -> Sampled:
     """Actions, their log-probabilities and the values of ``model`` for a batch of rows (masked sampling)."""
-    from experiments.selfplay import segment_sample
+    from experiments.train.selfplay import segment_sample
 
     t_obs = torch.from_numpy(np.ascontiguousarray(obs))
     rows, cols = map(torch.from_numpy, legal_indices(mask))

@@ -1,4 +1,4 @@
-"""Batched self-play PPO on the compiled core (issue 14): ``python -m experiments.selfplay --game base --players 5``.
+"""Batched self-play PPO on the compiled core (issue 14): ``python -m experiments.train.selfplay --game base --players 5``.
 
 A CleanRL-style PPO with action masking, in one file, on :class:`saboteur_env.vector.VectorEnv`. Every seat of the
 ``B`` games is played by the current policy (self-play). Design (docs/selfplay.md):
@@ -51,7 +51,7 @@ from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size
 from agents.files import FileRefusedError, open_regular
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
-from experiments.league import League, Seating, evaluate, sample_rows
+from experiments.train.league import League, Seating, evaluate, sample_rows
 from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
 from saboteur_env.base.cards import Role
 from saboteur_env.vector import VectorEnv, legal_indices
@@ -100,7 +100,7 @@ class Args:
     eval_games: int = 60  # paired deals per ladder check
     eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
     tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
-    init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.imitate's)
+    init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.train.imitate's)
     features: str = ""  # belief features after the observation (agents.belief_features; "": none)
     train_role: str = ""  # train only the learner's decisions in this role ("": every role)
     freeze_trunk: bool = False  # train the heads only (the trunk keeps its --init weights)
@@ -340,7 +340,7 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
 
 
 def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
-    """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.imitate``'s) into a :class:`Policy` of
+    """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
     the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
     pol = NumpyPolicy(path)
     pol.check_config(config)
@@ -860,7 +860,7 @@ class Trainer:
         return [*cols, "eval_diff", "eval_lo", "eval_hi", *[f"eval_diff_{r}" for r in self.role_names]]
 
     def ladder_check(self) -> dict[str, float]:
-        """The paired ladder check (:func:`experiments.league.evaluate`) of the current policy."""
+        """The paired ladder check (:func:`experiments.train.league.evaluate`) of the current policy."""
         sl = self._role
 
         def role_of(obs: NDArray[np.float32]) -> NDArray[np.int64]:
@@ -1018,7 +1018,7 @@ HELP = {
     "eval_every": "iterations between paired ladder checks (0: none)",
     "eval_games": "paired deals per ladder check",
     "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
-    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.imitate's output)",
+    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.train.imitate's output)",
     "features": "belief features after the observation: bayes (base game; the shipped 4, 7, 10-player files)",
     "train_role": "train only the learner's decisions in this role, e.g. saboteur (default: every role)",
     "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
@@ -1027,7 +1027,7 @@ HELP = {
 
 def parse_args(argv: list[str] | None = None) -> Args:
     d = Args()
-    p = argparse.ArgumentParser(prog="python -m experiments.selfplay", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.selfplay", description=__doc__.splitlines()[0])
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     for f in dataclasses.fields(Args):

@@ -2,18 +2,18 @@
 
 Game ``g`` is played twice from the same seed: once with every seat played by the line-up agent (``--lineup``),
 once with seat ``g % P`` played by ``ismcts`` instead (same agent seeds for the other seats). Agent seeds are sealed
-(``experiments.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom`` and printed at the
+(``experiments.tournament.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom`` and printed at the
 end) and the game, never from the public seed, so no agent can recover the deal from its seed; each record holds its
 game's secret (``seeds``), written after the game. The per-game
 difference of that seat's score (gold) is the paired effect; it is reported overall and by the role the seat
 was dealt in round 1 (with ``--rounds 1`` the score is exactly that role's round), with percentile bootstrap
-intervals over games (``experiments.stats.bootstrap_mean``), and the IS-MCTS cost per decision (ms).
+intervals over games (``experiments.tournament.stats.bootstrap_mean``), and the IS-MCTS cost per decision (ms).
 
 Each game appends one JSON line to ``--out`` (a finished game is never replayed: the run is resumable, and
 ``--start`` / ``--games`` cut it into chunks)::
 
-    python -m experiments.ismcts --players 5 --games 500 --sims 20 --out runs/ismcts_base5.jsonl
-    python -m experiments.ismcts --summary runs/ismcts_base5.jsonl      # the table of a finished (or partial) run
+    python -m experiments.analysis.ismcts --players 5 --games 500 --sims 20 --out runs/ismcts_base5.jsonl
+    python -m experiments.analysis.ismcts --summary runs/ismcts_base5.jsonl      # the table of a finished (or partial) run
 
 ``--game sab2`` and ``--game duel`` run the same experiment in Saboteur 2 (line-up ``heuristic``) and the Duel
 (``greedy``). The default base line-up is ``expert`` when ``agents.LADDER`` has it, else ``bayes``.
@@ -31,7 +31,7 @@ import numpy as np
 
 from agents import LADDER, make_agent
 from agents.ismcts import ISMCTSAgent
-from experiments.rounds import (
+from experiments.tournament.rounds import (
     SecretError,
     draw_secret,
     format_secret,
@@ -41,7 +41,7 @@ from experiments.rounds import (
     seeds_record,
     session_secret,
 )
-from experiments.stats import bootstrap_mean
+from experiments.tournament.stats import bootstrap_mean
 from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, returns
 
 
@@ -67,7 +67,7 @@ def role_name(config: GameConfig, state: Any, seat: int) -> str:
 def play(config: GameConfig, seed: int, lineup: str, insert: int | None, options: dict[str, Any],
          agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """One game; ``insert`` is the seat played by ismcts (None: nobody). Returns scores and costs. The seats' seeds
-    are sealed (``experiments.rounds``): spawned from the game secret ``agent_secret`` (a fresh one when ``None``),
+    are sealed (``experiments.tournament.rounds``): spawned from the game secret ``agent_secret`` (a fresh one when ``None``),
     never from the public deal seed; the two games of a pair share it."""
     p = config.num_players
     state = new_game(config, np.random.default_rng(seed))

@@ -1,11 +1,11 @@
-"""Train, export and evaluate the shipped learned policies (issue 14): ``python -m experiments.ship_policies``.
+"""Train, export and evaluate the shipped learned policies (issue 14): ``python -m experiments.train.ship``.
 
 One command (re)trains every policy of ``agents/policies/`` from fixed seeds (the collected data are reproduced
 exactly, and a refit from reused data gives the same weights: base 7 players, every array equal; a file written
 before the ``embed`` header field differs from its refit in that field only, so its SHA-256, which keys a DAgger
 round's data, does too): each :class:`Entry` below declares
 its game, player count, seed and budget (learner decisions) as data; the training run is
-``python -m experiments.selfplay`` with the arguments of :meth:`Entry.train_argv` (a league against the scripted
+``python -m experiments.train.selfplay`` with the arguments of :meth:`Entry.train_argv` (a league against the scripted
 ``heuristic``, the Duel's ``greedy``: what learned something so far, docs/selfplay.md), run in this process. The
 exported ``policy.npz`` is stored as ``agents/policies/NAME.npz`` with float16 weights (half the size;
 ``agents.learned`` computes in float32) and ``agents/policies/manifest.json`` records, per file: game, players,
@@ -15,7 +15,7 @@ its sha256 and, after ``--evaluate``, its evaluation.
 * Resumable: an entry whose file exists with the manifest's sha256 and the same training command is skipped
   (``--force`` redoes it; ``--only base:5`` redoes one). An interrupted training run restarts from scratch (a
   resumed league run is not bit-exact: scripted opponents' memory is not checkpointed).
-* ``--evaluate``: the paired ladder check of ``experiments.league.evaluate`` on the shipped file (fresh deals from
+* ``--evaluate``: the paired ladder check of ``experiments.train.league.evaluate`` on the shipped file (fresh deals from
   seed :data:`EVAL_SEED`, far from every training seed): the learner in seat ``b % N`` of deal ``b`` among opponent
   agents, against the same deals with the opponent in that seat too; mean score difference per game with a normal
   95% interval, and per role. Opponents: base ``heuristic``, ``expert`` and ``random``; Saboteur 2 ``heuristic`` and
@@ -65,8 +65,8 @@ SABOTEUR_HEAD = ("--train-role", "saboteur", "--freeze-trunk", "--learner-seat",
 # The imitation warm start's fitting settings shared by every entry that has one.
 IMITATE = ("--workers", "2", "--temperature", "0.3")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
-TRAINING_CODE = ("saboteur_env", "agents", "experiments/selfplay.py", "experiments/league.py",
-                 "experiments/imitate.py")  # fmt: skip
+TRAINING_CODE = ("saboteur_env", "agents", "experiments/train/selfplay.py", "experiments/train/league.py",
+                 "experiments/train/imitate.py")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class Entry:
         return f"{self.game}:{self.players}"
 
     def imitate_argv(self, out: Path | str) -> list[str]:
-        """``python -m experiments.imitate`` arguments of the warm start (empty without one)."""
+        """``python -m experiments.train.imitate`` arguments of the warm start (empty without one)."""
         if not self.imitate:
             return []
         argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
@@ -126,7 +126,7 @@ class Entry:
         return argv + ([] if self.role_heads else ["--no-role-heads"])
 
     def dagger_argv(self, out: Path | str) -> list[str]:
-        """``python -m experiments.imitate`` arguments of the DAgger round (empty without one): the imitation's
+        """``python -m experiments.train.imitate`` arguments of the DAgger round (empty without one): the imitation's
         policy as shipped (float16, ``OUT/imitate/policy-f16.npz``) plays a share of the teacher seats, the new
         data are fitted together with the imitation's, seeds offset by 100 from the imitation's."""
         if not (self.imitate and self.dagger):
@@ -140,7 +140,7 @@ class Entry:
                 "--extra", str(im / "data.npz")]  # fmt: skip
 
     def train_argv(self, out: Path | str) -> list[str]:
-        """``python -m experiments.selfplay`` arguments (empty: the imitation policy is shipped as it is)."""
+        """``python -m experiments.train.selfplay`` arguments (empty: the imitation policy is shipped as it is)."""
         if self.imitate and not self.decisions:
             return []
         argv = ["--game", self.game, "--players", str(self.players), "--steps", str(self.decisions),
@@ -264,22 +264,22 @@ def command_text(entry: Entry, out: Path | str) -> str:
     """The commands an entry runs, joined by ``&&``: the imitation warm start, then PPO (either may be absent)."""
     parts = []
     if entry.imitate:
-        parts.append(shlex.join(["python", "-m", "experiments.imitate", *entry.imitate_argv(Path(out) / "imitate")]))
+        parts.append(shlex.join(["python", "-m", "experiments.train.imitate", *entry.imitate_argv(Path(out) / "imitate")]))
     if entry.dagger_argv(out):  # the student file is the imitation's policy as shipped (float16)
         im = Path(out) / "imitate"
-        half = ["python", "-m", "experiments.ship_policies", "--to-half", str(im / "policy.npz"),
+        half = ["python", "-m", "experiments.train.ship", "--to-half", str(im / "policy.npz"),
                 str(im / "policy-f16.npz")]  # fmt: skip
-        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.imitate", *entry.dagger_argv(out)])]
+        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.imitate", *entry.dagger_argv(out)])]
     if entry.start:  # the shipped file of that commit, then PPO
-        get = ["python", "-m", "experiments.ship_policies", "--shipped-at", entry.start, entry.name,
+        get = ["python", "-m", "experiments.train.ship", "--shipped-at", entry.start, entry.name,
                str(entry.init_file(out))]  # fmt: skip
-        return " && ".join([shlex.join(get), shlex.join(["python", "-m", "experiments.selfplay",
+        return " && ".join([shlex.join(get), shlex.join(["python", "-m", "experiments.train.selfplay",
                                                          *entry.train_argv(out)])])  # fmt: skip
     if entry.train_argv(out):
         warm = entry.warm_start(out)
-        half = ["python", "-m", "experiments.ship_policies", "--to-half", str(warm),
+        half = ["python", "-m", "experiments.train.ship", "--to-half", str(warm),
                 str(warm.with_name("policy-f16.npz"))]  # fmt: skip
-        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.selfplay", *entry.train_argv(out)])]
+        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.selfplay", *entry.train_argv(out)])]
     return " && ".join(parts)
 
 
@@ -355,7 +355,7 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     """Train ``entry`` from scratch in this process, export it as float16, return its manifest record."""
-    from experiments import imitate, selfplay
+    from experiments.train import imitate, selfplay
 
     out = runs / entry.name
     for stale in ("checkpoint.pt", "policy.npz", "progress.csv"):  # from scratch: deterministic
@@ -420,7 +420,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         "training": {
             "command": command_text(entry, out),
             "argv": argv,
-            "reproduce": f"python -m experiments.ship_policies --only {entry.key} --force",
+            "reproduce": f"python -m experiments.train.ship --only {entry.key} --force",
             "seed": entry.seed,
             "imitate_argv": im_argv,
             "imitate": im_rec,
@@ -448,7 +448,7 @@ def _niceness() -> int:
 
 
 class _NumpyLegal:
-    """``experiments.league.PolicyLike`` over a shipped numpy policy: evaluation plays the file users get."""
+    """``experiments.train.league.PolicyLike`` over a shipped numpy policy: evaluation plays the file users get."""
 
     def __init__(self, path: Path) -> None:
         from agents.learned import NumpyPolicy
@@ -458,7 +458,7 @@ class _NumpyLegal:
     def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
 
-        from experiments.selfplay import segment_log_softmax
+        from experiments.train.selfplay import segment_log_softmax
 
         logits, value = self.policy.forward(obs.numpy())
         flat = torch.from_numpy(np.ascontiguousarray(logits[rows.numpy(), cols.numpy()]))
@@ -472,7 +472,7 @@ def evaluate_entry(entry: Entry, pairs: int | None = None, opponents: tuple[str,
     ``pairs`` overrides the entry's deals per opponent; a result in ``done`` for the same file, deals and seed is
     kept (resumable)."""
     from agents.learned import role_names, role_slice
-    from experiments.league import evaluate
+    from experiments.train.league import evaluate
     from saboteur_env import GameConfig
 
     config = GameConfig(game=entry.game, num_players=entry.players)
@@ -574,7 +574,7 @@ def _total_wall(t: dict[str, Any]) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.ship_policies", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.ship", description=__doc__.splitlines()[0])
     keys = ", ".join(e.key for e in ENTRIES)
     p.add_argument("--only", action="append", default=[], metavar="GAME:PLAYERS",
                    help=f"redo only these entries (repeatable); valid: {keys}")  # fmt: skip

@@ -1,4 +1,4 @@
-"""What an inserted seat does, by its role (issue 14): ``python -m experiments.behaviour RUNS [RUNS ...]``.
+"""What an inserted seat does, by its role (issue 14): ``python -m experiments.train.behaviour RUNS [RUNS ...]``.
 
 Reads base-game tournament logs written with ``--insert`` (``experiments.tournament``) and counts, for each cell's
 inserted seat and each role it was dealt, its moves per round it played in that role: paths placed (and how
@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 
-from experiments.tournament import read_rounds
+from experiments.tournament.cli import read_rounds
 from saboteur_env.common.cards import BASE_PATH_CARDS
 
 DEAD_ENDS = frozenset(s.code for s in BASE_PATH_CARDS if s.dead_end)  # T08-T16, from the card data
@@ -65,7 +65,7 @@ def table(counts: dict[tuple[int, str, str, str, int], Counter[str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.behaviour", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.train.behaviour", description=__doc__.splitlines()[0])
     p.add_argument("runs", nargs="+", help="tournament output folders (rounds.jsonl.gz) with --insert cells")
     ns = p.parse_args(argv)
     counts: dict[tuple[int, str, str, str, int], Counter[str]] = {}

@@ -1,4 +1,4 @@
-"""Cross-play matrix of learned policies (issue 14): ``python -m experiments.crossplay NAME=P.npz ... --players 5``.
+"""Cross-play matrix of learned policies (issue 14): ``python -m experiments.analysis.crossplay NAME=P.npz ... --players 5``.
 
 Cell ``(i, j)``: on ``--deals`` fresh deals, seat ``b mod N`` of deal ``b`` is played by policy ``i`` and every other
 seat by policy ``j``; the number is that seat's final nuggets (score) per game, with a 95% bootstrap interval over
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.learned import NumpyPolicy
-from experiments.stats import bootstrap_mean
+from experiments.tournament.stats import bootstrap_mean
 from saboteur_env import GameConfig
 from saboteur_env.vector import VectorEnv
 
@@ -118,7 +118,7 @@ def table(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.crossplay", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.analysis.crossplay", description=__doc__.splitlines()[0])
     p.add_argument("policies", nargs="+", metavar="NAME=PATH", help="learned policies (.npz), at least two")
     p.add_argument("--game", default="base", help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")

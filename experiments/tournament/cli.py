@@ -5,7 +5,7 @@ Examples::
     python -m experiments.tournament                                   # the README's short main job
     python -m experiments.tournament --miners suspicious --saboteurs covert --players 5 7 \\
         --games 2000 --workers 2 --out runs/x
-    python -m experiments.report runs/x
+    python -m experiments.tournament.report runs/x
 
 Every combination of ``--miners`` x ``--saboteurs`` x ``--players`` is a cell. In a cell every gold-digger seat plays
 the miner policy and every saboteur seat the saboteur policy (roles are dealt each round, so a seat switches policy with
@@ -17,7 +17,7 @@ Results are identical for the same arguments and ``--secret`` whatever ``--worke
 (``oracle = True``) are given the hidden state; tables mark them ``*``.
 
 With ``--out DIR`` each finished game is appended to ``DIR/rounds.jsonl.gz`` (one gzip member per game, written and
-fsync-ed before the next; format, keys and checks in :mod:`experiments.logs`) as one JSON record per round:
+fsync-ed before the next; format, keys and checks in :mod:`experiments.tournament.logs`) as one JSON record per round:
 ``header`` (seed, rules and package versions, commit and dirty flag, N, rounds, agents per seat, roles, left-over
 role, gold goal slot),
 ``events`` (public, with the private part - a face-down discard's card, a map result - under ``private``),
@@ -59,9 +59,9 @@ from agents import CHEATING, DUEL_AGENTS, EVERY_GAME, LADDER, SAB2_AGENTS, make_
 from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
-from experiments.duel import DuelTable, play_duel, replay_duel
-from experiments.duel import summary_table as duel_summary_table
-from experiments.logs import (
+from experiments.tournament.duel import DuelTable, play_duel, replay_duel
+from experiments.tournament.duel import summary_table as duel_summary_table
+from experiments.tournament.logs import (
     LOG_NAME,
     LogError,
     LogReader,
@@ -71,7 +71,7 @@ from experiments.logs import (
     read_rounds,
     stamp,
 )
-from experiments.rounds import (
+from experiments.tournament.rounds import (
     ORACLE_NOTE,
     PROVENANCE,
     ReplayError,
@@ -90,9 +90,15 @@ from experiments.rounds import (
     seeds_record,
     session_secret,
 )
-from experiments.sab2 import Sab2Tables, play_sab2, replay_sab2
-from experiments.sab2 import summary_table as sab2_summary_table
-from experiments.stats import RunningMean, bootstrap_counts, bootstrap_mean, bootstrap_ratio, paired_difference
+from experiments.tournament.sab2 import Sab2Tables, play_sab2, replay_sab2
+from experiments.tournament.sab2 import summary_table as sab2_summary_table
+from experiments.tournament.stats import (
+    RunningMean,
+    bootstrap_counts,
+    bootstrap_mean,
+    bootstrap_ratio,
+    paired_difference,
+)
 from saboteur_env import EventType, __version__, raw_env
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
@@ -191,7 +197,7 @@ def play_game(
 
     ``insert`` seats that agent (both roles) at :func:`insert_seat` instead of the cell's policies. ``env`` reuses
     an environment of the right player count (``reset`` re-deals everything, so reuse changes nothing).
-    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.rounds`: independent of
+    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.tournament.rounds`: independent of
     the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
     declared oracles (``oracle = True``) get the privileged state.
     """
@@ -319,10 +325,10 @@ def _claims_cell(*names: str | None) -> int:
 
 def _play_claims_rounds(env: raw_env, agents: list[Any], header: Callable[[], dict], event: Callable[[Any], dict],
                         end: Callable[[dict], dict]) -> list[dict]:  # fmt: skip
-    """:func:`experiments.rounds.play_rounds` for a claims environment: claims go to the round's ``claims`` (with
+    """:func:`experiments.tournament.rounds.play_rounds` for a claims environment: claims go to the round's ``claims`` (with
     ``t`` = the game decisions before them), ``actions`` and ``events`` stay the game's, so the log replays from its
     actions on the game without claims."""
-    from experiments.logs import claim_record
+    from experiments.tournament.logs import claim_record
 
     game = env.unwrapped.game
     num_game_actions = env.unwrapped._claim_layout.game_actions
@@ -357,12 +363,12 @@ def _play_claims_rounds(env: raw_env, agents: list[Any], header: Callable[[], di
 
 def play_sab2_claims(num_players: int, agent: str, seed: int, env: raw_env | None = None,
                      agent_secret: int | None = None) -> list[dict]:  # fmt: skip
-    """:func:`experiments.sab2.play_sab2` with the claims rule: ``agent`` is ``claims:NAME`` / ``claims@K:NAME``,
+    """:func:`experiments.tournament.sab2.play_sab2` with the claims rule: ``agent`` is ``claims:NAME`` / ``claims@K:NAME``,
     every seat a ``ClaimsAgent`` around NAME; the records also hold ``claims`` and ``header.claims_per_turn``."""
     from agents.claims import ClaimsAgent
-    from experiments.sab2 import ReferenceObserver, make_sab2_agent
-    from experiments.sab2 import _event as sab2_event
-    from experiments.sab2 import _header as sab2_header
+    from experiments.tournament.sab2 import ReferenceObserver, make_sab2_agent
+    from experiments.tournament.sab2 import _event as sab2_event
+    from experiments.tournament.sab2 import _header as sab2_header
 
     k = _claims_cell(agent)
     if env is None or env.config.num_players != num_players or env.config.claims_per_turn != k:
@@ -387,12 +393,12 @@ def play_sab2_claims(num_players: int, agent: str, seed: int, env: raw_env | Non
 
 def play_duel_claims(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None,
                      agent_secret: int | None = None) -> list[dict]:  # fmt: skip
-    """:func:`experiments.duel.play_duel` with the claims rule (both agents ``claims:NAME`` / ``claims@K:NAME``)."""
+    """:func:`experiments.tournament.duel.play_duel` with the claims rule (both agents ``claims:NAME`` / ``claims@K:NAME``)."""
     from agents.claims import ClaimsAgent
-    from experiments.duel import OBSERVER_FIELDS, DuelObserver, _Observed, make_duel_agent
-    from experiments.duel import _end as duel_end
-    from experiments.duel import _event as duel_event
-    from experiments.duel import _header as duel_header
+    from experiments.tournament.duel import OBSERVER_FIELDS, DuelObserver, _Observed, make_duel_agent
+    from experiments.tournament.duel import _end as duel_end
+    from experiments.tournament.duel import _event as duel_event
+    from experiments.tournament.duel import _header as duel_header
 
     k = _claims_cell(blue, green)
     if env is None or env.config.duel_layout != layout or env.config.claims_per_turn != k:
@@ -423,8 +429,8 @@ def _replay_claims(records: list[dict]) -> None:
     h = records[0]["header"]
     k = _claims_cell(*h["agents"])  # from the cell's names, as the game was played: a tampered header shows
     if h["game"] == "sab2":
-        from experiments.sab2 import _event as sab2_event
-        from experiments.sab2 import _header as sab2_header
+        from experiments.tournament.sab2 import _event as sab2_event
+        from experiments.tournament.sab2 import _header as sab2_header
 
         env = replay_env(h["seed"], "a Saboteur 2 game", game="sab2", num_players=h["players"])
         game = env.unwrapped.game
@@ -433,9 +439,9 @@ def _replay_claims(records: list[dict]) -> None:
                       lambda first, last, _: [sab2_event(game, game.events[i]) for i in range(first, last)],
                       lambda decisions: dict(game.round_results[-1], decisions=decisions))  # fmt: skip
         return
-    from experiments.duel import _end as duel_end
-    from experiments.duel import _event as duel_event
-    from experiments.duel import _header as duel_header
+    from experiments.tournament.duel import _end as duel_end
+    from experiments.tournament.duel import _event as duel_event
+    from experiments.tournament.duel import _header as duel_header
 
     env = replay_env(h["seed"], "a duel", game="duel", duel_layout=h["duel_layout"])
     game = env.unwrapped.game
@@ -448,7 +454,7 @@ def _replay_claims(records: list[dict]) -> None:
 
 def replay_game(records: list[dict]) -> None:
     """Re-play a logged base game (its rounds in order) from the seed and actions; raise
-    :class:`~experiments.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header field,
+    :class:`~experiments.tournament.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header field,
     event or round-end field that differs from the log (a tampered winner, action or rules version)."""
     h = records[0]["header"]
     env = replay_env(h["seed"], "a base game", num_players=h["players"])
@@ -476,7 +482,7 @@ def task_of(records: list[dict]) -> Task:
 
 def replay_records(records: list[dict], full: bool = False) -> None:
     """Re-play a logged game of any of the three games from its seed and actions and compare it with the log
-    (:class:`~experiments.rounds.ReplayError` at the first difference). ``full`` also plays the game again with its
+    (:class:`~experiments.tournament.rounds.ReplayError` at the first difference). ``full`` also plays the game again with its
     agents and compares the whole records (belief snapshots included; agents are deterministic per seed)."""
     game = records[0]["header"].get("game", "base")
     if game in ("duel", "sab2") and "claims_per_turn" in records[0]["header"]:
@@ -498,7 +504,7 @@ Task = tuple
 
 
 def task_key(t: Task) -> tuple:
-    """The log key (:func:`experiments.logs.game_key`) of the game a task plays."""
+    """The log key (:func:`experiments.tournament.logs.game_key`) of the game a task plays."""
     if t[0] == "duel":
         _, blue, green, seed, layout = t[:5]
         return "duel", layout, blue, green, seed
@@ -835,7 +841,7 @@ def run(
     ``address``, a local one when ``None``); ``chunk`` games per request to a worker. With ``out``, games already in
     the log are yielded first (read back from it) and only the others are played. After SIGTERM/SIGINT the
     generator logs the games in flight and raises :class:`Interrupted`. ``secret``: the tournament secret the
-    agents' seeds come from (:mod:`experiments.rounds`; ``None``: this process's :func:`session_secret`).
+    agents' seeds come from (:mod:`experiments.tournament.rounds`; ``None``: this process's :func:`session_secret`).
     """
     _check_backend(backend)
     inserts = [None] if not inserts else list(inserts)
@@ -1272,7 +1278,7 @@ def _consume(
 ) -> int:
     """Feed every game to the running aggregates, then print the table (also after an interruption) and, once no
     game of the run is being played any more, the tournament secret."""
-    from experiments.logs import cli_warnings
+    from experiments.tournament.logs import cli_warnings
 
     with cli_warnings(), _reveal(secret):
         try:

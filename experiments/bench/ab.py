@@ -1,7 +1,7 @@
 """A/B speed comparison of two revisions with ``experiments.bench`` (not a test).
 
-    python -m experiments.bench_ab --old e561ee6                       # base game, 4 players
-    python -m experiments.bench_ab --old e561ee6 --game sab2 --players 6 --rounds 5
+    python -m experiments.bench.ab --old e561ee6                       # base game, 4 players
+    python -m experiments.bench.ab --old e561ee6 --game sab2 --players 6 --rounds 5
 
 Checks out ``--old`` (and ``--new``, default: the working tree) into temporary git worktrees, then runs
 ``python -m experiments.bench`` of each revision in its own interpreter, interleaved (A B A B ...), and prints the
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from experiments.bench import GAMES, check_counts, check_players
+from experiments.bench.run import GAMES, check_counts, check_players
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^(engine|raw_env|env\(\))\s+(\S+)\s+([\d,]+)\s")

@@ -1,7 +1,7 @@
 """Train a MaskablePPO policy for one seat against ladder opponents (sb3-contrib).
 
     pip install -e ".[train]"
-    python -m experiments.train_sb3 --players 5 --opponents heuristic --steps 100000 --out runs/ppo5
+    python -m experiments.train.sb3 --players 5 --opponents heuristic --steps 100000 --out runs/ppo5
     python -m experiments.tournament --miners ppo:runs/ppo5/final.zip --saboteurs covert --players 5 --games 500
 
 The learner takes a random seat each episode (a whole 3-round game) and plays whatever role it is dealt; the
@@ -141,7 +141,7 @@ def _check_opponents(parser: argparse.ArgumentParser, name: str, players: int) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    require("sb3_contrib", "train", "experiments.train_sb3")  # a message naming the extra, not a traceback
+    require("sb3_contrib", "train", "experiments.train.sb3")  # a message naming the extra, not a traceback
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--opponents", default="heuristic", help="ladder agent playing the other seats")

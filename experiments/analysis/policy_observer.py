@@ -1,16 +1,16 @@
 """Calibration of public observers' P(saboteur) per population: the fixed-table baseline, tables fitted on the
 population's games, and the policy-aware observer (``agents.policy_observer``), on the same held-out games.
 
-    python -m experiments.policy_observer --games 200 --players 5 --samples 4   # Markdown tables on stdout
+    python -m experiments.analysis.policy_observer --games 200 --players 5 --samples 4   # Markdown tables on stdout
 
 Per population (every seat plays it): games ``seed .. seed + games - 1`` of one round each, deals from
 ``default_rng(game seed)``. Even seeds fit the behaviour tables (``BehaviourCounts``, as T7 of
-``experiments.report --calibration``), odd seeds are scored: every seat after every decision, against the dealt
+``experiments.tournament.report --calibration``), odd seeds are scored: every seat after every decision, against the dealt
 roles. Observers: ``fixed`` (``BayesModel`` with ``FIXED_TABLES``, epsilon 0.1), ``fitted`` (the fitted tables,
 epsilon 0), ``policy`` (``PolicyObserver`` knowing the population's policy; ``--samples`` hands, ``--epsilon``).
 ECE over 10 equal-width bins and Brier, with 95% percentile intervals from ``--boot`` resamples of whole held-out
 games (fixed resampling seed); then the reliability diagram's points. ``--out DIR`` also writes them as CSV (and a
-PNG per population with matplotlib). Agent and observer seeds are sealed (``experiments.rounds``): spawned from a
+PNG per population with matplotlib). Agent and observer seeds are sealed (``experiments.tournament.rounds``): spawned from a
 secret (``--secret``, default drawn once per process from ``os.urandom`` and printed) and the game, never from the
 public game seed, so neither the agents nor the policy observer could recover the deal from their seeds.
 Deterministic for its arguments and ``--secret``.
@@ -31,8 +31,8 @@ from agents import make_agent
 from agents.beliefs import FIXED_TABLES, BayesModel, BehaviourCounts, BehaviourTables
 from agents.policy_observer import PolicyObserver, public_action, public_observation
 from agents.tracker import LogTracker
-from experiments.report import CAL_BINS, _bin_sums, _ece
-from experiments.rounds import (
+from experiments.tournament.report import CAL_BINS, _bin_sums, _ece
+from experiments.tournament.rounds import (
     SecretError,
     draw_secret,
     format_secret,
@@ -42,7 +42,7 @@ from experiments.rounds import (
     seat_seeds,
     session_secret,
 )
-from experiments.stats import bootstrap_ratio, resample_weights
+from experiments.tournament.stats import bootstrap_ratio, resample_weights
 from saboteur_env import EventType, GameConfig, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.base.cards import KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
@@ -52,7 +52,7 @@ OBSERVERS = ("fixed", "fitted", "policy")
 
 
 def game_key(population: str, players: int, seed: int) -> tuple:
-    """The key of game ``seed`` for its sealed seeds (``experiments.rounds.game_secret``)."""
+    """The key of game ``seed`` for its sealed seeds (``experiments.tournament.rounds.game_secret``)."""
     return ("policy_observer", population, players, seed)
 
 

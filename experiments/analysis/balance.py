@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m experiments.balance --lineups expert heuristic --players 3 4 5 6 7 8 9 10 --games 100 --workers 2
+    python -m experiments.analysis.balance --lineups expert heuristic --players 3 4 5 6 7 8 9 10 --games 100 --workers 2
 
 A line-up is an agent name playing every seat (``expert``: ``planner`` as a gold-digger, ``blocker`` as a
 saboteur) or ``MINERS/SABOTEURS`` (``suspicious/covert``). Game ``g`` of every line-up and player count uses seed
@@ -33,9 +33,9 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from experiments.rounds import format_secret, parse_secret
-from experiments.stats import bootstrap_ratio, paired_difference
-from experiments.tournament import run
+from experiments.tournament.cli import run
+from experiments.tournament.rounds import format_secret, parse_secret
+from experiments.tournament.stats import bootstrap_ratio, paired_difference
 
 DEFAULT_SECRET = 0x5AB07E0B_A1A9CE00_0000_0000_0000_0015  # fixed: the documented tables re-run exactly
 

@@ -1,8 +1,8 @@
 """Replay a game of any of the three games step by step: a GIF, a self-contained HTML page, or frames for the web app.
 
-    python -m experiments.replay runs/x --game 0 --seat 2 --gif game.gif --html game.html
-    python -m experiments.replay --players 4 --seed 5 --actions 1200 1267 1184 --omniscient --html game.html
-    python -m experiments.replay --game-type sab2 --players 6 --seed 3 --rounds 2 --actions ... --html game.html
+    python -m experiments.tournament.replay runs/x --game 0 --seat 2 --gif game.gif --html game.html
+    python -m experiments.tournament.replay --players 4 --seed 5 --actions 1200 1267 1184 --omniscient --html game.html
+    python -m experiments.tournament.replay --game-type sab2 --players 6 --seed 3 --rounds 2 --actions ... --html game.html
 
 The game comes from a tournament log (``--game K``: the K-th complete game in the file, each game counted once; base,
 Saboteur 2 and duel logs) or from a seed and an action list (``--game-type`` base / sab2 / duel, default base). A
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from experiments.logs import cli_warnings
+from experiments.tournament.logs import cli_warnings
 from experiments.web.scene import board_scene, to_png
 from experiments.web.words import event_lines, new_events, view_events
 from saboteur_env import GameConfig, action_to_string, apply_action, new_game, player_view, variants
@@ -204,13 +204,13 @@ def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
     checking that the engine re-plays it exactly as logged (every header field, event and round end;
     :func:`experiments.tournament.replay_records`).
 
-    Raises :class:`~experiments.logs.LogError` (a ``ValueError``) naming the file and record for a damaged log or a
+    Raises :class:`~experiments.tournament.logs.LogError` (a ``ValueError``) naming the file and record for a damaged log or a
     game that does not re-play as logged (a tampered action, winner or rules version), and ``ValueError`` for an
     index out of range.
     """
-    from experiments.logs import LogError, LogReader, describe, game_key
-    from experiments.rounds import ReplayError
-    from experiments.tournament import replay_records
+    from experiments.tournament.cli import replay_records
+    from experiments.tournament.logs import LogError, LogReader, describe, game_key
+    from experiments.tournament.rounds import ReplayError
 
     if index < 0:
         raise ValueError(f"--game {index} must be at least 0")
