@@ -327,8 +327,9 @@ def test_claims__agents_claim_the_truth_or_lie_when_it_pays(role, says_gold):
 
 
 def test_claims__tournament_logs_claims_with_labels_and_replays():
-    from experiments.tournament.cli import play_game, replay_records
+    from experiments.tournament.base import play_game
     from experiments.tournament.logs import _schema_problem
+    from experiments.tournament.tasks import replay_records
 
     records = play_game(4, "claims:honest", "claims:covert", 5, beliefs=False, agent_secret=7)
     assert all(_schema_problem(r) is None for r in records) and any(r["claims"] for r in records)
@@ -520,7 +521,8 @@ def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
 
 def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_ratings(tmp_path):
     from experiments.tournament import report
-    from experiments.tournament.cli import Summary, run
+    from experiments.tournament.run import run
+    from experiments.tournament.summary import Summary
 
     out = tmp_path / "o"
     games = list(run([4], ["claims:role_oracle", "claims:random"], ["claims:random"], 1, seed=0, beliefs=False,

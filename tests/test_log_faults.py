@@ -24,8 +24,10 @@ import pytest
 
 from experiments.tournament import cli as tour
 from experiments.tournament import logs, replay, report
-from experiments.tournament.cli import run, run_duel, run_sab2
 from experiments.tournament.logs import LOG_NAME, LogError, LogReader, LogVersionError, LogWarning, LogWriter, game_key
+from experiments.tournament.run import run, run_duel, run_sab2
+from experiments.tournament.summary import Summary, summary_table
+from experiments.tournament.tasks import TournamentWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 40  # 3-player random games: ~20 per second, so a run lasts ~2.5 s with start-up
@@ -509,14 +511,14 @@ def test_duplicates_and_conflicts_are_refused(tmp_path):
 
 
 def test_worker_env_reuse_and_streaming_summary(reference):
-    worker = tour.TournamentWorker()
+    worker = TournamentWorker()
     tasks = [(3, "random", "random", s, False, None) for s in range(3)] + [("duel", "random", "random", 0, "seed_5x9")]
     worker.play(tasks)
     assert sorted(worker.envs) == [("base", 3), ("duel", "seed_5x9")]  # one environment per configuration
-    summary = tour.Summary()
+    summary = Summary()
     for g in reference.values():
         summary.add(g)
-    assert summary.table() == tour.summary_table([r for g in reference.values() for r in g])
+    assert summary.table() == summary_table([r for g in reference.values() for r in g])
     assert f"{GAMES:>6}" in summary.table()
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from experiments.tournament import logs, report
-from experiments.tournament.cli import run
 from experiments.tournament.logs import LOG_NAME, LogReader, provenance
+from experiments.tournament.run import run
 from experiments.tournament.sab2 import Sab2Tables
 
 

@@ -59,7 +59,7 @@ def _sealed(a: list[int], b: list[int], old: set[int]) -> None:
 
 
 def test_tournament__agent_seeds_are_sealed(seen: list[int]) -> None:
-    from experiments.tournament.cli import play_game
+    from experiments.tournament.base import play_game
     from experiments.tournament.rounds import game_secret, seat_agents
 
     a, b = _twice(seen, lambda: play_game(4, "random", "random", PUBLIC, beliefs=False))

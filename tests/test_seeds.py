@@ -7,8 +7,9 @@ import pytest
 
 from agents import CHEATING, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RandomAgent, RoleDispatch, bind_oracle, is_oracle
-from experiments.tournament.cli import main, play_game, read_rounds, replay_records, run
-from experiments.tournament.logs import game_key
+from experiments.tournament.base import play_game
+from experiments.tournament.cli import main
+from experiments.tournament.logs import game_key, read_rounds
 from experiments.tournament.rounds import (
     LEGACY_SECRET,
     SecretError,
@@ -21,7 +22,9 @@ from experiments.tournament.rounds import (
     parse_secret,
     session_secret,
 )
+from experiments.tournament.run import run
 from experiments.tournament.sab2 import play_sab2
+from experiments.tournament.tasks import replay_records
 from saboteur_env import raw_env
 
 

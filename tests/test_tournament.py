@@ -9,8 +9,10 @@ import math
 import pytest
 
 from experiments.tournament import report, stats
-from experiments.tournament.cli import main, read_rounds, replay_game, run
-from experiments.tournament.logs import LogVersionError
+from experiments.tournament.base import replay_game
+from experiments.tournament.cli import main
+from experiments.tournament.logs import LogVersionError, read_rounds
+from experiments.tournament.run import run
 
 
 def _games(records):
@@ -182,9 +184,9 @@ def test_tournament__inserted_seat(tmp_path, capsys):
 def test_tournament__claims_cells_for_sab2_and_the_duel_log_and_replay(tmp_path, capsys, game, agents, k):
     import copy
 
-    from experiments.tournament.cli import replay_records
     from experiments.tournament.logs import _schema_problem
     from experiments.tournament.rounds import ReplayError
+    from experiments.tournament.tasks import replay_records
 
     argv = ["--game", game, "--games", "1", "--seed", "3", "--agents", *[f"claims:{a}" for a in agents],
             "--claims-per-turn", str(k), "--out", str(tmp_path), "--secret", "0" * 31 + "5"]

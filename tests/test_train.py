@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents.ppo import read_meta
-from experiments.tournament.cli import play_game
+from experiments.tournament.base import play_game
 from experiments.train.sb3 import main, train
 
 

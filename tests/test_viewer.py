@@ -12,7 +12,7 @@ from conftest import BOARD_ROW2, place
 
 from experiments import play
 from experiments.tournament import replay
-from experiments.tournament.cli import play_game
+from experiments.tournament.base import play_game
 from experiments.web.scene import board_scene
 from saboteur_env import (
     GameConfig,

@@ -33,8 +33,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from experiments.tournament.cli import run
 from experiments.tournament.rounds import format_secret, parse_secret
+from experiments.tournament.run import run
 from experiments.tournament.stats import bootstrap_ratio, paired_difference
 
 DEFAULT_SECRET = 0x5AB07E0B_A1A9CE00_0000_0000_0000_0015  # fixed: the documented tables re-run exactly

@@ -721,7 +721,7 @@ def verify(
     Returns (games in the log, games re-played, mismatch messages naming the file, record and first difference).
     ``full`` re-runs the agents from the seed as well and compares whole records (belief snapshots included).
     """
-    from experiments.tournament.cli import replay_records
+    from experiments.tournament.tasks import replay_records
 
     reader = LogReader(paths)
     chosen: Iterable[tuple[Path, int, list[dict]]]

@@ -208,9 +208,9 @@ def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
     game that does not re-play as logged (a tampered action, winner or rules version), and ``ValueError`` for an
     index out of range.
     """
-    from experiments.tournament.cli import replay_records
     from experiments.tournament.logs import LogError, LogReader, describe, game_key
     from experiments.tournament.rounds import ReplayError
+    from experiments.tournament.tasks import replay_records
 
     if index < 0:
         raise ValueError(f"--game {index} must be at least 0")
