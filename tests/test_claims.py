@@ -328,7 +328,7 @@ def test_claims__agents_claim_the_truth_or_lie_when_it_pays(role, says_gold):
 
 def test_claims__tournament_logs_claims_with_labels_and_replays():
     from experiments.tournament.base import play_game
-    from experiments.tournament.logs import _schema_problem
+    from experiments.tournament.logs.format import _schema_problem
     from experiments.tournament.tasks import replay_records
 
     records = play_game(4, "claims:honest", "claims:covert", 5, beliefs=False, agent_secret=7)

@@ -8,8 +8,10 @@ import csv
 import numpy as np
 import pytest
 
-from experiments.tournament import logs, report
-from experiments.tournament.logs import LOG_NAME, LogReader, provenance
+from experiments.tournament import report
+from experiments.tournament.logs.format import LOG_NAME, provenance
+from experiments.tournament.logs.read import LogReader
+from experiments.tournament.logs.write import encode_game
 from experiments.tournament.run import run
 from experiments.tournament.sab2 import Sab2Tables
 
@@ -37,7 +39,7 @@ def _relabel(src, dst, rules: str):
         for r in g:
             r["header"]["rules_version"] = rules
             r["header"]["seed"] += 100  # other games (same keys with other bytes are a conflict, refused earlier)
-    (dst / LOG_NAME).write_bytes(b"".join(logs.encode_game(g) for g in games))
+    (dst / LOG_NAME).write_bytes(b"".join(encode_game(g) for g in games))
     return dst
 
 

@@ -9,7 +9,8 @@ from agents import CHEATING, LADDER, SAB2_AGENTS, make_agent
 from agents.base import RandomAgent, RoleDispatch, bind_oracle, is_oracle
 from experiments.tournament.base import play_game
 from experiments.tournament.cli import main
-from experiments.tournament.logs import game_key, read_rounds
+from experiments.tournament.logs.format import game_key
+from experiments.tournament.logs.read import read_rounds
 from experiments.tournament.rounds import (
     LEGACY_SECRET,
     SecretError,

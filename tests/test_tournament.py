@@ -11,7 +11,8 @@ import pytest
 from experiments.tournament import report, stats
 from experiments.tournament.base import replay_game
 from experiments.tournament.cli import main
-from experiments.tournament.logs import LogVersionError, read_rounds
+from experiments.tournament.logs.format import LogVersionError
+from experiments.tournament.logs.read import read_rounds
 from experiments.tournament.run import run
 
 
@@ -184,7 +185,7 @@ def test_tournament__inserted_seat(tmp_path, capsys):
 def test_tournament__claims_cells_for_sab2_and_the_duel_log_and_replay(tmp_path, capsys, game, agents, k):
     import copy
 
-    from experiments.tournament.logs import _schema_problem
+    from experiments.tournament.logs.format import _schema_problem
     from experiments.tournament.rounds import ReplayError
     from experiments.tournament.tasks import replay_records
 

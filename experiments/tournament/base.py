@@ -12,9 +12,7 @@ from agents.base import RoleDispatch
 from agents.beliefs import BayesModel, SuspicionModel
 from agents.tracker import LogTracker
 from experiments.tournament.claims import _bare, _claims_cell
-from experiments.tournament.logs import (
-    claim_record,
-)
+from experiments.tournament.logs.format import claim_record
 from experiments.tournament.rounds import (
     draw_secret,
     replay_env,

@@ -8,9 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.tournament.logs import (
-    claim_record,
-)
+from experiments.tournament.logs.format import claim_record
 from experiments.tournament.rounds import (
     draw_secret,
     replay_env,

@@ -52,9 +52,7 @@ from experiments.tournament.claims import (
 )
 from experiments.tournament.duel import DuelTable
 from experiments.tournament.duel import summary_table as duel_summary_table
-from experiments.tournament.logs import (
-    LogError,
-)
+from experiments.tournament.logs.format import LogError
 from experiments.tournament.rounds import (
     SecretError,
     format_secret,
@@ -256,7 +254,7 @@ def _consume(
 ) -> int:
     """Feed every game to the running aggregates, then print the table (also after an interruption) and, once no
     game of the run is being played any more, the tournament secret."""
-    from experiments.tournament.logs import cli_warnings
+    from experiments.tournament.logs.read import cli_warnings
 
     with cli_warnings(), _reveal(secret):
         try:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from experiments.tournament.logs import cli_warnings
+from experiments.tournament.logs.read import cli_warnings
 from experiments.web.scene import board_scene, to_png
 from experiments.web.words import event_lines, new_events, view_events
 from saboteur_env import GameConfig, action_to_string, apply_action, new_game, player_view, variants
@@ -208,7 +208,8 @@ def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
     game that does not re-play as logged (a tampered action, winner or rules version), and ``ValueError`` for an
     index out of range.
     """
-    from experiments.tournament.logs import LogError, LogReader, describe, game_key
+    from experiments.tournament.logs.format import LogError, describe, game_key
+    from experiments.tournament.logs.read import LogReader
     from experiments.tournament.rounds import ReplayError
     from experiments.tournament.tasks import replay_records
 

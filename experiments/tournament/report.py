@@ -43,7 +43,8 @@ import numpy as np
 
 from experiments._optional import require
 from experiments.tournament.duel import DuelTable
-from experiments.tournament.logs import LogError, LogReader, LogVersionError, LogWarning, cli_warnings, log_path
+from experiments.tournament.logs.format import LogError, LogVersionError, LogWarning, log_path
+from experiments.tournament.logs.read import LogReader, cli_warnings
 from experiments.tournament.rounds import ORACLE_NOTE, oracle_name, replay_env
 from experiments.tournament.sab2 import Sab2Tables
 from experiments.tournament.stats import (

@@ -14,13 +14,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from experiments.tournament.logs import (
-    LOG_NAME,
-    LogReader,
-    LogWriter,
-    game_key,
-    stamp,
-)
+from experiments.tournament.logs.format import LOG_NAME, game_key, stamp
+from experiments.tournament.logs.read import LogReader
+from experiments.tournament.logs.write import LogWriter
 from experiments.tournament.rounds import (
     game_secret,
     session_secret,

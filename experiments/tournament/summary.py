@@ -8,9 +8,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from experiments.tournament.logs import (
-    game_key,
-)
+from experiments.tournament.logs.format import game_key
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
     oracle_name,

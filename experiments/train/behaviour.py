@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 
-from experiments.tournament.logs import read_rounds
+from experiments.tournament.logs.read import read_rounds
 from saboteur_env.common.cards import BASE_PATH_CARDS
 
 DEAD_ENDS = frozenset(s.code for s in BASE_PATH_CARDS if s.dead_end)  # T08-T16, from the card data

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 
     log_game = None
     if args.replay is not None:
-        from experiments.tournament.logs import cli_warnings
+        from experiments.tournament.logs.read import cli_warnings
         from experiments.tournament.replay import game_from_log
 
         if not args.replay.exists():
