@@ -520,7 +520,7 @@ def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
 
 
 def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_ratings(tmp_path):
-    from experiments.tournament import report
+    from experiments.tournament.report import build as report
     from experiments.tournament.run import run
     from experiments.tournament.summary import Summary
 

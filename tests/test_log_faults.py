@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from experiments.tournament import cli as tour
-from experiments.tournament import replay, report
+from experiments.tournament import replay
 from experiments.tournament.logs import cli as logs_cli
 from experiments.tournament.logs.format import (
     LOG_NAME,
@@ -37,6 +37,7 @@ from experiments.tournament.logs.format import (
 )
 from experiments.tournament.logs.read import LogReader, read_games
 from experiments.tournament.logs.write import LogWriter, encode_game
+from experiments.tournament.report import build as report
 from experiments.tournament.run import run, run_duel, run_sab2
 from experiments.tournament.summary import Summary, summary_table
 from experiments.tournament.tasks import TournamentWorker

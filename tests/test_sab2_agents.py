@@ -7,9 +7,9 @@ import pytest
 
 from agents import SAB2_AGENTS, make_agent
 from agents.sab2 import Sab2Agent
-from experiments.tournament import report
 from experiments.tournament.cli import main
 from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.report import build as report
 from experiments.tournament.sab2 import play_sab2
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
 from saboteur_env.sab2.actions import action_layout

@@ -8,11 +8,13 @@ import math
 
 import pytest
 
-from experiments.tournament import report, stats
+from experiments.tournament import stats
 from experiments.tournament.base import replay_game
 from experiments.tournament.cli import main
 from experiments.tournament.logs.format import LogVersionError
 from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.report import build as report
+from experiments.tournament.report import metrics
 from experiments.tournament.run import run
 
 
@@ -139,13 +141,13 @@ def test_report__suspicion_needs_to_beat_the_boundary():
     import numpy as np
 
     p = np.array([[0.4, 0.4, 0.4, 0.4, 0.4], [0.9, 0.5, 0.5, 0.1, 0.1], [0.9, 0.8, 0.2, 0.2, 0.0]])
-    assert report.suspected(p).tolist() == [
+    assert metrics.suspected(p).tolist() == [
         [False] * 5,  # nobody stands out: nobody is suspected
         [True, False, False, False, False],  # k = 2, but seats 1 and 2 tie for the second place
         [True, True, False, False, False],
     ]
     # The tie-robust membership: tied seats share the places left (k = 2 in every row).
-    assert report.topk_weight(p).tolist() == [
+    assert metrics.topk_weight(p).tolist() == [
         [0.4] * 5,  # 2 places among 5 tied seats: the prior, whatever the tie convention
         [1.0, 0.5, 0.5, 0.0, 0.0],
         [1.0, 1.0, 0.0, 0.0, 0.0],

@@ -31,7 +31,7 @@ from agents import make_agent
 from agents.beliefs import FIXED_TABLES, BayesModel, BehaviourCounts, BehaviourTables
 from agents.policy_observer import PolicyObserver, public_action, public_observation
 from agents.tracker import LogTracker
-from experiments.tournament.report import CAL_BINS, _bin_sums, _ece
+from experiments.tournament.report.calibration import CAL_BINS, _bin_sums, _ece
 from experiments.tournament.rounds import (
     SecretError,
     draw_secret,
