@@ -17,7 +17,7 @@ from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size, features_of_sequence
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError, PolicyMismatchError
 from experiments.train.imitate import Options, collect, main, run, with_features
-from experiments.train.selfplay import Policy, export_npz, load_npz
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, observation_layout
 from saboteur_env.base.cards import SABOTEURS_BY_PLAYERS
 from saboteur_env.vector import VectorEnv

@@ -15,7 +15,9 @@ import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from experiments.train.imitate import Data, Options, collect, concat, fit, main, run
-from experiments.train.selfplay import Args, Policy, Trainer, export_npz, load_npz
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz
+from experiments.train.selfplay.trainer import Trainer
 from saboteur_env import GameConfig
 from saboteur_env.vector import VectorEnv
 

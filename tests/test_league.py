@@ -14,7 +14,9 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from experiments.train.league import LEARNER, League, Seating, _play_once, evaluate
-from experiments.train.selfplay import Args, Policy, Trainer
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy
+from experiments.train.selfplay.trainer import Trainer
 from saboteur_env import GameConfig
 
 

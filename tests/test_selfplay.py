@@ -22,7 +22,10 @@ import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError
-from experiments.train.selfplay import Args, Policy, Rollout, Trainer, export_npz, main, masked_log_probs
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz, masked_log_probs
+from experiments.train.selfplay.rollout import Rollout
+from experiments.train.selfplay.trainer import Trainer, main
 from saboteur_env import GameConfig, raw_env
 from saboteur_env.vector import LegalSampler, VectorEnv
 

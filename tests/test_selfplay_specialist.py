@@ -14,7 +14,9 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from agents.belief_features import feature_size, features_of_sequence
-from experiments.train.selfplay import Args, Policy, Trainer, export_npz, main
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz
+from experiments.train.selfplay.trainer import Trainer, main
 from saboteur_env import GameConfig
 
 CFG = GameConfig(num_players=4)

@@ -237,8 +237,9 @@ def test_float16_file__computes_like_its_float32_source(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
 def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict) -> None:
     pytest.importorskip("torch")
-    from experiments.train import imitate, selfplay
+    from experiments.train import imitate
     from experiments.train import ship as ship_policies
+    from experiments.train.selfplay import args as selfplay
 
     t = rec["training"]
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")

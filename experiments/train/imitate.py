@@ -448,8 +448,8 @@ def _batch_loss(model: Any, data: Data, rows: NDArray[np.int64], vf_coef: float)
 
 
 def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) -> tuple[Any, dict[str, float]]:
-    """Train a fresh :class:`experiments.train.selfplay.Policy` on ``data``; returns it and the last epoch's numbers."""
-    from experiments.train.selfplay import Policy
+    """Train a fresh :class:`experiments.train.selfplay.policy.Policy` on ``data``; returns it and the last epoch's numbers."""
+    from experiments.train.selfplay.policy import Policy
 
     if bool(opt.features) != (data.feat is not None):
         raise ValueError(f"features={opt.features!r} but the data {'lack' if opt.features else 'carry'} belief "
@@ -550,7 +550,7 @@ def load_data(path: str | Path, config: GameConfig) -> Data:
 
 def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     """Collect (or reuse ``OUT/data.npz``), fit, export; returns what ``meta.json`` records."""
-    from experiments.train.selfplay import export_npz
+    from experiments.train.selfplay.policy import export_npz
 
     opt.check()
     torch.set_num_threads(opt.threads)

@@ -54,7 +54,7 @@ Played = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.bool_]]
 
 def sample_rows(model: PolicyLike, obs: NDArray[np.float32], mask: NDArray[np.int8], gen: torch.Generator) -> Sampled:
     """Actions, their log-probabilities and the values of ``model`` for a batch of rows (masked sampling)."""
-    from experiments.train.selfplay import segment_sample
+    from experiments.train.selfplay.policy import segment_sample
 
     t_obs = torch.from_numpy(np.ascontiguousarray(obs))
     rows, cols = map(torch.from_numpy, legal_indices(mask))

@@ -65,7 +65,7 @@ SABOTEUR_HEAD = ("--train-role", "saboteur", "--freeze-trunk", "--learner-seat",
 # The imitation warm start's fitting settings shared by every entry that has one.
 IMITATE = ("--workers", "2", "--temperature", "0.3")
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
-TRAINING_CODE = ("saboteur_env", "agents", "experiments/train/selfplay.py", "experiments/train/league.py",
+TRAINING_CODE = ("saboteur_env", "agents", "experiments/train/selfplay", "experiments/train/league.py",
                  "experiments/train/imitate.py")  # fmt: skip
 
 
@@ -355,7 +355,9 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     """Train ``entry`` from scratch in this process, export it as float16, return its manifest record."""
-    from experiments.train import imitate, selfplay
+    from experiments.train import imitate
+    from experiments.train.selfplay.args import parse_args
+    from experiments.train.selfplay.trainer import Trainer
 
     out = runs / entry.name
     for stale in ("checkpoint.pt", "policy.npz", "progress.csv"):  # from scratch: deterministic
@@ -392,7 +394,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
     if argv:
         if im_argv and not start:
             to_half(result, result.with_name("policy-f16.npz"))  # the --init of train_argv
-        trainer = selfplay.Trainer(selfplay.parse_args(argv))
+        trainer = Trainer(parse_args(argv))
         trainer.train()
         decisions, result = int(trainer.decisions), out / "policy.npz"
     wall = time.perf_counter() - t0
@@ -458,7 +460,7 @@ class _NumpyLegal:
     def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
 
-        from experiments.train.selfplay import segment_log_softmax
+        from experiments.train.selfplay.policy import segment_log_softmax
 
         logits, value = self.policy.forward(obs.numpy())
         flat = torch.from_numpy(np.ascontiguousarray(logits[rows.numpy(), cols.numpy()]))

@@ -25,20 +25,16 @@ A CleanRL-style PPO with action masking, in one file, on :class:`saboteur_env.ve
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import dataclasses
 import io
-import json
 import math
-import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +46,20 @@ from torch import nn
 from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size
 from agents.files import FileRefusedError, open_regular
-from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_names, role_slice
+from agents.learned import role_names, role_slice
 from experiments.train.league import League, Seating, evaluate, sample_rows
-from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
+from experiments.train.selfplay.args import Args, parse_args
+from experiments.train.selfplay.policy import (
+    CheckpointError,
+    Policy,
+    _first_line,
+    export_npz,
+    load_npz,
+    segment_sample,
+    write_atomic,
+)
+from experiments.train.selfplay.rollout import Rollout, _env_state, _load_env_state
+from saboteur_env import PlayerView
 from saboteur_env.base.cards import Role
 from saboteur_env.vector import VectorEnv, legal_indices
 
@@ -60,310 +67,6 @@ CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
 CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
 MAX_CHECKPOINT_BYTES = 4 << 30  # a checkpoint read (the game arrays of many envs, the model and Adam's moments)
 MAX_PROGRESS_BYTES = 1 << 30
-MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
-
-
-@dataclass
-class Args:
-    """Command-line options (see ``--help``)."""
-
-    game: str = "base"
-    players: int | None = None
-    num_envs: int = 256
-    steps: int = 200_000  # learner decisions in all (every seat's decisions count)
-    rollout: int = 32  # vector-env steps per rollout (decisions per iteration ~ rollout * num_envs)
-    epochs: int = 2
-    minibatches: int = 4
-    lr: float = 3e-4
-    anneal_lr: bool = False
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    hidden: int = 64
-    embed: int = 0  # width of a linear bottleneck before the policy heads (0: none)
-    role_heads: bool = False
-    seed: int = 0
-    threads: int = 1
-    out: str = "runs/selfplay"
-    checkpoint_every: int = 10  # iterations
-    log_every: float = 2.0  # seconds between log lines
-    resume: bool = False
-    bench: bool = False
-    league: float = 0.0  # fraction of new games whose other seats are league opponents
-    league_agents: str = ""  # comma-separated scripted agents in the league (besides the snapshots)
-    snapshot_every: int = 10  # iterations between snapshots of the learner added to the league (0: none)
-    pool_size: int = 5  # snapshots kept in the league
-    eval_every: int = 0  # iterations between ladder checks (0: none)
-    eval_games: int = 60  # paired deals per ladder check
-    eval_opponent: str = ""  # the ladder check's opponent ("": heuristic; the Duel: greedy)
-    tensorboard: bool = True  # write OUT/tb (TensorBoard event files) when tensorboard is installed
-    init: str = ""  # start from these weights (a policy.npz of the same shape, e.g. experiments.train.imitate's)
-    features: str = ""  # belief features after the observation (agents.belief_features; "": none)
-    train_role: str = ""  # train only the learner's decisions in this role ("": every role)
-    freeze_trunk: bool = False  # train the heads only (the trunk keeps its --init weights)
-    learner_seat: str = ""  # league games: "" any seat; "saboteur": a seat dealt the saboteur card most often
-
-    def check(self) -> None:
-        positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
-        for name in positive:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name}={v!r} must be a positive integer")
-        if isinstance(self.embed, bool) or not isinstance(self.embed, int) or not 0 <= self.embed <= self.hidden:
-            raise ValueError(f"embed={self.embed!r} is out of range; valid: 0 (none) or 1..hidden={self.hidden}")
-        if self.threads > 64:
-            raise ValueError(f"threads={self.threads} is out of range; valid: 1..64")
-        for name, lo, hi in (("lr", 0.0, 1.0), ("gamma", 0.0, 1.0), ("gae_lambda", 0.0, 1.0), ("clip", 0.0, 1.0)):
-            v = getattr(self, name)
-            if not lo < v <= hi:
-                raise ValueError(f"{name}={v!r} is out of range; valid: ({lo}, {hi}]")
-        for name in ("ent_coef", "vf_coef", "max_grad_norm"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name}={getattr(self, name)!r} must be >= 0")
-        if self.seed < 0:
-            raise ValueError(f"seed={self.seed} must be >= 0")
-        if not 0.0 <= self.league <= 1.0:
-            raise ValueError(f"league={self.league!r} is out of range; valid: [0, 1]")
-        for name in ("snapshot_every", "eval_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name}={v!r} must be a non-negative integer")
-        if not 1 <= self.eval_games <= 100_000:
-            raise ValueError(f"eval_games={self.eval_games!r} is out of range; valid: 1..100000")
-        config = self.config()
-        feature_size(self.features, config)  # names the valid sets and games
-        if self.train_role and self.train_role not in role_names(config):
-            raise ValueError(f"train_role={self.train_role!r} is not a role of {config.game}; valid: '' (all), "
-                             + ", ".join(map(repr, role_names(config))))  # fmt: skip
-        if self.learner_seat not in ("", "saboteur"):
-            raise ValueError(f"learner_seat={self.learner_seat!r} is unknown; valid: '' (any seat), 'saboteur'")
-        if self.learner_seat and (config.game != "base" or self.league <= 0):
-            raise ValueError("learner_seat='saboteur' seats the learner of league games in the base game; it needs "
-                             f"game base and league > 0 (got game={config.game!r}, league={self.league})")  # fmt: skip
-        if self.freeze_trunk and not self.init:
-            raise ValueError("freeze_trunk keeps the trunk of an --init policy; give --init PATH")
-        if self.league > 0 and not self.league_names() and not (self.snapshot_every and self.pool_size):
-            raise ValueError("league > 0 needs opponents: --league-agents NAMES or snapshots (--snapshot-every, "
-                             "--pool-size)")  # fmt: skip
-
-    def league_names(self) -> list[str]:
-        return [n.strip() for n in self.league_agents.split(",") if n.strip()]
-
-    def opponent(self) -> str:
-        return self.eval_opponent or ("greedy" if self.game == "duel" else "heuristic")
-
-    def config(self) -> GameConfig:
-        # GameConfig names bad games and player counts; None: the game's default (resolved by GameConfig).
-        return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
-
-
-# ---- the network -----------------------------------------------------------------------------------------------
-def _layer(n_in: int, n_out: int, std: float) -> nn.Linear:
-    layer = nn.Linear(n_in, n_out)
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.zeros_(layer.bias)
-    return layer
-
-
-class Policy(nn.Module):
-    """Shared tanh MLP trunk on the scaled observation; policy and value heads, one pair per role with role heads.
-
-    The policy head is a linear layer stored as one embedding row per (role head, action): :meth:`legal` scores
-    only the legal actions (about a dozen of the base game's 1,305), which is what makes learning fast on a CPU;
-    :meth:`forward` computes all logits (export, tests). ``agents.learned.NumpyPolicy`` evaluates the exported
-    weights with the same arithmetic."""
-
-    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0,
-                 features: str = "") -> None:  # fmt: skip
-        super().__init__()
-        lay = observation_layout(config)
-        # Belief features (agents.belief_features) follow the observation; they are probabilities and fractions.
-        self.features = features
-        high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
-                               np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
-        self.obs_size, self.num_actions = int(high.size), int(num_actions(config))
-        sl = role_slice(config)
-        self.role_start: int = sl.start if sl is not None else 0
-        self.role_stop: int = sl.stop if sl is not None else 0
-        self.num_heads = (self.role_stop - self.role_start) if role_heads and sl is not None else 1
-        self.hidden, self.embed = hidden, embed
-        self.scale: torch.Tensor
-        self.register_buffer("scale", torch.from_numpy(np.where(high > 0, 1.0 / np.maximum(high, 1e-12), 1.0)))
-        self.fc0 = _layer(self.obs_size, hidden, math.sqrt(2))
-        self.fc1 = _layer(hidden, hidden, math.sqrt(2))
-        a, k = self.num_actions, self.num_heads
-        # ``embed`` > 0: a linear bottleneck of that width between the trunk and the policy heads. The heads then
-        # hold embed x A weights instead of hidden x A (the Duel's 5,701 actions dominate its file otherwise).
-        self.pe = nn.Linear(hidden, embed) if embed else None
-        self.pi_w = nn.Embedding(k * a, embed or hidden)  # row r * A + action: head r's weights of that logit
-        self.pi_b = nn.Embedding(k * a, 1)
-        with torch.no_grad():
-            for r in range(k):  # CleanRL's small orthogonal policy init, per head
-                nn.init.orthogonal_(self.pi_w.weight[r * a : (r + 1) * a], 0.01)
-            self.pi_b.weight.zero_()
-        self.v = _layer(hidden, k, 1.0)  # column r: head r's value
-
-    def roles(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
-        """The head of each observation: its role's index with role heads, else 0."""
-        parts = [obs] if isinstance(obs, torch.Tensor) else list(obs)
-        if self.num_heads == 1:
-            return torch.zeros(sum(p.shape[0] for p in parts), dtype=torch.int64)
-        return torch.cat([p[:, self.role_start : self.role_stop] for p in parts]).argmax(dim=1)
-
-    def _trunk(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The policy heads' input, each observation's head, and the values. ``obs`` may be a list of blocks of
-        rows (the PPO update passes the rollout rows of a minibatch as views: no copy of the observations)."""
-        # The scale folded into the first layer: one small product instead of one per observation entry.
-        w0 = self.fc0.weight * self.scale
-        if isinstance(obs, torch.Tensor):
-            pre = nn.functional.linear(obs, w0, self.fc0.bias)
-        else:
-            pre = torch.cat([nn.functional.linear(p, w0, self.fc0.bias) for p in obs])
-        h = torch.tanh(pre)
-        h = torch.tanh(self.fc1(h))
-        head = self.roles(obs)
-        value = self.v(h).gather(1, head[:, None]).squeeze(1)
-        return (h if self.pe is None else self.pe(h)), head, value
-
-    def legal(self, obs: torch.Tensor | Sequence[torch.Tensor], rows: torch.Tensor,
-              cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-        """Log-probabilities of the legal actions, flat: entry ``i`` is action ``cols[i]`` of observation
-        ``rows[i]`` (``mask.nonzero()`` order, every row at least once); and the values. ``obs``: a tensor of
-        rows, or a list of blocks of rows taken in order."""
-        h, head, value = self._trunk(obs)
-        key = cols + head[rows] * self.num_actions
-        logits = (self.pi_w(key) * h[rows]).sum(dim=1) + self.pi_b(key).squeeze(1)
-        return segment_log_softmax(logits, rows, h.shape[0]), value
-
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """All raw logits (batch x actions) and the values."""
-        h, head, value = self._trunk(obs)
-        a = self.num_actions
-        w, b = self.pi_w.weight.view(self.num_heads, a, -1), self.pi_b.weight.view(self.num_heads, a)
-        logits = h.new_empty((h.shape[0], a))
-        for r in range(self.num_heads):
-            idx = (head == r).nonzero().squeeze(1)
-            logits[idx] = h[idx] @ w[r].T + b[r]
-        return logits, value
-
-
-def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> torch.Tensor:
-    """log_softmax within each segment ``rows == r`` of a flat vector (no padding to the longest row)."""
-    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, logits.detach(), "amax")  # shift only: exact
-    z = logits - top[rows]
-    total = torch.zeros(m, dtype=z.dtype).index_add(0, rows, z.exp())
-    return z - total.log()[rows]
-
-
-def segment_sample(logp: torch.Tensor, rows: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
-    """One flat index per segment, drawn with the segment's probabilities (Gumbel-max; ties: the first)."""
-    g = logp - torch.log(-torch.log(torch.rand(logp.shape, generator=gen).clamp_(1e-12, 1.0)))
-    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, g, "amax")
-    pos = torch.arange(logp.numel())
-    hit = g == top[rows]
-    return torch.full((m,), logp.numel(), dtype=torch.int64).scatter_reduce(0, rows[hit], pos[hit], "amin")
-
-
-def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities over the legal actions (``mask`` nonzero) of full logits; illegal ones get ~MASKED."""
-    return torch.log_softmax(torch.where(mask.bool(), logits, torch.full_like(logits, MASKED)), dim=1)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be resumed: unreadable, truncated, not a checkpoint, or of other settings."""
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:300] if text else "no detail"
-
-
-def write_atomic(path: Path, write: Callable[[Any], None]) -> None:
-    """``write(fh)`` into a temporary file beside ``path``, fsync-ed, renamed over ``path``, the folder fsync-ed: a
-    kill or power loss at any instant leaves the old file or the new one, never a torn one under the real name."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)  # the rename itself
-    finally:
-        os.close(fd)
-
-
-def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: int = 0) -> Path:
-    """Write the policy as numpy weights plus a JSON header (``agents.learned`` loads it without torch)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "config": {f: getattr(config, f) for f in LAYOUT_FIELDS},
-        "rules_version": config.rules_version,
-        "obs_size": model.obs_size,
-        "num_actions": model.num_actions,
-        "hidden": model.hidden,
-        "embed": model.embed,
-        "num_heads": model.num_heads,
-        "role_slice": [model.role_start, model.role_stop],
-        "activation": "tanh",
-        "decisions": int(decisions),
-    }
-    if model.features:  # only then: the headers of files without features stay as they were
-        meta["features"] = model.features
-    arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
-    arrays["scale"] = model.scale.numpy().astype(np.float32)
-    for i, layer in enumerate((model.fc0, model.fc1)):
-        arrays[f"w{i}"] = layer.weight.detach().numpy().T.astype(np.float32)
-        arrays[f"b{i}"] = layer.bias.detach().numpy().astype(np.float32)
-    if model.pe is not None:
-        arrays["pe_w"] = model.pe.weight.detach().numpy().T.astype(np.float32)
-        arrays["pe_b"] = model.pe.bias.detach().numpy().astype(np.float32)
-    a = model.num_actions
-    for r in range(model.num_heads):
-        arrays[f"pi_w{r}"] = model.pi_w.weight[r * a : (r + 1) * a].detach().numpy().T.astype(np.float32)
-        arrays[f"pi_b{r}"] = model.pi_b.weight[r * a : (r + 1) * a, 0].detach().numpy().astype(np.float32)
-        arrays[f"v_w{r}"] = model.v.weight[r : r + 1].detach().numpy().T.astype(np.float32)
-        arrays[f"v_b{r}"] = model.v.bias[r : r + 1].detach().numpy().astype(np.float32)
-    # a killed export keeps the previous file
-    write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))  # type: ignore[arg-type]
-    return path
-
-
-def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
-    """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
-    the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
-    pol = NumpyPolicy(path)
-    pol.check_config(config)
-    want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
-            "embed": model.embed, "num_heads": model.num_heads,
-            "role_slice": [model.role_start, model.role_stop], "features": model.features}  # fmt: skip
-    got = {k: pol.meta.get(k, {"embed": 0, "features": ""}.get(k)) for k in want}
-    if got != want:
-        raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
-    w = pol.w
-    a = model.num_actions
-    with torch.no_grad():
-        for i, layer in enumerate((model.fc0, model.fc1)):
-            layer.weight.copy_(torch.from_numpy(w[f"w{i}"].T.copy()))
-            layer.bias.copy_(torch.from_numpy(w[f"b{i}"].copy()))
-        if model.pe is not None:
-            model.pe.weight.copy_(torch.from_numpy(w["pe_w"].T.copy()))
-            model.pe.bias.copy_(torch.from_numpy(w["pe_b"].copy()))
-        for r in range(model.num_heads):
-            model.pi_w.weight[r * a : (r + 1) * a] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
-            model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
-            model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
-            model.v.bias[r] = float(w[f"v_b{r}"][0])
 
 
 def _iteration_of(cell: str) -> float:
@@ -399,150 +102,6 @@ def _stop_signals() -> Iterator[list[int]]:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
-
-
-# ---- the rollout with per-seat turn accounting --------------------------------------------------------------------
-class Rollout:
-    """Decisions of ``rows`` vector steps plus up to one carried decision per (slot, seat), and their credit.
-
-    Row ``s < N`` holds seat ``s``'s carried decision of each slot; row ``N + t`` the decisions of step ``t``.
-    Call :meth:`decide` when a step's decisions are recorded (it closes each actor's previous transition with the
-    rewards it accumulated), :meth:`earn` with the step's results, :meth:`advantages` at the rollout's end, then
-    :meth:`carry` to move the open decisions into the carry rows."""
-
-    ARRAYS = ("obs", "mask", "action", "logp", "value", "role", "seat", "learner")
-
-    def __init__(self, steps: int, num_envs: int, num_players: int, obs_size: int, num_actions: int) -> None:
-        n, b = num_players, num_envs
-        self.steps, self.num_envs, self.num_players = steps, b, n
-        r = n + steps
-        self.obs = np.zeros((r, b, obs_size), dtype=np.float32)
-        self.mask = np.zeros((r, b, num_actions), dtype=np.int8)
-        self.action = np.zeros((r, b), dtype=np.int64)
-        self.logp = np.zeros((r, b), dtype=np.float32)
-        self.value = np.zeros((r, b), dtype=np.float32)
-        self.role = np.zeros((r, b), dtype=np.int64)  # the actor's role (statistics; heads come from obs)
-        self.seat = np.zeros((r, b), dtype=np.int64)
-        self.seat[:n] = np.arange(n)[:, None]
-        self.learner = np.ones((r, b), dtype=bool)  # the decision was the learner's (a league opponent's: not trained)
-        self.valid = np.zeros((r, b), dtype=bool)  # a decision is stored here
-        self.complete = np.zeros((r, b), dtype=bool)  # its transition has ended (next decision or game end)
-        self.reward = np.zeros((r, b), dtype=np.float32)
-        self.done = np.zeros((r, b), dtype=bool)
-        self.open = np.full((b, n), -1, dtype=np.int64)  # row of each (slot, seat)'s open decision, -1: none
-        self.acc = np.zeros((b, n), dtype=np.float32)  # rewards each seat earned since its open decision
-        self._slots = np.arange(b)
-
-    def row(self, t: int) -> int:
-        return self.num_players + t
-
-    def decide(self, row: int, seats: NDArray[np.int64]) -> None:
-        """Step ``row``'s decisions are stored: seat ``seats[b]`` acted in slot ``b``."""
-        b = self._slots
-        prev = self.open[b, seats]
-        has = prev >= 0
-        self.reward[prev[has], b[has]] = self.acc[b[has], seats[has]]
-        self.complete[prev[has], b[has]] = True
-        self.done[prev[has], b[has]] = False
-        self.acc[b, seats] = 0.0
-        self.open[b, seats] = row
-        self.seat[row] = seats
-        self.valid[row] = True
-        self.complete[row] = False
-
-    def earn(self, rewards: NDArray[np.float32], terminated: NDArray[np.bool_]) -> None:
-        """A step's ``rewards`` (slots x seats) go to every seat's open transition; finished games close them all."""
-        self.acc += rewards
-        ended = np.flatnonzero(terminated)
-        if ended.size:
-            for s in range(self.num_players):
-                prev = self.open[ended, s]
-                has = prev >= 0
-                rows, slots = prev[has], ended[has]
-                self.reward[rows, slots] = self.acc[slots, s]
-                self.complete[rows, slots] = True
-                self.done[rows, slots] = True
-            self.open[ended] = -1
-            self.acc[ended] = 0.0
-
-    def advantages(self, gamma: float, lam: float) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        """GAE along each (slot, seat) stream; an open decision bootstraps its predecessor and gets NaN itself."""
-        b, n = self.num_envs, self.num_players
-        next_adv = np.zeros((b, n), dtype=np.float32)
-        next_val = np.zeros((b, n), dtype=np.float32)
-        adv = np.full(self.value.shape, np.nan, dtype=np.float32)
-        slots = self._slots
-        for r in range(self.value.shape[0] - 1, -1, -1):
-            v = self.valid[r]
-            if not v.any():
-                continue
-            sl, st = slots[v], self.seat[r, v]
-            val = self.value[r, v]
-            comp = self.complete[r, v]
-            live = (~self.done[r, v]).astype(np.float32)
-            delta = self.reward[r, v] + gamma * live * next_val[sl, st] - val
-            a = delta + gamma * lam * live * next_adv[sl, st]
-            adv[r, v] = np.where(comp, a, np.nan)
-            next_adv[sl, st] = np.where(comp, a, 0.0)
-            next_val[sl, st] = val
-        return adv, adv + self.value
-
-    def trainable(self) -> NDArray[np.bool_]:
-        return self.valid & self.complete & self.learner
-
-    def carry(self) -> None:
-        """Move every open decision to its seat's carry row; the step rows become free."""
-        n = self.num_players
-        slots, seats = np.nonzero(self.open >= 0)
-        src = self.open[slots, seats]
-        for name in self.ARRAYS:
-            arr = getattr(self, name)
-            arr[seats, slots] = arr[src, slots]
-        self.valid[:] = False
-        self.complete[:] = False
-        self.reward[:] = 0.0
-        self.done[:] = False
-        self.valid[seats, slots] = True
-        self.open[slots, seats] = seats
-        assert (self.seat[:n] == np.arange(n)[:, None]).all()
-
-    def state(self) -> dict[str, torch.Tensor]:
-        """The carried decisions and the ledger (for checkpoints)."""
-        n = self.num_players
-        out = {name: torch.from_numpy(getattr(self, name)[:n].copy()) for name in self.ARRAYS}
-        out.update(valid=torch.from_numpy(self.valid[:n].copy()), open=torch.from_numpy(self.open.copy()),
-                   acc=torch.from_numpy(self.acc.copy()))  # fmt: skip
-        return out
-
-    def load(self, state: dict[str, torch.Tensor]) -> None:
-        n = self.num_players
-        for name in (*self.ARRAYS, "valid"):
-            getattr(self, name)[:n] = state[name].numpy()
-        self.open[:] = state["open"].numpy()
-        self.acc[:] = state["acc"].numpy()
-
-
-# ---- training -----------------------------------------------------------------------------------------------------
-def _env_state(env: VectorEnv) -> dict[str, torch.Tensor]:
-    # VectorEnv has no public state API yet: its games live in the batch arenas, the last step's outputs in _buf.
-    out = {}
-    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
-        for k, a in arrays.items():
-            a = a.view(np.int64) if a.dtype == np.uint64 else a
-            out[prefix + k] = torch.from_numpy(a.copy())
-    return out
-
-
-def _load_env_state(env: VectorEnv, state: dict[str, torch.Tensor]) -> None:
-    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
-        for k, a in arrays.items():
-            src = state[prefix + k].numpy()
-            if src.shape != a.shape:  # e.g. a checkpoint written before the core's state layout changed
-                raise ValueError(f"checkpoint field {prefix + k} has shape {src.shape}; this version's game state "
-                                 f"needs {a.shape} (the checkpoint is from another saboteur-env version: start a "
-                                 f"new run)")  # fmt: skip
-            (a.view(np.int64) if a.dtype == np.uint64 else a)[...] = src
-    env._started = True
 
 
 class Trainer:
@@ -999,54 +558,6 @@ class Trainer:
                 f" kl {row['approx_kl']:.4f} clip {row['clip_frac']:.2f}{check}")  # fmt: skip
 
 
-HELP = {
-    "num_envs": "games stepped in lock-step",
-    "steps": "learner decisions in all (every seat's decisions count)",
-    "rollout": "vector steps per iteration",
-    "epochs": "PPO epochs per iteration",
-    "minibatches": "minibatches per epoch",
-    "hidden": "width of the two tanh layers",
-    "embed": "width of a linear bottleneck before the policy heads (0: none; fewer head weights)",
-    "threads": "torch threads (1 is fastest on a small shared machine)",
-    "out": "output folder: progress.csv, checkpoint.pt, policy.npz",
-    "checkpoint_every": "iterations between checkpoints",
-    "log_every": "seconds between log lines",
-    "league": "fraction of new games where one seat is the learner and the others a league opponent",
-    "league_agents": "comma-separated scripted agents in the league, e.g. heuristic,bayes",
-    "snapshot_every": "iterations between snapshots of the learner joining the league (0: none)",
-    "pool_size": "snapshots kept in the league",
-    "eval_every": "iterations between paired ladder checks (0: none)",
-    "eval_games": "paired deals per ladder check",
-    "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
-    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.train.imitate's output)",
-    "features": "belief features after the observation: bayes (base game; the shipped 4, 7, 10-player files)",
-    "train_role": "train only the learner's decisions in this role, e.g. saboteur (default: every role)",
-    "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
-}
-
-
-def parse_args(argv: list[str] | None = None) -> Args:
-    d = Args()
-    p = argparse.ArgumentParser(prog="python -m experiments.train.selfplay", description=__doc__.splitlines()[0])
-    p.add_argument("--game", default=d.game, help="base, sab2 or duel")
-    p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
-    for f in dataclasses.fields(Args):
-        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard", "freeze_trunk"):
-            continue
-        default = getattr(d, f.name)
-        text = HELP.get(f.name, f.name.replace("_", " "))
-        p.add_argument("--" + f.name.replace("_", "-"), type=type(default), default=default,
-                       help=f"{text} (default: {default})")  # fmt: skip
-    p.add_argument("--anneal-lr", action="store_true", help="decay the learning rate linearly to 5%%")
-    p.add_argument("--role-heads", action="store_true", help="one policy and value head per role")
-    p.add_argument("--freeze-trunk", action="store_true", help="train the heads only (needs --init)")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
-    p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
-    p.add_argument("--no-tensorboard", dest="tensorboard", action="store_false", help="write progress.csv only")
-    ns = p.parse_args(argv)
-    return Args(**vars(ns))
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
@@ -1069,6 +580,3 @@ def main(argv: list[str] | None = None) -> int:
               f"learning {row['learn_s']:.1f}s)")  # fmt: skip
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
