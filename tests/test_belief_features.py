@@ -258,7 +258,7 @@ def test_ladder_evaluation_plays_a_features_file_one_agent_per_deal(
 
 
 def test_a_shipped_entry_with_features_starts_from_an_imitation() -> None:
-    from experiments.train.ship import Entry
+    from experiments.train.ship_entries import Entry
 
     assert "--features" in Entry("base", 4, seed=1, decisions=0, imitate=10, features="bayes").imitate_argv("o")
     ppo = Entry("base", 4, seed=1, decisions=100, imitate=10, dagger=5, features="bayes").train_argv("o")

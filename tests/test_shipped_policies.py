@@ -233,6 +233,17 @@ def test_float16_file__computes_like_its_float32_source(tmp_path: Path) -> None:
     assert NumpyPolicy(_shipped_file()).w["w0"].dtype == np.float32
 
 
+# The manifest keeps each policy's training command as it ran; issue 39 moved the modules (experiments.imitate ->
+# experiments.train.imitate, ...). Commands are compared under the current names.
+MOVED_MODULES = {"experiments.imitate": "experiments.train.imitate", "experiments.selfplay": "experiments.train.selfplay",
+                 "experiments.ship_policies": "experiments.train.ship"}  # fmt: skip
+
+
+def _commands(text: str) -> list[list[str]]:
+    parts = [shlex.split(p) for p in text.split(" && ")]
+    return [[*w[:2], MOVED_MODULES.get(w[2], w[2]), *w[3:]] if w[:2] == ["python", "-m"] else w for w in parts]
+
+
 # ---- the ship script: manifest commands parse, the data and the files agree -------------------------------------
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
 def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict) -> None:
@@ -243,7 +254,7 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
 
     t = rec["training"]
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
-    parts = [shlex.split(p) for p in t["command"].split(" && ")]
+    parts = _commands(t["command"])
     im, sp = ["python", "-m", "experiments.train.imitate"], ["python", "-m", "experiments.train.selfplay"]
     stages = t  # the record whose commands ran the imitation stages
     if entry.start:  # PPO from the file shipped at that commit: its stages are that commit's record
@@ -254,7 +265,7 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
         assert t["start"]["commit"] == entry.start and not stages["decisions"] and not stages.get("start")
         for k in ("imitate_argv", "imitate", "dagger_argv", "dagger"):
             assert t[k] == stages[k]
-        first = [shlex.split(p) for p in stages["command"].split(" && ")]
+        first = _commands(stages["command"])
         parts = first + parts[1:]
     else:
         half = [["python", "-m", "experiments.train.ship"]] * bool(entry.imitate)  # PPO's start, in float16
@@ -283,7 +294,7 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
             assert ship_policies.settings(t["argv"]) == ship_policies.settings(entry.train_argv("x"))
     assert entry.seed == t["seed"] and entry.decisions == t["budget_decisions"]
     assert ship_policies.is_done(entry, {"policies": {name: rec}})  # the declared data is what was shipped
-    again = shlex.split(t["reproduce"])
+    again = _commands(t["reproduce"])[0]
     assert again[:3] == ["python", "-m", "experiments.train.ship"]
     ns = ship_policies.build_parser().parse_args(again[3:])
     assert ns.only == [entry.key] and ns.force
@@ -337,10 +348,11 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
 
     from agents.learned import NumpyPolicy
     from experiments.train import ship as sp
+    from experiments.train import ship_entries
 
     monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
-    monkeypatch.setattr(sp, "IMITATE", ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
-    monkeypatch.setattr(sp, "COMMON", ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
+    monkeypatch.setattr(ship_entries, "IMITATE", ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    monkeypatch.setattr(ship_entries, "COMMON", ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
     entry = sp.Entry("base", 4, seed=3, decisions=64, imitate=120, teacher="heuristic", partners="random")
     rec = sp.train(entry, tmp_path / "runs")
     t = rec["training"]
@@ -405,6 +417,7 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
     from dataclasses import replace
 
     from experiments.train import ship as sp
+    from experiments.train.ship_entries import SABOTEUR_HEAD
 
     real = sp.find_entry("base:4")
     assert real.start  # the shipped entry continues its file as shipped at that commit
@@ -414,7 +427,7 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
         pytest.skip(f"commit {real.start} is not in this checkout")
     start_rec = json.loads(shown.stdout)["policies"]["base-4p"]
     monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
-    tiny = tuple(w for w in sp.SABOTEUR_HEAD)
+    tiny = tuple(w for w in SABOTEUR_HEAD)
     for flag, value in (("--num-envs", "4"), ("--rollout", "8"), ("--log-every", "999")):
         i = tiny.index(flag)
         tiny = (*tiny[: i + 1], value, *tiny[i + 2 :])

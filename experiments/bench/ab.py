@@ -22,7 +22,7 @@ from pathlib import Path
 
 from experiments.bench.run import GAMES, check_counts, check_players
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^(engine|raw_env|env\(\))\s+(\S+)\s+([\d,]+)\s")
 
 

@@ -222,7 +222,7 @@ def _ray_results(
     if not ray.is_initialized():
         kwargs: dict = {"include_dashboard": False, "log_to_driver": False}
         if address:  # a cluster: ship this checkout to the workers
-            root = Path(__file__).resolve().parents[1]
+            root = Path(__file__).resolve().parents[2]
             kwargs["runtime_env"] = {"working_dir": str(root), "excludes": ["runs/", ".git/", ".venv*/", "*.gz"]}
         else:
             kwargs["num_cpus"] = workers

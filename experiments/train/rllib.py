@@ -143,7 +143,7 @@ def train(
     if not ray.is_initialized():
         kwargs: dict = {"include_dashboard": False, "log_to_driver": False}
         if address:
-            root = Path(__file__).resolve().parents[1]
+            root = Path(__file__).resolve().parents[2]
             kwargs["runtime_env"] = {"working_dir": str(root), "excludes": ["runs/", ".git/", ".venv*/", "*.gz"]}
         ray.init(address=address, **kwargs)
     config = build_config(players, env_runners, batch, minibatch, epochs, lr, hidden).debugging(seed=seed)

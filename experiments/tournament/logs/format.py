@@ -151,7 +151,7 @@ def running_versions(game: str) -> tuple[str, str]:
 
 @functools.cache
 def _git_provenance() -> tuple[str | None, bool | None]:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]  # the repository root
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30,
