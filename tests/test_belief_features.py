@@ -16,7 +16,8 @@ import torch  # after the importorskip: torch comes with the train extra
 from agents import make_agent
 from agents.belief_features import BeliefFeatures, feature_size, features_of_sequence
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError, PolicyMismatchError
-from experiments.train.imitate import Options, collect, main, run, with_features
+from experiments.train.imitate import Options, collect, main, run
+from experiments.train.imitate_data import with_features
 from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, observation_layout
 from saboteur_env.base.cards import SABOTEURS_BY_PLAYERS
@@ -133,7 +134,7 @@ def test_joined_workers_and_extra_data_replay_each_game_and_seat_on_its_own(
 ) -> None:
     """Mixed seats (teacher, student, partners), two workers' data joined and a second collection added as extra
     data: every row's offline features are the student's online ones (game ids stay distinct after joining)."""
-    from experiments.train.imitate import concat
+    from experiments.train.imitate_data import concat
 
     student = _features_policy(tmp_path / "s.npz", seed=1)
     online = _record_online_features(monkeypatch)

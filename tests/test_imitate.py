@@ -14,7 +14,8 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
-from experiments.train.imitate import Data, Options, collect, concat, fit, main, run
+from experiments.train.imitate import Options, collect, fit, main, run
+from experiments.train.imitate_data import Data, concat
 from experiments.train.selfplay.args import Args
 from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from experiments.train.selfplay.trainer import Trainer
@@ -245,7 +246,7 @@ def test_bad_options_are_clear_errors(argv: list[str], message: str, capsys: pyt
     assert err.startswith("error: ") and message in err
 
 
-# ---- the cross-play matrix (experiments.analysis.crossplay) ----------------------------------------------------------------
+# ---- the cross-play matrix (experiments.analysis.crossplay) ------------------------------------------------------
 def _policy(tmp_path: Path, name: str, seed: int, players: int = 4) -> Path:
     config = GameConfig(game="base", num_players=players)
     torch.manual_seed(seed)
@@ -293,7 +294,7 @@ def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.Captur
     assert "Self-play minus cross-play" in capsys.readouterr().out and out.is_file()
 
 
-# ---- the behaviour table (experiments.train.behaviour) ------------------------------------------------------------------
+# ---- the behaviour table (experiments.train.behaviour) -----------------------------------------------------------
 def test_behaviour_counts_the_inserted_seats_moves_by_role() -> None:
     from experiments.train.behaviour import count, table
 

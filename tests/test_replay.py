@@ -1,4 +1,5 @@
-"""Replays (experiments.tournament.replay) of the three games: the omniscient frames show the true hidden facts, a seat's frames
+"""Replays (experiments.tournament.replay) of the three games: the omniscient frames show the true hidden facts, a
+seat's frames
 show only its view, and the GIF/HTML export shows every round end before the next deal."""
 
 from __future__ import annotations

@@ -115,6 +115,7 @@ def test_report__calibration_adds_the_policy_aware_observer_on_request(small_log
     got = [(r["model"], r["train_games"], r["test_games"]) for r in rows]
     assert got == [("fixed", "1", "1"), ("fitted", "1", "1"), ("policy", "1", "1")]
     # random play says nothing about roles: the policy-aware observer stays exactly at the prior all game long
-    held_out = [g for g in LogReader(small_log, quiet=True).games() if not calibration.train_game(g[0]["header"]["seed"])]
+    held_out = [g for g in LogReader(small_log, quiet=True).games()
+                if not calibration.train_game(g[0]["header"]["seed"])]
     for traj, _ in calibration.policy_trajectory(held_out[0], samples=2):
         assert np.allclose(traj, traj[0, 0]) and 0 < traj[0, 0] < 1

@@ -235,7 +235,8 @@ def test_float16_file__computes_like_its_float32_source(tmp_path: Path) -> None:
 
 # The manifest keeps each policy's training command as it ran; issue 39 moved the modules (experiments.imitate ->
 # experiments.train.imitate, ...). Commands are compared under the current names.
-MOVED_MODULES = {"experiments.imitate": "experiments.train.imitate", "experiments.selfplay": "experiments.train.selfplay",
+MOVED_MODULES = {"experiments.imitate": "experiments.train.imitate",
+                 "experiments.selfplay": "experiments.train.selfplay",
                  "experiments.ship_policies": "experiments.train.ship"}  # fmt: skip
 
 
@@ -351,8 +352,10 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     from experiments.train import ship_entries
 
     monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
-    monkeypatch.setattr(ship_entries, "IMITATE", ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
-    monkeypatch.setattr(ship_entries, "COMMON", ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
+    monkeypatch.setattr(ship_entries, "IMITATE",
+                        ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    monkeypatch.setattr(ship_entries, "COMMON",
+                        ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
     entry = sp.Entry("base", 4, seed=3, decisions=64, imitate=120, teacher="heuristic", partners="random")
     rec = sp.train(entry, tmp_path / "runs")
     t = rec["training"]

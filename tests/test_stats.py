@@ -1,4 +1,5 @@
-"""experiments.tournament.stats: game-level bootstrap, paired differences, Holm, Kaplan-Meier - exact values on hand-made data
+"""experiments.tournament.stats: game-level bootstrap, paired differences, Holm, Kaplan-Meier - exact values on
+hand-made data
 and the failure of the formulas they replace."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The claims report (issue 18; docs/claims.md): lie rates by role, detection of liars by a public claims observer,
 and the effect of claims on win rates, on paired deals (deal ``g`` is ``seed + g`` with and without claims, the
 same agent seeds). Intervals are 95% percentile bootstraps over deals. The agents' seeds are sealed
-(``experiments.tournament.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom``, printed) and the
+(``experiments.tournament.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom``, printed)
+and the
 deal, never from the public seed.
 
     python -m experiments.analysis.claims_report --game base --players 5 --agent heuristic --deals 100
@@ -55,7 +56,8 @@ def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bo
               agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """One game of deal ``seed``: round results, and with claims every claim (with the speaker's role when made)
     and the public observer's last P(saboteur) per seat in each round. ``react=False``: the diggers talk but play
-    as without claims (``ClaimPolicy(react=False)``). The seats' seeds are sealed (``experiments.tournament.rounds``): spawned
+    as without claims (``ClaimPolicy(react=False)``). The seats' seeds are sealed (``experiments.tournament.rounds``):
+    spawned
     from the game secret ``agent_secret`` (fresh when ``None``), never from the deal seed."""
     cfg = dataclasses.replace(config, claims=claims, claims_per_turn=config.claims_per_turn if claims else 1)
     env = raw_env(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
@@ -137,7 +139,8 @@ def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: 
            secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """The numbers of docs/claims.md. ``reaction``: also play the deals with claims but non-reacting diggers, to
     split the effect of claims into the talk and the diggers' reaction to it. ``secret``: where the agents' seeds
-    come from (``experiments.tournament.rounds``; default this process's session secret): the arms of a deal share them."""
+    come from (``experiments.tournament.rounds``; default this process's session secret): the arms of a deal share
+    them."""
     secret = session_secret() if secret is None else secret
     keys = [game_secret(secret, ("claims_report", config.game, config.num_players, agent, seed + g))
             for g in range(deals)]  # fmt: skip
@@ -243,7 +246,8 @@ def render(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m experiments.analysis.claims_report", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m experiments.analysis.claims_report",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="base", choices=("base", "sab2", "duel"))
     ap.add_argument("--players", type=int, default=None)
     ap.add_argument("--agent", default="heuristic")

@@ -1,4 +1,5 @@
-"""Cross-play matrix of learned policies (issue 14): ``python -m experiments.analysis.crossplay NAME=P.npz ... --players 5``.
+"""Cross-play matrix of learned policies (issue 14): ``python -m experiments.analysis.crossplay NAME=P.npz ...
+--players 5``.
 
 Cell ``(i, j)``: on ``--deals`` fresh deals, seat ``b mod N`` of deal ``b`` is played by policy ``i`` and every other
 seat by policy ``j``; the number is that seat's final nuggets (score) per game, with a 95% bootstrap interval over

@@ -2,7 +2,8 @@
 
 Game ``g`` is played twice from the same seed: once with every seat played by the line-up agent (``--lineup``),
 once with seat ``g % P`` played by ``ismcts`` instead (same agent seeds for the other seats). Agent seeds are sealed
-(``experiments.tournament.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom`` and printed at the
+(``experiments.tournament.rounds``): spawned from a secret (``--secret``, default drawn from ``os.urandom`` and
+printed at the
 end) and the game, never from the public seed, so no agent can recover the deal from its seed; each record holds its
 game's secret (``seeds``), written after the game. The per-game
 difference of that seat's score (gold) is the paired effect; it is reported overall and by the role the seat
@@ -13,7 +14,8 @@ Each game appends one JSON line to ``--out`` (a finished game is never replayed:
 ``--start`` / ``--games`` cut it into chunks)::
 
     python -m experiments.analysis.ismcts --players 5 --games 500 --sims 20 --out runs/ismcts_base5.jsonl
-    python -m experiments.analysis.ismcts --summary runs/ismcts_base5.jsonl      # the table of a finished (or partial) run
+    python -m experiments.analysis.ismcts --summary runs/ismcts_base5.jsonl      # the table of a finished (or
+    partial) run
 
 ``--game sab2`` and ``--game duel`` run the same experiment in Saboteur 2 (line-up ``heuristic``) and the Duel
 (``greedy``). The default base line-up is ``expert`` when ``agents.LADDER`` has it, else ``bayes``.
@@ -67,7 +69,8 @@ def role_name(config: GameConfig, state: Any, seat: int) -> str:
 def play(config: GameConfig, seed: int, lineup: str, insert: int | None, options: dict[str, Any],
          agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
     """One game; ``insert`` is the seat played by ismcts (None: nobody). Returns scores and costs. The seats' seeds
-    are sealed (``experiments.tournament.rounds``): spawned from the game secret ``agent_secret`` (a fresh one when ``None``),
+    are sealed (``experiments.tournament.rounds``): spawned from the game secret ``agent_secret`` (a fresh one when
+    ``None``),
     never from the public deal seed; the two games of a pair share it."""
     p = config.num_players
     state = new_game(config, np.random.default_rng(seed))

@@ -5,12 +5,14 @@ population's games, and the policy-aware observer (``agents.policy_observer``), 
 
 Per population (every seat plays it): games ``seed .. seed + games - 1`` of one round each, deals from
 ``default_rng(game seed)``. Even seeds fit the behaviour tables (``BehaviourCounts``, as T7 of
-``experiments.tournament.report --calibration``), odd seeds are scored: every seat after every decision, against the dealt
+``experiments.tournament.report --calibration``), odd seeds are scored: every seat after every decision, against the
+dealt
 roles. Observers: ``fixed`` (``BayesModel`` with ``FIXED_TABLES``, epsilon 0.1), ``fitted`` (the fitted tables,
 epsilon 0), ``policy`` (``PolicyObserver`` knowing the population's policy; ``--samples`` hands, ``--epsilon``).
 ECE over 10 equal-width bins and Brier, with 95% percentile intervals from ``--boot`` resamples of whole held-out
 games (fixed resampling seed); then the reliability diagram's points. ``--out DIR`` also writes them as CSV (and a
-PNG per population with matplotlib). Agent and observer seeds are sealed (``experiments.tournament.rounds``): spawned from a
+PNG per population with matplotlib). Agent and observer seeds are sealed (``experiments.tournament.rounds``): spawned
+from a
 secret (``--secret``, default drawn once per process from ``os.urandom`` and printed) and the game, never from the
 public game seed, so neither the agents nor the policy observer could recover the deal from their seeds.
 Deterministic for its arguments and ``--secret``.

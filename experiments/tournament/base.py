@@ -1,4 +1,5 @@
-"""The base game in a tournament: one game's round records (header, events, actions, beliefs, end) and its re-play from the log."""
+"""The base game in a tournament: one game's round records (header, events, actions, beliefs, end) and its re-play
+from the log."""
 
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def play_game(
 
     ``insert`` seats that agent (both roles) at :func:`insert_seat` instead of the cell's policies. ``env`` reuses
     an environment of the right player count (``reset`` re-deals everything, so reuse changes nothing).
-    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.tournament.rounds`: independent of
+    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.tournament.rounds`:
+    independent of
     the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
     declared oracles (``oracle = True``) get the privileged state.
     """
@@ -200,7 +202,8 @@ def play_game(
 
 def replay_game(records: list[dict]) -> None:
     """Re-play a logged base game (its rounds in order) from the seed and actions; raise
-    :class:`~experiments.tournament.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header field,
+    :class:`~experiments.tournament.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header
+    field,
     event or round-end field that differs from the log (a tampered winner, action or rules version)."""
     h = records[0]["header"]
     env = replay_env(h["seed"], "a base game", num_players=h["players"])

@@ -1,4 +1,5 @@
-"""Tournaments under the claims rule (issue 18): agent names ``claims:NAME`` / ``claims@K:NAME``, Saboteur 2 and Duel games with claims, and their re-play (the claims never change the game)."""
+"""Tournaments under the claims rule (issue 18): agent names ``claims:NAME`` / ``claims@K:NAME``, Saboteur 2 and Duel
+games with claims, and their re-play (the claims never change the game)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def _claims_cell(*names: str | None) -> int:
 
 def _play_claims_rounds(env: raw_env, agents: list[Any], header: Callable[[], dict], event: Callable[[Any], dict],
                         end: Callable[[dict], dict]) -> list[dict]:  # fmt: skip
-    """:func:`experiments.tournament.rounds.play_rounds` for a claims environment: claims go to the round's ``claims`` (with
+    """:func:`experiments.tournament.rounds.play_rounds` for a claims environment: claims go to the round's ``claims``
+    (with
     ``t`` = the game decisions before them), ``actions`` and ``events`` stay the game's, so the log replays from its
     actions on the game without claims."""
 
@@ -98,7 +100,8 @@ def _play_claims_rounds(env: raw_env, agents: list[Any], header: Callable[[], di
 
 def play_sab2_claims(num_players: int, agent: str, seed: int, env: raw_env | None = None,
                      agent_secret: int | None = None) -> list[dict]:  # fmt: skip
-    """:func:`experiments.tournament.sab2.play_sab2` with the claims rule: ``agent`` is ``claims:NAME`` / ``claims@K:NAME``,
+    """:func:`experiments.tournament.sab2.play_sab2` with the claims rule: ``agent`` is ``claims:NAME`` /
+    ``claims@K:NAME``,
     every seat a ``ClaimsAgent`` around NAME; the records also hold ``claims`` and ``header.claims_per_turn``."""
     from agents.claims import ClaimsAgent
     from experiments.tournament.sab2 import ReferenceObserver, make_sab2_agent
@@ -128,7 +131,8 @@ def play_sab2_claims(num_players: int, agent: str, seed: int, env: raw_env | Non
 
 def play_duel_claims(blue: str, green: str, seed: int, layout: str = "seed_5x9", env: raw_env | None = None,
                      agent_secret: int | None = None) -> list[dict]:  # fmt: skip
-    """:func:`experiments.tournament.duel.play_duel` with the claims rule (both agents ``claims:NAME`` / ``claims@K:NAME``)."""
+    """:func:`experiments.tournament.duel.play_duel` with the claims rule (both agents ``claims:NAME`` /
+    ``claims@K:NAME``)."""
     from agents.claims import ClaimsAgent
     from experiments.tournament.duel import OBSERVER_FIELDS, DuelObserver, _Observed, make_duel_agent
     from experiments.tournament.duel import _end as duel_end

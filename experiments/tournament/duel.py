@@ -4,7 +4,8 @@ A duel cell is an ordered pair (blue agent, green agent); ``experiments.tourname
 both colour assignments of every pair on the same seeds (game ``g`` uses ``seed + g``), so each seed is a paired
 comparison with colours swapped. Records are one per round: ``header`` (game, seed, agents by colour, layout,
 round, rounds in the game, starter, rules and package versions), ``events`` (public; the private part of a map
-peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.tournament.logs`` writes and
+peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.tournament.logs``
+writes and
 reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
 
 **Reference observer.** Each seat of every duel also gets a :class:`~agents.beliefs_duel.DuelBelief` fed its own

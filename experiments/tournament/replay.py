@@ -2,7 +2,8 @@
 
     python -m experiments.tournament.replay runs/x --game 0 --seat 2 --gif game.gif --html game.html
     python -m experiments.tournament.replay --players 4 --seed 5 --actions 1200 1267 1184 --omniscient --html game.html
-    python -m experiments.tournament.replay --game-type sab2 --players 6 --seed 3 --rounds 2 --actions ... --html game.html
+    python -m experiments.tournament.replay --game-type sab2 --players 6 --seed 3 --rounds 2 --actions ... --html
+    game.html
 
 The game comes from a tournament log (``--game K``: the K-th complete game in the file, each game counted once; base,
 Saboteur 2 and duel logs) or from a seed and an action list (``--game-type`` base / sab2 / duel, default base). A
@@ -204,7 +205,8 @@ def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
     checking that the engine re-plays it exactly as logged (every header field, event and round end;
     :func:`experiments.tournament.replay_records`).
 
-    Raises :class:`~experiments.tournament.logs.LogError` (a ``ValueError``) naming the file and record for a damaged log or a
+    Raises :class:`~experiments.tournament.logs.LogError` (a ``ValueError``) naming the file and record for a damaged
+    log or a
     game that does not re-play as logged (a tampered action, winner or rules version), and ``ValueError`` for an
     index out of range.
     """

@@ -1,5 +1,6 @@
 """The play-and-log loop shared by the expansion games' tournaments (one JSON record per round), the re-play check
-shared by all three games (``experiments.tournament.logs verify``, ``experiments.tournament.replay``) and the sealed agent seeds.
+shared by all three games (``experiments.tournament.logs verify``, ``experiments.tournament.replay``) and the sealed
+agent seeds.
 
 Sealed seeds. The deal of game ``g`` comes from its public seed (``seed + g``, the same in every compared cell), but the
 agents' random generators must not: seeded from the public seed, an agent could re-derive its seed for every candidate

@@ -1,4 +1,5 @@
-"""Running a tournament's games: locally, in a process pool or on Ray, with crash-safe logging, resumption and clean interruption (SIGTERM / SIGINT)."""
+"""Running a tournament's games: locally, in a process pool or on Ray, with crash-safe logging, resumption and clean
+interruption (SIGTERM / SIGINT)."""
 
 from __future__ import annotations
 

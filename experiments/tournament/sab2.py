@@ -5,14 +5,16 @@ every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: 
 agents, roles dealt, round, rounds in the game, starter, rules and package versions), ``events`` (public; the
 private part of a face-down discard, a map peek, an inspection or a hat swap under ``private``), ``actions`` and
 ``end`` (gold reached, finder, door routes, winners, payouts, gold totals and gains after the thefts, roles at the
-end); ``experiments.tournament.logs`` writes and reads them, and :func:`replay_sab2` re-plays a logged game against its log.
+end); ``experiments.tournament.logs`` writes and reads them, and :func:`replay_sab2` re-plays a logged game against
+its log.
 The tables (:class:`Sab2Tables`) are running aggregates, fed one record at a time.
 
 **Reference observer.** Every game also runs a public :class:`~agents.beliefs_sab2.Sab2RoleBelief` (no seat, fed the
 public events as they happen) and scores it after every event against the roles the seats hold at that moment:
 Brier score (summed over the 6 roles, averaged over seats) and log loss, next to the same scores of the public
 prior (each seat a random card of the 15). Each round record carries them under ``observer`` (sums per quarter of
-the round's events) and :func:`summary_table` prints them by round progress. ``python -m experiments.tournament.sab2`` also
+the round's events) and :func:`summary_table` prints them by round progress. ``python -m experiments.tournament.sab2``
+also
 measures one inserted agent against a base population on paired seeds (see :func:`main`).
 """
 
@@ -122,7 +124,8 @@ def play_sab2(
 ) -> list[dict]:
     """Play one seeded Saboteur 2 game with ``agent`` in every seat; returns one record per round.
 
-    ``agent_secret``: the game secret the seats' seeds come from (:mod:`experiments.tournament.rounds`; fresh when ``None``).
+    ``agent_secret``: the game secret the seats' seeds come from (:mod:`experiments.tournament.rounds`; fresh when
+    ``None``).
     """
     if env is None or env.config.num_players != num_players:
         env = raw_env(game="sab2", num_players=num_players)
@@ -144,7 +147,8 @@ def play_sab2(
 
 
 def replay_sab2(records: list[dict]) -> None:
-    """Re-play a logged Saboteur 2 game from its seed and actions; raise :class:`~experiments.tournament.rounds.ReplayError`
+    """Re-play a logged Saboteur 2 game from its seed and actions; raise
+    :class:`~experiments.tournament.rounds.ReplayError`
     at the first header, event or round end that differs from the log."""
     h = records[0]["header"]
     env = replay_env(h["seed"], "a Saboteur 2 game", game="sab2", num_players=h["players"])
@@ -356,7 +360,8 @@ def insertion(num_players: int, base: str, insert: str, games: int, seed: int = 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m experiments.tournament.sab2 --base heuristic --insert believer --players 5 --games 200``: the insertion
+    """``python -m experiments.tournament.sab2 --base heuristic --insert believer --players 5 --games 200``: the
+    insertion
     comparison of :func:`insertion` as JSON (the agents' seeds come from ``--secret``, default 0)."""
     import argparse
     import json

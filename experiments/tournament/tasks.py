@@ -1,4 +1,5 @@
-"""Tournament tasks: one game of any of the three games as a tuple, its log key, the worker that plays tasks, and the re-play of a logged game."""
+"""Tournament tasks: one game of any of the three games as a tuple, its log key, the worker that plays tasks, and the
+re-play of a logged game."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ def task_of(records: list[dict]) -> Task:
 
 def replay_records(records: list[dict], full: bool = False) -> None:
     """Re-play a logged game of any of the three games from its seed and actions and compare it with the log
-    (:class:`~experiments.tournament.rounds.ReplayError` at the first difference). ``full`` also plays the game again with its
+    (:class:`~experiments.tournament.rounds.ReplayError` at the first difference). ``full`` also plays the game again
+    with its
     agents and compares the whole records (belief snapshots included; agents are deterministic per seed)."""
     game = records[0]["header"].get("game", "base")
     if game in ("duel", "sab2") and "claims_per_turn" in records[0]["header"]:

@@ -99,7 +99,8 @@ def command_text(entry: Entry, out: Path | str) -> str:
     """The commands an entry runs, joined by ``&&``: the imitation warm start, then PPO (either may be absent)."""
     parts = []
     if entry.imitate:
-        parts.append(shlex.join(["python", "-m", "experiments.train.imitate", *entry.imitate_argv(Path(out) / "imitate")]))
+        argv = entry.imitate_argv(Path(out) / "imitate")
+        parts.append(shlex.join(["python", "-m", "experiments.train.imitate", *argv]))
     if entry.dagger_argv(out):  # the student file is the imitation's policy as shipped (float16)
         im = Path(out) / "imitate"
         half = ["python", "-m", "experiments.train.ship", "--to-half", str(im / "policy.npz"),

@@ -1,4 +1,5 @@
-"""The policies shipped in ``agents/policies/``, as data: each entry's game, player count, seed, budget and training settings, and its evaluation pairs."""
+"""The policies shipped in ``agents/policies/``, as data: each entry's game, player count, seed, budget and training
+settings, and its evaluation pairs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""python -m experiments.tournament.logs verify | merge | repair: re-play logged games, merge logs, keep every intact game."""
+"""python -m experiments.tournament.logs verify | merge | repair: re-play logged games, merge logs, keep every intact
+game."""
 
 from __future__ import annotations
 

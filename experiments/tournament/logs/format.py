@@ -1,4 +1,5 @@
-"""The tournament log's record format: file name, errors, game keys, the schema of a round record (claims included) and the provenance stamped on it."""
+"""The tournament log's record format: file name, errors, game keys, the schema of a round record (claims included)
+and the provenance stamped on it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Writing tournament logs crash-safely (one fsync-ed gzip member per game, a lock per directory), merging and repairing them."""
+"""Writing tournament logs crash-safely (one fsync-ed gzip member per game, a lock per directory), merging and
+repairing them."""
 
 from __future__ import annotations
 
@@ -121,8 +122,8 @@ class LogWriter:
         problems = reader.version_problems()
         if problems:
             raise LogVersionError(self.path, "holds " + "; ".join(problems) + ". Appending would mix versions in one "
-                              "log: write to a new --out directory (experiments.tournament.report reads several logs) or finish "
-                              "this run with the version that started it")  # fmt: skip
+                              "log: write to a new --out directory (experiments.tournament.report reads several logs) "
+                              "or finish this run with the version that started it")  # fmt: skip
         if st.duplicates or st.incomplete:
             self._rewrite()
             warnings.warn(f"{self.path}: rewritten without {st.duplicates} duplicate records and "

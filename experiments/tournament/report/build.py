@@ -3,7 +3,8 @@
     python -m experiments.tournament.report runs/x            # writes runs/x/report/{summary.md, *.csv, *.png}
     python -m experiments.tournament.report runs/a runs/b --out runs/ab   # several logs read as one (each game once)
 
-The log is streamed through :mod:`experiments.tournament.logs` (each complete game once; duplicates, incomplete games and a
+The log is streamed through :mod:`experiments.tournament.logs` (each complete game once; duplicates, incomplete games
+and a
 torn tail are skipped with a warning; damage is an error naming the file and record), and ``summary.md`` says how
 many games were read, by which versions, and what was skipped.
 
@@ -227,7 +228,8 @@ def build_report(
 ) -> dict[str, list[dict]]:
     """Compute every table (and the plots) from the log(s) at ``log``; returns the tables.
 
-    The log is streamed (:class:`experiments.tournament.logs.LogReader`: every complete game once, duplicates and a torn tail
+    The log is streamed (:class:`experiments.tournament.logs.LogReader`: every complete game once, duplicates and a
+    torn tail
     skipped with a warning, damage a ``LogError``). Base-game rounds are kept in compact form (header, end, four
     belief snapshots and a few per-round statistics) for T1-T6 and the ratings; duel and Saboteur 2 rounds only
     update per-game aggregates: the head-to-head table D1 and the tables S1/S2. P0 lists which code wrote the

@@ -1,4 +1,5 @@
-"""Per-round and per-game measures behind the report's tables: wins, ratios with intervals, belief scores (Brier, log-loss, AUROC, top-k) and the compact round record."""
+"""Per-round and per-game measures behind the report's tables: wins, ratios with intervals, belief scores (Brier,
+log-loss, AUROC, top-k) and the compact round record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The self-play policy (a masked actor-critic with optional role heads), its segment-wise softmax and sampling, and its numpy export (``policy.npz``, read by ``agents.learned``)."""
+"""The self-play policy (a masked actor-critic with optional role heads), its segment-wise softmax and sampling, and
+its numpy export (``policy.npz``, read by ``agents.learned``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Per-seat turn accounting over the vector env's batched games (a seat's transition runs from its decision to its next one) and the env's state in a checkpoint."""
+"""Per-seat turn accounting over the vector env's batched games (a seat's transition runs from its decision to its
+next one) and the env's state in a checkpoint."""
 
 from __future__ import annotations
 
