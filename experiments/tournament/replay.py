@@ -203,9 +203,10 @@ def config_of_header(h: dict[str, Any]) -> GameConfig:
 def game_from_log(path: Path, index: int) -> tuple[GameConfig, int, list[int]]:
     """Config, seed and actions of the ``index``-th game of a tournament log (base, Saboteur 2 or duel), after
     checking that the engine re-plays it exactly as logged (every header field, event and round end;
-    :func:`experiments.tournament.replay_records`).
+    :func:`experiments.tournament.tasks.replay_records`).
 
-    Raises :class:`~experiments.tournament.logs.LogError` (a ``ValueError``) naming the file and record for a damaged
+    Raises :class:`~experiments.tournament.logs.format.LogError` (a ``ValueError``) naming the file and record for a
+    damaged
     log or a
     game that does not re-play as logged (a tampered action, winner or rules version), and ``ValueError`` for an
     index out of range.

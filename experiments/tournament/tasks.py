@@ -62,7 +62,7 @@ Task = tuple
 
 
 def task_key(t: Task) -> tuple:
-    """The log key (:func:`experiments.tournament.logs.game_key`) of the game a task plays."""
+    """The log key (:func:`experiments.tournament.logs.format.game_key`) of the game a task plays."""
     if t[0] == "duel":
         _, blue, green, seed, layout = t[:5]
         return "duel", layout, blue, green, seed

@@ -52,7 +52,7 @@ MANIFEST = POLICY_DIR / "manifest.json"
 MAX_TOTAL_BYTES = 10 << 20
 # Files whose state decides what a training run computes (the commit plus these, if modified, are recorded).
 TRAINING_CODE = ("saboteur_env", "agents", "experiments/train/selfplay", "experiments/train/league.py",
-                 "experiments/train/imitate.py")  # fmt: skip
+                 "experiments/train/imitate.py", "experiments/train/imitate_data.py")  # fmt: skip
 
 
 def sha256(path: Path) -> str:

@@ -228,7 +228,7 @@ def build_report(
 ) -> dict[str, list[dict]]:
     """Compute every table (and the plots) from the log(s) at ``log``; returns the tables.
 
-    The log is streamed (:class:`experiments.tournament.logs.LogReader`: every complete game once, duplicates and a
+    The log is streamed (:class:`experiments.tournament.logs.read.LogReader`: every complete game once, duplicates and a
     torn tail
     skipped with a warning, damage a ``LogError``). Base-game rounds are kept in compact form (header, end, four
     belief snapshots and a few per-round statistics) for T1-T6 and the ratings; duel and Saboteur 2 rounds only

@@ -1,7 +1,7 @@
 """Batched self-play PPO on the compiled core (issue 14): ``python -m experiments.train.selfplay --game base --players
 5``.
 
-A CleanRL-style PPO with action masking, in one file, on :class:`saboteur_env.vector.VectorEnv`. Every seat of the
+A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env.vector.VectorEnv`. Every seat of the
 ``B`` games is played by the current policy (self-play). Design (docs/selfplay.md):
 
 * **Per-seat turn accounting** (:class:`Rollout`). Step ``t`` of the vector env is one decision per game, by the
