@@ -334,8 +334,10 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import argparse
     import importlib
+    import importlib.util
     import json
     import os
+    import re
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
@@ -359,6 +361,10 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
     for call in calls:
         module = importlib.import_module(call[1])
+        if not hasattr(module, "main"):  # a package: its __main__ runs the main of the module it names
+            spec = importlib.util.find_spec(f"{call[1]}.__main__")
+            target = re.search(r"from (\S+) import main", Path(spec.origin).read_text()).group(1)
+            module = importlib.import_module(target)
         with pytest.raises(_ParsedError):
             module.main(call[2:])
     assert json.dumps(calls)  # (the commands, for a failing run's report)
