@@ -13,7 +13,7 @@ Model files are this project's own format, loaded without unpickling anything: a
 The observation/action spaces are rebuilt from the game config and the network from the architecture in
 ``meta.json``, so no Python object stored in the file is ever constructed. stable-baselines3's native zips
 (``model.save``) are refused: their ``data`` entry holds cloudpickled objects that run code as they load. Convert a
-trusted one once with ``python -m experiments.train_sb3 --convert OLD.zip --trust-model-file``.
+trusted one once with ``python -m experiments.train.sb3 --convert OLD.zip --trust-model-file``.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
             path,
             "is a stable-baselines3 native zip (MaskablePPO.save); it is not loaded because its 'data' entry holds "
             "pickled Python objects that run code when unpickled. If you trust where it came from, convert it once: "
-            f"python -m experiments.train_sb3 --convert {path} --trust-model-file --players N --out DIR",
+            f"python -m experiments.train.sb3 --convert {path} --trust-model-file --players N --out DIR",
         )
     shown = ", ".join(sorted(names)[:8]) or "nothing"
     raise ModelFileError(path, f"is not a saboteur-env model file (no {META}; the zip holds {shown})")

@@ -14,11 +14,11 @@ mkdir -p "$OUT"
 COMMON=(--game base --players 5 --init "$START" --hidden 128 --role-heads --lr 1e-4 --ent-coef 0.003
         --steps "$STEPS" --no-tensorboard --log-every 60 --resume)
 for SEED in 1 2 3; do
-    python -m experiments.selfplay "${COMMON[@]}" --num-envs 256 --rollout 32 --epochs 2 --seed "$SEED" \
+    python -m experiments.train.selfplay "${COMMON[@]}" --num-envs 256 --rollout 32 --epochs 2 --seed "$SEED" \
         --out "$OUT/selfplay-$SEED"
 done
-python -m experiments.selfplay "${COMMON[@]}" --num-envs 128 --rollout 64 --epochs 4 --seed 7 --league 0.7 \
+python -m experiments.train.selfplay "${COMMON[@]}" --num-envs 128 --rollout 64 --epochs 4 --seed 7 --league 0.7 \
     --league-agents heuristic --snapshot-every 10 --pool-size 4 --eval-every 20 --eval-games 100 --out "$OUT/league"
-python -m experiments.crossplay start="$START" sp1="$OUT/selfplay-1/policy.npz" sp2="$OUT/selfplay-2/policy.npz" \
+python -m experiments.analysis.crossplay start="$START" sp1="$OUT/selfplay-1/policy.npz" sp2="$OUT/selfplay-2/policy.npz" \
     sp3="$OUT/selfplay-3/policy.npz" league="$OUT/league/policy.npz" --players 5 --deals "$DEALS" \
     --json "$OUT/matrix.json" | tee "$OUT/matrix.md"

@@ -20,9 +20,9 @@ for TABLE in heuristic bayes; do
         --players $PLAYERS --games "$GAMES" --seed "$SEED" --no-beliefs --workers 2 --secret "$SECRET" \
         --out "$OUT/base-$TABLE" | tee "$OUT/base-$TABLE.txt"
 done
-python -m experiments.behaviour "$OUT/base-heuristic" "$OUT/base-bayes" | tee "$OUT/behaviour.txt"
+python -m experiments.train.behaviour "$OUT/base-heuristic" "$OUT/base-bayes" | tee "$OUT/behaviour.txt"
 # Saboteur 2 (5 players, the shipped count): one learned seat in a `heuristic` table, paired with `heuristic` there.
-python -m experiments.sab2 --base heuristic --insert learned --players 5 --games "$GAMES" --seed "$SEED" \
+python -m experiments.tournament.sab2 --base heuristic --insert learned --players 5 --games "$GAMES" --seed "$SEED" \
     --secret 14 | tee "$OUT/sab2.json"
 # The Duel (seed_5x9, the shipped layout): learned against greedy, both colours on the same deals.
 python -m experiments.tournament --game duel --agents learned greedy --games "$GAMES" --seed "$SEED" --no-beliefs \
@@ -30,4 +30,4 @@ python -m experiments.tournament --game duel --agents learned greedy --games "$G
 # T6: learned saboteurs (gold-diggers `heuristic`) under the reference observer, next to `covert` ones.
 python -m experiments.tournament --miners heuristic --saboteurs covert learned --players 5 --games 200 \
     --seed "$SEED" --workers 2 --secret "$SECRET" --out "$OUT/deception" | tee "$OUT/deception.txt"
-python -m experiments.report "$OUT/deception" --out "$OUT/deception-report" --no-plots
+python -m experiments.tournament.report "$OUT/deception" --out "$OUT/deception-report" --no-plots

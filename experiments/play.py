@@ -45,7 +45,7 @@ import numpy as np
 
 from agents import agent_names
 from agents.agent import bind_oracle
-from experiments.rounds import agent_seeds, draw_secret
+from experiments.tournament.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
 from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines
 from experiments.web.words import card_info, event_lines, hand_kinds, moves, new_events, reveals, view_events
@@ -62,8 +62,8 @@ from saboteur_env import (
     returns,
     variants,
 )
+from saboteur_env.base.actions import cell_text
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
-from saboteur_env.common.notation import cell_text
 from saboteur_env.pictures import round_end_view
 from saboteur_env.text import MoveError as TextMoveError
 from saboteur_env.text import parse_move as parse_name

@@ -17,7 +17,7 @@ git -C "$ROOT" worktree add -q --detach "$TMP/B" "$NEW"
 run() {  # revision-dir game players(or -) epochs
     local players=()
     [ "$3" != "-" ] && players=(--players "$3")
-    (cd "$TMP/$1" && python -m experiments.selfplay --game "$2" "${players[@]}" --num-envs 256 --steps 100000 \
+    (cd "$TMP/$1" && python -m experiments.train.selfplay --game "$2" "${players[@]}" --num-envs 256 --steps 100000 \
         --epochs "$4" --out "$TMP/out$1" --bench --no-tensorboard 2>/dev/null | grep 'rate=' | sed "s/^/$1 /")
 }
 for W in A B; do run "$W" base 5 1 >/dev/null; done  # compile each worktree's kernels first (numba's cache)

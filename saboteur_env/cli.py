@@ -34,4 +34,4 @@ def _run(module: str) -> Callable[[], int]:
 
 web = _run("experiments.web.__main__")
 play = _run("experiments.play")
-tournament = _run("experiments.tournament")
+tournament = _run("experiments.tournament.cli")

@@ -179,3 +179,109 @@ def test_architecture__core_names_no_game():
     game_words = {"sab2", "duel", "Sab2State", "DuelState", "GameState", "game=sab2", "game=duel", "base_state"}
     for path in sorted((ROOT / "core").glob("*.py")):
         assert not _code_words(path) & game_words, path.name
+
+
+# --- The whole repository (issue 39): saboteur_env, agents and experiments ---------------------------------------
+# Separate from the saboteur_env rules above: these see every package of the checkout, count type-only imports too
+# (a cycle through ``if TYPE_CHECKING`` is still a knot in the design), and bound module size.
+
+REPO = ROOT.parent
+PACKAGES = ("saboteur_env", "agents", "experiments")
+MAX_LINES = 600
+# Compiled (numba) kernels: one game's whole rules in one module, kept together so numba compiles them as a unit.
+# Matched by path suffix so the list survives the kernels' move from saboteur_env/core/ into the game packages.
+KERNELS = ("saboteur_env/base/kernels.py", "saboteur_env/sab2/kernels.py", "saboteur_env/duel/kernels.py")
+# Known debts outside experiments/ when these checks were added (issue 39), for their owners to pay: the lead empties
+# these at merge once the game packages and agents/ are restructured. Nothing may be added here.
+PENDING_LARGE = {"saboteur_env/aec.py", "agents/claims.py", "agents/determinize.py"}
+PENDING_CYCLES = [  # type-only (``if TYPE_CHECKING``) imports that close a cycle
+    {"saboteur_env.common.config", "saboteur_env.common.registry", "saboteur_env.variant"},
+    {"saboteur_env.base.board", "saboteur_env.base.state", "saboteur_env.base.observation"},
+    {"saboteur_env.base.state", "saboteur_env.base.observation"},
+]
+
+
+def _repo_module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    base = REPO / name.replace(".", "/")
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _repo_imports(path: Path) -> set[str]:
+    """Repository modules the file imports anywhere: module level, functions, ``if TYPE_CHECKING`` blocks."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] in PACKAGES)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
+            for a in node.names:  # ``from pkg import x`` imports the submodule pkg.x when there is one
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if _is_module(sub) else node.module)
+    return out
+
+
+def _repo_graph() -> dict[str, set[str]]:
+    return {_repo_module(p): _repo_imports(p) for pkg in PACKAGES for p in sorted((REPO / pkg).rglob("*.py"))}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Import cycles; a package's ``__init__`` counts as the module it is (``from agents import x`` runs it)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        # a top-level package importing its own submodules is its public face, not a dependency of them
+        for t in sorted(t for t in graph[m] if t in graph and t not in PACKAGES):
+            if state.get(t) == 1:
+                found.append([*stack[stack.index(t) :], t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    return found
+
+
+def test_repository__no_import_cycles_anywhere():
+    cycles = [c for c in _cycles(_repo_graph()) if set(c) not in PENDING_CYCLES]
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_repository__layers():
+    """experiments -> agents -> saboteur_env, never back: the library knows no agent or experiment, and agents
+    know no experiment."""
+    forbidden = {"saboteur_env": ("agents", "experiments"), "agents": ("experiments",), "experiments": ()}
+    bad = sorted(f"{m} imports {t}" for m, imported in _repo_graph().items() for t in imported
+                 if t.split(".")[0] in forbidden[m.split(".")[0]])  # fmt: skip
+    assert not bad, "\n".join(bad)
+
+
+def test_repository__modules_stay_small():
+    big = []
+    for pkg in PACKAGES:
+        for path in sorted((REPO / pkg).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            lines = len(path.read_text().splitlines())
+            if lines > MAX_LINES and not rel.endswith(KERNELS) and rel not in PENDING_LARGE:
+                big.append(f"{rel}: {lines} lines")
+    assert not big, "\n".join(big)
+
+
+def test_repository__the_cycle_checker_can_fail(tmp_path):
+    """Type-only and function-level imports count; a cycle is found."""
+    f = tmp_path / "m.py"
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import agents.base\n"
+                 "def g():\n    from experiments.web import table\n")  # fmt: skip
+    assert _repo_imports(f) == {"agents.base", "experiments.web.table"}
+    assert _cycles({"a.x": {"a.y"}, "a.y": {"a.x"}}) == [["a.x", "a.y", "a.x"]]
+    assert not _cycles({"agents": {"agents.x"}, "agents.x": {"agents"}})

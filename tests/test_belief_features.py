@@ -16,8 +16,9 @@ import torch  # after the importorskip: torch comes with the train extra
 from agents import make_agent
 from agents.base.belief_features import BeliefFeatures, feature_size, features_of_sequence
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError, PolicyMismatchError
-from experiments.imitate import Options, collect, main, run, with_features
-from experiments.selfplay import Policy, export_npz, load_npz
+from experiments.train.imitate import Options, collect, main, run
+from experiments.train.imitate_data import with_features
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, observation_layout
 from saboteur_env.base.cards import SABOTEURS_BY_PLAYERS
 from saboteur_env.vector import VectorEnv
@@ -133,7 +134,7 @@ def test_joined_workers_and_extra_data_replay_each_game_and_seat_on_its_own(
 ) -> None:
     """Mixed seats (teacher, student, partners), two workers' data joined and a second collection added as extra
     data: every row's offline features are the student's online ones (game ids stay distinct after joining)."""
-    from experiments.imitate import concat
+    from experiments.train.imitate_data import concat
 
     student = _features_policy(tmp_path / "s.npz", seed=1)
     online = _record_online_features(monkeypatch)
@@ -233,7 +234,7 @@ def test_ladder_evaluation_plays_a_features_file_one_agent_per_deal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agents.learned import role_names, role_slice
-    from experiments.league import evaluate
+    from experiments.train.league import evaluate
 
     path = _features_policy(tmp_path / "p.npz")
     sl = role_slice(CFG)
@@ -258,7 +259,7 @@ def test_ladder_evaluation_plays_a_features_file_one_agent_per_deal(
 
 
 def test_a_shipped_entry_with_features_starts_from_an_imitation() -> None:
-    from experiments.ship_policies import Entry
+    from experiments.train.ship_entries import Entry
 
     assert "--features" in Entry("base", 4, seed=1, decisions=0, imitate=10, features="bayes").imitate_argv("o")
     ppo = Entry("base", 4, seed=1, decisions=100, imitate=10, dagger=5, features="bayes").train_argv("o")
@@ -273,7 +274,7 @@ def test_a_shipped_entry_with_features_starts_from_an_imitation() -> None:
 
 
 def test_fit_refuses_data_without_the_features_it_needs() -> None:
-    from experiments.imitate import fit
+    from experiments.train.imitate import fit
 
     opt = Options(players=4, teacher="heuristic", partners="random", decisions=60, num_envs=2, workers=1, epochs=1)
     data = collect(opt, 0, opt.decisions)

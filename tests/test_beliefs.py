@@ -146,8 +146,8 @@ def test_behaviour_tables__bad_shapes_and_epsilon_are_named():
 
 def test_fixed_tables_are_the_baseline_of_the_reference_observer():
     """The report's re-played observer with the fixed tables is exactly the tournament's logged reference."""
-    from experiments import report
-    from experiments.tournament import play_game
+    from experiments.tournament.base import play_game
+    from experiments.tournament.report import calibration as report
 
     records = play_game(4, "random", "covert", seed=11)
     for (traj, roles), rec in zip(report.observer_trajectory(records), records, strict=True):
@@ -158,8 +158,8 @@ def test_fixed_tables_are_the_baseline_of_the_reference_observer():
 def test_calibration__fitted_tables_beat_the_fixed_ones_on_held_out_games(tmp_path):
     """Against random agents the fixed tables are over-confident (the audit: ECE 0.13-0.15); tables fitted on one
     half of the games calibrate much better on the other half."""
-    from experiments import report
-    from experiments.tournament import run
+    from experiments.tournament.report import calibration as report
+    from experiments.tournament.run import run
 
     list(run([4], ["random"], ["random"], 30, seed=0, beliefs=False, out=tmp_path, secret=9))
     rows, points = report.table_calibration([tmp_path / "rounds.jsonl.gz"], boot=200)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from experiments import bench
+from experiments.bench import run as bench
 from saboteur_env.vector import VectorEnv
 
 TINY = ["--players", "3", "--num-envs", "2", "--obs", "float", "--repeats", "1", "--seconds", "0.01", "--games", "1",

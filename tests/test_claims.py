@@ -327,8 +327,9 @@ def test_claims__agents_claim_the_truth_or_lie_when_it_pays(role, says_gold):
 
 
 def test_claims__tournament_logs_claims_with_labels_and_replays():
-    from experiments.logs import _schema_problem
-    from experiments.tournament import play_game, replay_records
+    from experiments.tournament.base import play_game
+    from experiments.tournament.logs.format import _schema_problem
+    from experiments.tournament.tasks import replay_records
 
     records = play_game(4, "claims:honest", "claims:covert", 5, beliefs=False, agent_secret=7)
     assert all(_schema_problem(r) is None for r in records) and any(r["claims"] for r in records)
@@ -343,7 +344,7 @@ def test_claims__tournament_logs_claims_with_labels_and_replays():
 
 
 def test_claims__report_runs_on_paired_deals():
-    from experiments.claims_report import main, render, report
+    from experiments.analysis.claims_report import main, render, report
 
     r = report(GameConfig(num_players=4, rounds=1, claims=True), "heuristic", deals=2)
     assert set(r) >= {"lie_rate", "detection", "win_rate", "claims_per_game"}
@@ -494,7 +495,7 @@ def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
     from agents.agent import RoleDispatch, bind_oracle, is_oracle
     from agents.claims import ClaimsAgent
     from agents.text import TextAgent
-    from experiments.rounds import oracle_name
+    from experiments.tournament.rounds import oracle_name
 
     cfg = GameConfig(num_players=4, claims=True)
     plain = cfg.game_config
@@ -519,8 +520,9 @@ def test_claims__the_oracle_flag_comes_from_the_wrapped_agent_object():
 
 
 def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_ratings(tmp_path):
-    from experiments import report
-    from experiments.tournament import Summary, run
+    from experiments.tournament.report import build as report
+    from experiments.tournament.run import run
+    from experiments.tournament.summary import Summary
 
     out = tmp_path / "o"
     games = list(run([4], ["claims:role_oracle", "claims:random"], ["claims:random"], 1, seed=0, beliefs=False,
@@ -535,8 +537,8 @@ def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_rati
     assert {r["miners"] for r in tables["T1_balance"]} == {"claims:role_oracle*", "claims:random"}
     assert not any("oracle" in r["agent_role"] for r in tables["ratings"])
     assert "\\* oracle: reads the hidden state" in (out / "report" / "summary.md").read_text()
-    from experiments.claims_report import render
-    from experiments.claims_report import report as claims_report
+    from experiments.analysis.claims_report import render
+    from experiments.analysis.claims_report import report as claims_report
 
     r = claims_report(GameConfig(num_players=4, rounds=1, claims=True), "role_oracle", deals=2, reaction=False)
     assert r["oracle"] and "agent role_oracle*," in render(r) and "* oracle: reads the hidden state" in render(r)

@@ -1,4 +1,4 @@
-"""experiments.compile_profile: numba's compile events attributed to functions (exclusive seconds)."""
+"""experiments.bench.compile_profile: numba's compile events attributed to functions (exclusive seconds)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numba as nb
 import pytest
 from numba.core import event
 
-from experiments.compile_profile import _Exclusive, _Outermost, main
+from experiments.bench.compile_profile import _Exclusive, _Outermost, main
 
 
 def test_nested_compiles_are_attributed_exclusively() -> None:

@@ -7,9 +7,11 @@ import pytest
 
 from agents import make_agent
 from agents.duel.ladder import DuelGreedyAgent
-from experiments import report
-from experiments.duel import head_to_head, play_duel
-from experiments.tournament import main, read_rounds, run_duel
+from experiments.tournament.cli import main
+from experiments.tournament.duel import head_to_head, play_duel
+from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.report import build as report
+from experiments.tournament.run import run_duel
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
 from saboteur_env.duel.actions import duel_action_layout
 from saboteur_env.duel.positions import make_duel_state

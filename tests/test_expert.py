@@ -181,7 +181,7 @@ def test_card_counter__unseen_cards():
 
 
 def test_balance__table_and_bad_input(capsys):
-    from experiments.balance import main
+    from experiments.analysis.balance import main
 
     assert main(["--lineups", "expert", "random", "--players", "3", "--games", "2", "--behaviour"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 3 |")]

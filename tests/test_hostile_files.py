@@ -139,8 +139,8 @@ def test_every_shipped_policy_still_loads() -> None:
 
 def test_imitation_data_and_shipping_read_regular_files_only(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from experiments.imitate import DataFileError, load_data
-    from experiments.ship_policies import to_half
+    from experiments.train.imitate_data import DataFileError, load_data
+    from experiments.train.ship import to_half
 
     for path, what in _specials(tmp_path):
         with pytest.raises(DataFileError, match=f"{path} (is )?{what}"):

@@ -1,4 +1,4 @@
-"""Imitation warm start (experiments.imitate) and selfplay --init: data, returns, fitting, export, errors."""
+"""Imitation warm start (experiments.train.imitate) and selfplay --init: data, returns, fitting, export, errors."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
-from experiments.imitate import Data, Options, collect, concat, fit, main, run
-from experiments.selfplay import Args, Policy, Trainer, export_npz, load_npz
+from experiments.train.imitate import Options, collect, fit, main, run
+from experiments.train.imitate_data import Data, concat
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz
+from experiments.train.selfplay.trainer import Trainer
 from saboteur_env import GameConfig
 from saboteur_env.vector import VectorEnv
 
@@ -161,7 +164,7 @@ class _LowestLegal:
 
 
 def test_dagger_student_plays_and_the_teacher_labels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import experiments.imitate as imitate
+    import experiments.train.imitate as imitate
 
     real = imitate.make_agent
     monkeypatch.setattr(imitate, "make_agent",
@@ -243,7 +246,7 @@ def test_bad_options_are_clear_errors(argv: list[str], message: str, capsys: pyt
     assert err.startswith("error: ") and message in err
 
 
-# ---- the cross-play matrix (experiments.crossplay) ----------------------------------------------------------------
+# ---- the cross-play matrix (experiments.analysis.crossplay) ------------------------------------------------------
 def _policy(tmp_path: Path, name: str, seed: int, players: int = 4) -> Path:
     config = GameConfig(game="base", num_players=players)
     torch.manual_seed(seed)
@@ -252,7 +255,7 @@ def _policy(tmp_path: Path, name: str, seed: int, players: int = 4) -> Path:
 
 def test_crossplay_cells_are_paired_and_the_diagonal_is_self_play(tmp_path: Path) -> None:
     from agents.learned import NumpyPolicy
-    from experiments.crossplay import matrix, play_cells
+    from experiments.analysis.crossplay import matrix, play_cells
 
     config = GameConfig(game="base", num_players=4)
     a, b = NumpyPolicy(_policy(tmp_path, "a", 1)), NumpyPolicy(_policy(tmp_path, "b", 2))
@@ -269,7 +272,7 @@ def test_crossplay_cells_are_paired_and_the_diagonal_is_self_play(tmp_path: Path
 
 
 def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.crossplay import main as crossplay
+    from experiments.analysis.crossplay import main as crossplay
 
     a, b = _policy(tmp_path, "a", 1), _policy(tmp_path, "b", 2, players=5)
     assert crossplay([f"a={a}", "--players", "4"]) == 2
@@ -291,9 +294,9 @@ def test_crossplay_errors_name_the_problem(tmp_path: Path, capsys: pytest.Captur
     assert "Self-play minus cross-play" in capsys.readouterr().out and out.is_file()
 
 
-# ---- the behaviour table (experiments.behaviour) ------------------------------------------------------------------
+# ---- the behaviour table (experiments.train.behaviour) -----------------------------------------------------------
 def test_behaviour_counts_the_inserted_seats_moves_by_role() -> None:
-    from experiments.behaviour import count, table
+    from experiments.train.behaviour import count, table
 
     header = {"players": 4, "miners": "heuristic", "saboteurs": "heuristic", "insert": "learned", "insert_seat": 1,
               "roles": [0, 1, 0, 0]}  # fmt: skip
@@ -331,8 +334,10 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     import argparse
     import importlib
+    import importlib.util
     import json
     import os
+    import re
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
@@ -356,6 +361,10 @@ def test_evidence_scripts_run_only_commands_that_parse(script: str, tmp_path: Pa
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
     for call in calls:
         module = importlib.import_module(call[1])
+        if not hasattr(module, "main"):  # a package: its __main__ runs the main of the module it names
+            spec = importlib.util.find_spec(f"{call[1]}.__main__")
+            target = re.search(r"from (\S+) import main", Path(spec.origin).read_text()).group(1)
+            module = importlib.import_module(target)
         with pytest.raises(_ParsedError):
             module.main(call[2:])
     assert json.dumps(calls)  # (the commands, for a failing run's report)

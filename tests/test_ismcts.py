@@ -322,7 +322,7 @@ def test_rollout_weights__prefer_path_cards_near_the_goals():
 
 
 def test_experiment__paired_and_resumable(tmp_path):
-    from experiments import ismcts as exp
+    from experiments.analysis import ismcts as exp
 
     out = tmp_path / "run.jsonl"
     argv = ["--players", "3", "--games", "2", "--sims", "2", "--lineup", "greedy", "--out", str(out)]

@@ -1,4 +1,4 @@
-"""experiments.league and the self-play trainer's league: seating, untrained opponents, snapshots, exact resume,
+"""experiments.train.league and the self-play trainer's league: seating, untrained opponents, snapshots, exact resume,
 the paired ladder check, TensorBoard curves, and bad input."""
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 
 import torch  # after the importorskip: torch comes with the train extra
 
-from experiments.league import LEARNER, League, Seating, _play_once, evaluate
-from experiments.selfplay import Args, Policy, Trainer
+from experiments.train.league import LEARNER, League, Seating, _play_once, evaluate
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy
+from experiments.train.selfplay.trainer import Trainer
 from saboteur_env import GameConfig
 
 

@@ -22,10 +22,25 @@ from pathlib import Path
 
 import pytest
 
-from experiments import logs, replay, report
-from experiments import tournament as tour
-from experiments.logs import LOG_NAME, LogError, LogReader, LogVersionError, LogWarning, LogWriter, game_key
-from experiments.tournament import run, run_duel, run_sab2
+from experiments.tournament import cli as tour
+from experiments.tournament import replay
+from experiments.tournament.logs import cli as logs_cli
+from experiments.tournament.logs.format import (
+    LOG_NAME,
+    MAX_RECORD,
+    LogBusyError,
+    LogError,
+    LogVersionError,
+    LogWarning,
+    describe,
+    game_key,
+)
+from experiments.tournament.logs.read import LogReader, read_games
+from experiments.tournament.logs.write import LogWriter, encode_game
+from experiments.tournament.report import build as report
+from experiments.tournament.run import run, run_duel, run_sab2
+from experiments.tournament.summary import Summary, summary_table
+from experiments.tournament.tasks import TournamentWorker
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 40  # 3-player random games: ~20 per second, so a run lasts ~2.5 s with start-up
@@ -72,10 +87,10 @@ def _assert_exactly_once(out: Path, reference: dict[tuple, list[dict]]) -> None:
     records = _records_in_file(out / LOG_NAME)
     keys = [(game_key(r["header"]), r["header"]["round"]) for r in records]
     assert len(keys) == len(set(keys)), "a round record is in the log twice"
-    games = {game_key(g[0]["header"]): g for g in logs.read_games(out)}
+    games = {game_key(g[0]["header"]): g for g in read_games(out)}
     assert set(games) == set(reference) and len(records) == sum(len(g) for g in reference.values())
     for key, records in reference.items():
-        assert games[key] == records, f"{logs.describe(key)} differs from the uninterrupted run"
+        assert games[key] == records, f"{describe(key)} differs from the uninterrupted run"
 
 
 def _wait_for_games(path: Path, count: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -113,7 +128,7 @@ def _kill_runs(tmp_path: Path, reference: dict, runs: int, seed: int, workers: i
             if (out / LOG_NAME).exists():  # (a kill during start-up may come before the log exists)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", LogWarning)  # a torn tail is expected
-                    assert all(len(g) == 3 for g in logs.read_games(out))  # readable after every kill
+                    assert all(len(g) == 3 for g in read_games(out))  # readable after every kill
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LogWarning)
             list(run([3], ["random"], ["random"], GAMES, seed=0, secret=SECRET, beliefs=False, out=out))  # resume
@@ -145,7 +160,7 @@ def test_kill_at_any_byte_then_resume(tmp_path, count):
     data = (full / LOG_NAME).read_bytes()
     boundaries, pos = [], 0
     for records in reference.values():
-        pos += len(logs.encode_game(records))
+        pos += len(encode_game(records))
         boundaries.append(pos)
     assert boundaries[-1] == len(data)  # one deterministic member per game, in task order
     for cut in _cut_points(len(data), boundaries, count, random.Random(count)):
@@ -155,7 +170,7 @@ def test_kill_at_any_byte_then_resume(tmp_path, count):
         torn = cut not in boundaries
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LogWarning)
-            kept = list(logs.read_games(out))
+            kept = list(read_games(out))
         assert len(kept) == sum(b <= cut for b in boundaries)
         assert torn == any("torn tail" in str(w.message) and str(out / LOG_NAME) in str(w.message) for w in caught)
         with warnings.catch_warnings():
@@ -183,7 +198,7 @@ def test_sigterm_or_ctrl_c_finishes_cleanly(tmp_path, reference, workers, sig, g
     assert "Traceback" not in err, err
     with warnings.catch_warnings():
         warnings.simplefilter("error", LogWarning)  # no torn tail, no duplicate, nothing incomplete
-        logged = list(logs.read_games(out))
+        logged = list(read_games(out))
     assert 2 <= len(logged) < GAMES
     for records in logged:
         assert records == reference[game_key(records[0]["header"])]
@@ -303,7 +318,7 @@ def _copy(src: Path, dst: Path) -> Path:
 def _rewrite(path: Path, edit) -> None:
     """Re-encode a log game by game after ``edit(index, records)`` (valid gzip: only re-play can tell)."""
     games = list(LogReader(path).games())
-    data = b"".join(logs.encode_game(g) for g in (edit(i, g) for i, g in enumerate(games)) if g)
+    data = b"".join(encode_game(g) for g in (edit(i, g) for i, g in enumerate(games)) if g)
     (path / LOG_NAME if path.is_dir() else path).write_bytes(data)
 
 
@@ -313,7 +328,7 @@ def test_torn_tail_is_skipped_with_a_warning(tmp_path, belief_log):
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - 100])  # the last game's member loses its end
     with pytest.warns(LogWarning, match=rf"{path}: torn tail at byte \d+"):
-        assert len(list(logs.read_games(out))) == 5
+        assert len(list(read_games(out))) == 5
     with pytest.warns(LogWarning, match="torn tail"):
         tables = report.build_report(out, with_plots=False)
     assert sum(r["games"] for r in tables["T1_balance"]) == 5
@@ -339,7 +354,7 @@ def test_log_concatenated_twice_reports_the_same_tables(tmp_path, belief_log):
     assert any("rewritten without 18 duplicate records and 0 incomplete games" in str(w.message) for w in caught)
     assert len(resumed) == 6 and (doubled / LOG_NAME).read_bytes() == data
     # merge does the same for several logs: each game once.
-    assert logs.main(["merge", str(tmp_path / "merged"), str(belief_log), str(doubled)]) == 0
+    assert logs_cli.main(["merge", str(tmp_path / "merged"), str(belief_log), str(doubled)]) == 0
     assert (tmp_path / "merged" / LOG_NAME).read_bytes() == data
 
 
@@ -353,7 +368,7 @@ def test_missing_round_is_replayed_once(tmp_path, reference, missing):
     assert len(_records_in_file(path)) == 17
     with pytest.warns(LogWarning, match=r"1 incomplete games skipped \(e\.g\. base N=3 random/random seed 3 from "
                                         r"record 10 has rounds \[.*\] of 0\.\.2\)"):  # fmt: skip
-        assert len(list(logs.read_games(out))) == 5
+        assert len(list(read_games(out))) == 5
     with pytest.warns(LogWarning):
         played = list(run([3], ["random"], ["random"], 6, seed=0, secret=SECRET, beliefs=False, out=out))
     assert len(played) == 6
@@ -397,15 +412,15 @@ def _tamper_rules(g: list[dict]) -> list[dict]:
 def test_tampering_is_found_by_verify_and_replay(tmp_path, capsys, tamper):
     dirs = _small_logs(tmp_path)
     for name, out in dirs.items():
-        assert logs.main(["verify", str(out)]) == 0  # untouched logs verify
+        assert logs_cli.main(["verify", str(out)]) == 0  # untouched logs verify
         capsys.readouterr()
         _rewrite(out, lambda i, g: tamper(g) if i == 0 else g)
-        total, played, problems = logs.verify(out)
+        total, played, problems = logs_cli.verify(out)
         assert total == played and len(problems) == 1, (name, problems)
         assert problems[0].startswith(f"{out / LOG_NAME}, record 1: ") and "seed 0" in problems[0]
         expected = {_tamper_winner: "end.", _tamper_action: "round 1", _tamper_rules: "header.rules_version"}
         assert expected[tamper] in problems[0], problems[0]
-        assert logs.main(["verify", str(out), "--sample", "5"]) == 1
+        assert logs_cli.main(["verify", str(out), "--sample", "5"]) == 1
         assert "MISMATCH" in capsys.readouterr().out
     # The replay viewer refuses the tampered base game, naming the file, the record and the difference.
     with pytest.raises(SystemExit) as stop:
@@ -419,9 +434,9 @@ def test_tampering_is_found_by_verify_and_replay(tmp_path, capsys, tamper):
 def test_verify_full_reruns_the_agents(tmp_path, belief_log):
     """Belief snapshots cannot be checked from the actions alone: ``--full`` plays the game again with its agents."""
     out = _copy(belief_log, tmp_path / "log")
-    assert logs.verify(out, full=True)[2] == []
+    assert logs_cli.verify(out, full=True)[2] == []
     for name, small in _small_logs(tmp_path / "small").items():
-        assert logs.verify(small, full=True)[2] == [], name  # the duel and Saboteur 2 agents re-run identically
+        assert logs_cli.verify(small, full=True)[2] == [], name  # the duel and Saboteur 2 agents re-run identically
 
     def tamper(i: int, g: list[dict]) -> list[dict]:
         if i == 2:
@@ -429,8 +444,8 @@ def test_verify_full_reruns_the_agents(tmp_path, belief_log):
         return g
 
     _rewrite(out, tamper)
-    assert logs.verify(out)[2] == []  # the engine re-plays the game: the beliefs are not part of it
-    problems = logs.verify(out, full=True)[2]
+    assert logs_cli.verify(out)[2] == []  # the engine re-plays the game: the beliefs are not part of it
+    problems = logs_cli.verify(out, full=True)[2]
     assert len(problems) == 1 and "record 7" in problems[0] and "record.beliefs[3].reference[0]" in problems[0]
 
 
@@ -458,9 +473,9 @@ def test_old_logs_are_read_but_not_resumed(tmp_path):
         data += comp.compress(b"".join(json.dumps(r).encode() + b"\n" for r in g)) + comp.flush(zlib.Z_SYNC_FLUSH)
     (out / LOG_NAME).write_bytes(data)  # what gzip.open(..., "at") + flush() left behind a SIGKILL
     with pytest.warns(LogWarning, match="recovered 9 records written before it"):
-        assert [g[0]["header"]["seed"] for g in logs.read_games(out)] == [0, 1, 2]
+        assert [g[0]["header"]["seed"] for g in read_games(out)] == [0, 1, 2]
     with pytest.warns(LogWarning):
-        assert logs.verify(out)[2] == []
+        assert logs_cli.verify(out)[2] == []
     with pytest.warns(LogWarning), pytest.raises(LogVersionError, match=r"version not recorded: an old log.*new --out"):
         list(run([3], ["random"], ["random"], 3, seed=0, secret=SECRET, beliefs=False, out=out))
 
@@ -470,18 +485,18 @@ def test_damage_names_file_and_record_and_repair_keeps_the_rest(tmp_path, capsys
     list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))
     path = out / LOG_NAME
     data = bytearray(path.read_bytes())
-    sizes = [len(logs.encode_game(g)) for g in LogReader(out).games()]
+    sizes = [len(encode_game(g)) for g in LogReader(out).games()]
     data[sizes[0] + sizes[1] // 2] ^= 0xFF  # a flipped byte inside game 2's member
     path.write_bytes(bytes(data))
     with pytest.raises(LogError, match=rf"{path}, record 4: gzip member 2 at byte {sizes[0]} is damaged"):
-        list(logs.read_games(out))
+        list(read_games(out))
     with pytest.raises(SystemExit) as stop:
         report.main([str(out), "--no-plots"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "record 4" in err and "logs repair" in err and "Traceback" not in err
     with pytest.raises(LogError, match="record 4"):
         list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))  # resume refuses too
-    assert logs.main(["repair", str(out)]) == 0
+    assert logs_cli.main(["repair", str(out)]) == 0
     assert "kept 3 complete games" in capsys.readouterr().out
     assert len(list(out.glob(f"{LOG_NAME}.damaged-*"))) == 1
     list(run([3], ["random"], ["random"], 4, seed=0, secret=SECRET, beliefs=False, out=out))
@@ -497,26 +512,26 @@ def test_duplicates_and_conflicts_are_refused(tmp_path):
             writer.write_game(games[0])
         with pytest.raises(LogError, match=r"rounds \[0, 1\]"):
             writer.write_game(games[1][:2])
-        with pytest.raises(logs.LogBusyError, match="another process is writing this log"):
+        with pytest.raises(LogBusyError, match="another process is writing this log"):
             LogWriter(tmp_path / "other")
     # The same key with other content: an error naming both records, not a silent pick.
     path = out / LOG_NAME
     changed = [dict(r, actions=[*r["actions"], 0]) if r["header"]["round"] == 1 else r for r in games[0]]
-    path.write_bytes(path.read_bytes() + logs.encode_game(changed))
+    path.write_bytes(path.read_bytes() + encode_game(changed))
     with pytest.raises(LogError, match=rf"{path}, record 8: base N=3 random/random seed 0 round 1 differs from the "
                                        "copy of this game logged at record 1"):  # fmt: skip
-        list(logs.read_games(out))
+        list(read_games(out))
 
 
 def test_worker_env_reuse_and_streaming_summary(reference):
-    worker = tour.TournamentWorker()
+    worker = TournamentWorker()
     tasks = [(3, "random", "random", s, False, None) for s in range(3)] + [("duel", "random", "random", 0, "seed_5x9")]
     worker.play(tasks)
     assert sorted(worker.envs) == [("base", 3), ("duel", "seed_5x9")]  # one environment per configuration
-    summary = tour.Summary()
+    summary = Summary()
     for g in reference.values():
         summary.add(g)
-    assert summary.table() == tour.summary_table([r for g in reference.values() for r in g])
+    assert summary.table() == summary_table([r for g in reference.values() for r in g])
     assert f"{GAMES:>6}" in summary.table()
 
 
@@ -538,9 +553,9 @@ def test_worker_env_reuse_and_streaming_summary(reference):
         (replay.main, ["MISSING", "--gif", "x.gif"], "does not exist"),
         (replay.main, ["--players", "13", "--seed", "0", "--gif", "x.gif"], "--players 13"),
         (replay.main, ["--players", "4", "--seed", "-1", "--gif", "x.gif"], "--seed -1"),
-        (logs.main, ["verify", "MISSING"], "no log there"),
-        (logs.main, ["repair", "EMPTY"], "no log there"),
-        (logs.main, [], "required"),
+        (logs_cli.main, ["verify", "MISSING"], "no log there"),
+        (logs_cli.main, ["repair", "EMPTY"], "no log there"),
+        (logs_cli.main, [], "required"),
     ],
 )
 def test_cli_argument_errors(tmp_path, capsys, main, argv, message):
@@ -557,10 +572,10 @@ def test_cli_sample_and_game_index_errors(tmp_path, capsys):
     out = tmp_path / "log"
     list(run([3], ["random"], ["random"], 1, seed=0, secret=SECRET, beliefs=False, out=out))
     for main, argv, message in [
-        (logs.main, ["verify", str(out), "--sample", "0"], "--sample must be at least 1"),
+        (logs_cli.main, ["verify", str(out), "--sample", "0"], "--sample must be at least 1"),
         (replay.main, [str(out), "--game", "5", "--gif", "x.gif"], "out of range; the log holds games 0..0"),
         (replay.main, [str(out), "--game", "-1", "--gif", "x.gif"], "--game -1 must be at least 0"),
-        (logs.main, ["merge", str(out), str(out)], "must not be one of the inputs"),
+        (logs_cli.main, ["merge", str(out), str(out)], "must not be one of the inputs"),
     ]:
         with pytest.raises(SystemExit) as stop:
             main(argv)
@@ -584,12 +599,12 @@ def test_a_member_without_newline_stops_at_the_record_cap_in_bounded_memory(tmp_
     (out / LOG_NAME).write_bytes(_member(b"a" * (1 << 20) for _ in range(256)))
     tracemalloc.start()
     try:
-        with pytest.raises(LogError, match=rf"record is longer than {logs.MAX_RECORD} bytes"):
-            list(logs.read_games(out))
+        with pytest.raises(LogError, match=rf"record is longer than {MAX_RECORD} bytes"):
+            list(read_games(out))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 4 * logs.MAX_RECORD + (16 << 20), peak
+    assert peak < 4 * MAX_RECORD + (16 << 20), peak
     with pytest.raises(SystemExit) as stop:
         report.main([str(out), "--no-plots"])
     err = capsys.readouterr().err
@@ -601,10 +616,10 @@ def test_deeply_nested_json_is_a_log_error_not_a_recursion_error(tmp_path, capsy
     out.mkdir()
     (out / LOG_NAME).write_bytes(_member([b"[" * 200_000 + b"]" * 200_000 + b"\n"]))
     with pytest.raises(LogError, match=r"record 1: not a round record \(JSON nested too deeply\)"):
-        list(logs.read_games(out))
+        list(read_games(out))
     (out / LOG_NAME).write_bytes(_member([b'{"header": ' + b"9" * 5000 + b"}\n"]))  # int() digit limit
     with pytest.raises(LogError, match="record 1: not valid JSON"):
-        list(logs.read_games(out))
+        list(read_games(out))
     with pytest.raises(SystemExit) as stop:
         report.main([str(out), "--no-plots"])
     assert stop.value.code == 2 and "Traceback" not in capsys.readouterr().err
@@ -617,7 +632,7 @@ def test_only_regular_files_are_read_as_logs(tmp_path, capsys):
     (folder / LOG_NAME).mkdir(parents=True)
     for path, what in ((fifo, "a FIFO"), (Path("/dev/zero"), "a character device"), (folder, "a directory")):
         with pytest.raises(LogError, match=f"is {what}.*; expected a regular file"):
-            list(logs.read_games(path))
+            list(read_games(path))
     with pytest.raises(SystemExit) as stop:
         replay.main([str(fifo)])
     err = capsys.readouterr().err

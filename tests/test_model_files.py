@@ -25,8 +25,8 @@ import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from agents.ppo import META, OPTIMIZER, POLICY, ModelFileError, PPOAgent, read_meta, save_model
-from experiments import train_sb3
-from experiments.tournament import play_game
+from experiments.tournament.base import play_game
+from experiments.train import sb3 as train_sb3
 from saboteur_env import GameConfig, SingleSeatEnv
 
 # torch's restricted unpickler notes the crafted payloads' pickle protocol before refusing them

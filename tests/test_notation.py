@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from experiments import play
-from experiments.tournament import Summary
+from experiments.tournament.summary import Summary
 from experiments.web.words import moves
 from saboteur_env import GameConfig, action_layout, action_to_string, apply_action, legal_action_mask, new_game
 from saboteur_env.base.positions import make_state
@@ -150,7 +150,7 @@ def test_notation__card_centres_drawn_by_shape():
 
 
 def test_notation__tournament_table_names_its_unit_and_roles_and_a_single_game_has_no_nan():
-    from experiments.tournament import play_game
+    from experiments.tournament.base import play_game
 
     summary = Summary()
     summary.add(play_game(4, "random", "random", 0, agent_secret=0))

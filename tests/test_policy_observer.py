@@ -306,7 +306,7 @@ def test_deterministic_for_its_seed() -> None:
 
 
 def test_experiment_script_is_deterministic(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.policy_observer import main
+    from experiments.analysis.policy_observer import main
 
     args = ["--games", "4", "--players", "3", "--samples", "1", "--boot", "50", "--populations", "heuristic"]
     assert main(args) == 0

@@ -10,8 +10,8 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
 
-from experiments.tournament import run  # noqa: E402
-from experiments.train_rllib import SaboteurMultiAgentEnv, train  # noqa: E402
+from experiments.tournament.run import run  # noqa: E402
+from experiments.train.rllib import SaboteurMultiAgentEnv, train  # noqa: E402
 from saboteur_env import legal_action_mask  # noqa: E402
 
 

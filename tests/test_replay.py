@@ -1,4 +1,5 @@
-"""Replays (experiments.replay) of the three games: the omniscient frames show the true hidden facts, a seat's frames
+"""Replays (experiments.tournament.replay) of the three games: the omniscient frames show the true hidden facts, a
+seat's frames
 show only its view, and the GIF/HTML export shows every round end before the next deal."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from experiments import replay
+from experiments.tournament import replay
 from experiments.web.scene import to_svg
 from experiments.web.words import card_info, hand_kinds
 from saboteur_env import GameConfig, apply_action, legal_action_mask, new_game, player_view

@@ -8,10 +8,13 @@ import csv
 import numpy as np
 import pytest
 
-from experiments import logs, report
-from experiments.logs import LOG_NAME, LogReader, provenance
-from experiments.sab2 import Sab2Tables
-from experiments.tournament import run
+from experiments.tournament.logs.format import LOG_NAME, provenance
+from experiments.tournament.logs.read import LogReader
+from experiments.tournament.logs.write import encode_game
+from experiments.tournament.report import build as report
+from experiments.tournament.report import calibration
+from experiments.tournament.run import run
+from experiments.tournament.sab2 import Sab2Tables
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def _relabel(src, dst, rules: str):
         for r in g:
             r["header"]["rules_version"] = rules
             r["header"]["seed"] += 100  # other games (same keys with other bytes are a conflict, refused earlier)
-    (dst / LOG_NAME).write_bytes(b"".join(logs.encode_game(g) for g in games))
+    (dst / LOG_NAME).write_bytes(b"".join(encode_game(g) for g in games))
     return dst
 
 
@@ -112,6 +115,7 @@ def test_report__calibration_adds_the_policy_aware_observer_on_request(small_log
     got = [(r["model"], r["train_games"], r["test_games"]) for r in rows]
     assert got == [("fixed", "1", "1"), ("fitted", "1", "1"), ("policy", "1", "1")]
     # random play says nothing about roles: the policy-aware observer stays exactly at the prior all game long
-    held_out = [g for g in LogReader(small_log, quiet=True).games() if not report.train_game(g[0]["header"]["seed"])]
-    for traj, _ in report.policy_trajectory(held_out[0], samples=2):
+    held_out = [g for g in LogReader(small_log, quiet=True).games()
+                if not calibration.train_game(g[0]["header"]["seed"])]
+    for traj, _ in calibration.policy_trajectory(held_out[0], samples=2):
         assert np.allclose(traj, traj[0, 0]) and 0 < traj[0, 0] < 1

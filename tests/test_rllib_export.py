@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
 from agents.learned import NumpyPolicy  # noqa: E402
-from experiments.train_rllib import MODULE_DIR, SaboteurMultiAgentEnv, export_npz, main  # noqa: E402
+from experiments.train.rllib import MODULE_DIR, SaboteurMultiAgentEnv, export_npz, main  # noqa: E402
 from saboteur_env import GameConfig, raw_env  # noqa: E402
 
 

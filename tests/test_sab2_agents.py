@@ -7,9 +7,10 @@ import pytest
 
 from agents import agent_names, make_agent
 from agents.sab2.ladder import Sab2Agent
-from experiments import report
-from experiments.sab2 import play_sab2
-from experiments.tournament import main, read_rounds
+from experiments.tournament.cli import main
+from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.report import build as report
+from experiments.tournament.sab2 import play_sab2
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
 from saboteur_env.sab2.actions import action_layout
 from saboteur_env.sab2.cards import Sab2Role as R

@@ -59,8 +59,8 @@ def _sealed(a: list[int], b: list[int], old: set[int]) -> None:
 
 
 def test_tournament__agent_seeds_are_sealed(seen: list[int]) -> None:
-    from experiments.rounds import game_secret, seat_agents
-    from experiments.tournament import play_game
+    from experiments.tournament.base import play_game
+    from experiments.tournament.rounds import game_secret, seat_agents
 
     a, b = _twice(seen, lambda: play_game(4, "random", "random", PUBLIC, beliefs=False))
     _sealed(a, b, _spawned(PUBLIC, 4))
@@ -76,7 +76,7 @@ def test_tournament__agent_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_ismcts_experiment__agent_seeds_are_sealed(seen: list[int], tmp_path) -> None:
-    from experiments import ismcts as exp
+    from experiments.analysis import ismcts as exp
 
     runs = iter(range(10))
 
@@ -101,7 +101,7 @@ def test_ismcts_experiment__agent_seeds_are_sealed(seen: list[int], tmp_path) ->
 
 
 def test_claims_report__agent_seeds_are_sealed(seen: list[int]) -> None:
-    from experiments.claims_report import render, report
+    from experiments.analysis.claims_report import render, report
 
     cfg = GameConfig(num_players=3, rounds=1, claims=True)
     a, b = _twice(seen, lambda: report(cfg, "random", deals=2, seed=PUBLIC, reaction=False))
@@ -115,8 +115,7 @@ def test_claims_report__agent_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_league_evaluation__agent_seeds_are_sealed(seen: list[int]) -> None:
-    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
-    from experiments.league import evaluate
+    from experiments.train.league import evaluate
 
     cfg = GameConfig(num_players=3, rounds=1)
 
@@ -138,7 +137,7 @@ def test_league_evaluation__agent_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_policy_observer__agent_seeds_are_sealed(seen: list[int]) -> None:
-    from experiments.policy_observer import evaluate
+    from experiments.analysis.policy_observer import evaluate
 
     a, b = _twice(seen, lambda: evaluate("random", 4, 3, 1, 0.05, PUBLIC, boot=5))
     old = {int(np.random.SeedSequence([g, s, 0x0B5]).generate_state(1)[0]) for g in range(PUBLIC, PUBLIC + 4)
@@ -183,9 +182,7 @@ def test_single_seat_env__opponents_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_demo_helpers__agent_seeds_are_sealed(seen: list[int], monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    from agents import llm
-    from agents.duel import expert as expert_duel
-    from agents.sab2 import expert as expert_sab2
+    from agents import expert_duel, expert_sab2, llm
     from agents.text import compare
 
     cfg = GameConfig(num_players=3, rounds=1)

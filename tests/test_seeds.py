@@ -7,8 +7,11 @@ import pytest
 
 from agents import agent_names, make_agent, oracle_names
 from agents.agent import RandomAgent, RoleDispatch, bind_oracle, is_oracle
-from experiments.logs import game_key
-from experiments.rounds import (
+from experiments.tournament.base import play_game
+from experiments.tournament.cli import main
+from experiments.tournament.logs.format import game_key
+from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.rounds import (
     LEGACY_SECRET,
     SecretError,
     agent_seeds,
@@ -20,8 +23,9 @@ from experiments.rounds import (
     parse_secret,
     session_secret,
 )
-from experiments.sab2 import play_sab2
-from experiments.tournament import main, play_game, read_rounds, replay_records, run
+from experiments.tournament.run import run
+from experiments.tournament.sab2 import play_sab2
+from experiments.tournament.tasks import replay_records
 from saboteur_env import raw_env
 
 

@@ -1,4 +1,4 @@
-"""experiments.selfplay (batched self-play PPO) and agents.learned (its numpy policies): turn accounting, GAE,
+"""experiments.train.selfplay (batched self-play PPO) and agents.learned (its numpy policies): turn accounting, GAE,
 training end to end, exact resume, export round trip, the learned agent in real games, errors."""
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyFileError
-from experiments.selfplay import Args, Policy, Rollout, Trainer, export_npz, main, masked_log_probs
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz, masked_log_probs
+from experiments.train.selfplay.rollout import Rollout
+from experiments.train.selfplay.trainer import Trainer, main
 from saboteur_env import GameConfig, raw_env
 from saboteur_env.vector import LegalSampler, VectorEnv
 
@@ -383,7 +386,7 @@ def test_a_signal_checkpoints_and_exports_then_resume_continues(tmp_path: Path, 
     argv = _resume_argv(out, steps=10**9, **{"checkpoint-every": 1000, "log-every": 0})
     argv.remove("--resume")
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-m", "experiments.selfplay", *argv], cwd=root, text=True,
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.train.selfplay", *argv], cwd=root, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     try:
         deadline = time.monotonic() + 240  # a bound on start-up (numba, torch), not a measurement

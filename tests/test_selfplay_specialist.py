@@ -1,4 +1,4 @@
-"""experiments.selfplay's options for fine-tuning one role of a shipped policy: belief features in the rollout
+"""experiments.train.selfplay's options for fine-tuning one role of a shipped policy: belief features in the rollout
 (``--features``), training one role's decisions only (``--train-role``), the heads only (``--freeze-trunk``) and
 seating the league learner where the deal makes it a saboteur (``--learner-seat saboteur``)."""
 
@@ -14,7 +14,9 @@ pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[tr
 import torch  # after the importorskip: torch comes with the train extra
 
 from agents.base.belief_features import feature_size, features_of_sequence
-from experiments.selfplay import Args, Policy, Trainer, export_npz, main
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz
+from experiments.train.selfplay.trainer import Trainer, main
 from saboteur_env import GameConfig
 
 CFG = GameConfig(num_players=4)

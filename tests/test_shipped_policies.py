@@ -55,7 +55,7 @@ def test_shipped_files__at_most_10_mb_in_all() -> None:
 def find_entry_imitate(rec: dict) -> int:
     """The imitation budget the ship script declares for a record's entry."""
     pytest.importorskip("torch")
-    from experiments import ship_policies
+    from experiments.train import ship as ship_policies
 
     return ship_policies.find_entry(f"{rec['game']}:{rec['players']}").imitate
 
@@ -233,38 +233,52 @@ def test_float16_file__computes_like_its_float32_source(tmp_path: Path) -> None:
     assert NumpyPolicy(_shipped_file()).w["w0"].dtype == np.float32
 
 
+# The manifest keeps each policy's training command as it ran; issue 39 moved the modules (experiments.imitate ->
+# experiments.train.imitate, ...). Commands are compared under the current names.
+MOVED_MODULES = {"experiments.imitate": "experiments.train.imitate",
+                 "experiments.selfplay": "experiments.train.selfplay",
+                 "experiments.ship_policies": "experiments.train.ship"}  # fmt: skip
+
+
+def _commands(text: str) -> list[list[str]]:
+    parts = [shlex.split(p) for p in text.split(" && ")]
+    return [[*w[:2], MOVED_MODULES.get(w[2], w[2]), *w[3:]] if w[:2] == ["python", "-m"] else w for w in parts]
+
+
 # ---- the ship script: manifest commands parse, the data and the files agree -------------------------------------
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
 def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict) -> None:
     pytest.importorskip("torch")
-    from experiments import imitate, selfplay, ship_policies
+    from experiments.train import imitate
+    from experiments.train import ship as ship_policies
+    from experiments.train.selfplay import args as selfplay
 
     t = rec["training"]
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
-    parts = [shlex.split(p) for p in t["command"].split(" && ")]
-    im, sp = ["python", "-m", "experiments.imitate"], ["python", "-m", "experiments.selfplay"]
+    parts = _commands(t["command"])
+    im, sp = ["python", "-m", "experiments.train.imitate"], ["python", "-m", "experiments.train.selfplay"]
     stages = t  # the record whose commands ran the imitation stages
     if entry.start:  # PPO from the file shipped at that commit: its stages are that commit's record
-        assert [parts[0][:4], *(w[:3] for w in parts[1:])] == [["python", "-m", "experiments.ship_policies",
+        assert [parts[0][:4], *(w[:3] for w in parts[1:])] == [["python", "-m", "experiments.train.ship",
                                                                  "--shipped-at"], sp]  # fmt: skip
         assert parts[0][4:6] == [entry.start, name] and parts[1][parts[1].index("--init") + 1] == parts[0][6]
         stages = t["start"]["training"]
         assert t["start"]["commit"] == entry.start and not stages["decisions"] and not stages.get("start")
         for k in ("imitate_argv", "imitate", "dagger_argv", "dagger"):
             assert t[k] == stages[k]
-        first = [shlex.split(p) for p in stages["command"].split(" && ")]
+        first = _commands(stages["command"])
         parts = first + parts[1:]
     else:
-        half = [["python", "-m", "experiments.ship_policies"]] * bool(entry.imitate)  # PPO's start, in float16
-        dagger = [["python", "-m", "experiments.ship_policies"], im] if entry.dagger else []
+        half = [["python", "-m", "experiments.train.ship"]] * bool(entry.imitate)  # PPO's start, in float16
+        dagger = [["python", "-m", "experiments.train.ship"], im] if entry.dagger else []
         ppo = [*half, sp] if entry.train_argv("x") else []
         assert [w[:3] for w in parts] == [im] * bool(entry.imitate) + dagger + ppo
     assert bool(t.get("dagger_argv")) == bool(entry.dagger)
     imitations = iter([stages["imitate_argv"], *([stages["dagger_argv"]] if entry.dagger else [])])
     for words in parts:
-        if words[2] == "experiments.ship_policies":  # a DAgger student or PPO's start: a policy in float16
+        if words[2] == "experiments.train.ship":  # a DAgger student or PPO's start: a policy in float16
             assert words[3] == "--to-half" and ship_policies.build_parser().parse_args(words[3:]).to_half
-        elif words[2] == "experiments.imitate":
+        elif words[2] == "experiments.train.imitate":
             assert words[3:] == next(imitations)
             if "--student" in words:
                 assert ship_policies.settings(words[3:]) == ship_policies.settings(entry.dagger_argv("x"))
@@ -281,8 +295,8 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
             assert ship_policies.settings(t["argv"]) == ship_policies.settings(entry.train_argv("x"))
     assert entry.seed == t["seed"] and entry.decisions == t["budget_decisions"]
     assert ship_policies.is_done(entry, {"policies": {name: rec}})  # the declared data is what was shipped
-    again = shlex.split(t["reproduce"])
-    assert again[:3] == ["python", "-m", "experiments.ship_policies"]
+    again = _commands(t["reproduce"])[0]
+    assert again[:3] == ["python", "-m", "experiments.train.ship"]
     ns = ship_policies.build_parser().parse_args(again[3:])
     assert ns.only == [entry.key] and ns.force
 
@@ -290,7 +304,7 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
 def test_manifest__holds_the_paired_evaluation(name: str, rec: dict) -> None:
     pytest.importorskip("torch")
-    from experiments import ship_policies
+    from experiments.train import ship as ship_policies
 
     entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
     ev = rec.get("evaluation", {})
@@ -302,7 +316,7 @@ def test_manifest__holds_the_paired_evaluation(name: str, rec: dict) -> None:
 
 def test_ship_script__bad_only_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
-    from experiments import ship_policies
+    from experiments.train import ship as ship_policies
 
     assert ship_policies.main(["--only", "base:11", "--no-train"]) == 2
     err = capsys.readouterr().err
@@ -315,7 +329,7 @@ def test_ship_script__bad_only_is_a_clear_error(capsys: pytest.CaptureFixture[st
 
 def test_ship_script__is_done_needs_the_same_file_and_settings(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from experiments import ship_policies
+    from experiments.train import ship as ship_policies
 
     name, rec = next((n, r) for n, r in RECORDS if n == "base-5p")
     entry = ship_policies.find_entry("base:5")
@@ -334,16 +348,19 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     from dataclasses import replace
 
     from agents.learned import NumpyPolicy
-    from experiments import ship_policies as sp
+    from experiments.train import ship as sp
+    from experiments.train import ship_entries
 
     monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
-    monkeypatch.setattr(sp, "IMITATE", ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
-    monkeypatch.setattr(sp, "COMMON", ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
+    monkeypatch.setattr(ship_entries, "IMITATE",
+                        ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    monkeypatch.setattr(ship_entries, "COMMON",
+                        ("--num-envs", "4", "--rollout", "8", "--no-tensorboard", "--log-every", "999"))
     entry = sp.Entry("base", 4, seed=3, decisions=64, imitate=120, teacher="heuristic", partners="random")
     rec = sp.train(entry, tmp_path / "runs")
     t = rec["training"]
     assert t["imitate"]["decisions"] >= 120 and not t["imitate"]["data_reused"] and t["decisions"] >= 64
-    assert "experiments.imitate" in t["command"] and " && python -m experiments.selfplay" in t["command"]
+    assert "experiments.train.imitate" in t["command"] and " && python -m experiments.train.selfplay" in t["command"]
     assert "--init" in t["argv"] and sp.is_done(entry, {"policies": {entry.name: rec}})
     # Imitation only: the same collection is reused and the shipped file is the imitation policy in float16.
     alone = replace(entry, decisions=0)
@@ -382,9 +399,9 @@ def test_ship_script__table_needs_no_torch_and_training_names_the_extra() -> Non
     """``--table`` only reads the manifest: it runs without torch (a dev install); training stops with the extra."""
     import sys
 
-    from experiments import ship_policies as sp
+    from experiments.train import ship as sp
 
-    block = "import sys; sys.modules['torch'] = None; from experiments.ship_policies import main; "
+    block = "import sys; sys.modules['torch'] = None; from experiments.train.ship import main; "
     table = subprocess.run([sys.executable, "-c", block + "raise SystemExit(main(['--table']))"], cwd=sp.ROOT,
                            capture_output=True, text=True, timeout=300)  # fmt: skip
     assert table.returncode == 0, table.stderr
@@ -402,7 +419,8 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
     pytest.importorskip("torch")
     from dataclasses import replace
 
-    from experiments import ship_policies as sp
+    from experiments.train import ship as sp
+    from experiments.train.ship_entries import SABOTEUR_HEAD
 
     real = sp.find_entry("base:4")
     assert real.start  # the shipped entry continues its file as shipped at that commit
@@ -412,7 +430,7 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
         pytest.skip(f"commit {real.start} is not in this checkout")
     start_rec = json.loads(shown.stdout)["policies"]["base-4p"]
     monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
-    tiny = tuple(w for w in sp.SABOTEUR_HEAD)
+    tiny = tuple(w for w in SABOTEUR_HEAD)
     for flag, value in (("--num-envs", "4"), ("--rollout", "8"), ("--log-every", "999")):
         i = tiny.index(flag)
         tiny = (*tiny[: i + 1], value, *tiny[i + 2 :])
@@ -423,7 +441,7 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
     assert sp.sha256(init) == start_rec["sha256"] == t["start"]["sha256"]
     assert t["start"]["commit"] == real.start and t["start"]["training"] == start_rec["training"]
     assert t["imitate"] == start_rec["training"]["imitate"] and t["dagger"] == start_rec["training"]["dagger"]
-    assert t["command"].startswith(f"python -m experiments.ship_policies --shipped-at {real.start} base-4p ")
+    assert t["command"].startswith(f"python -m experiments.train.ship --shipped-at {real.start} base-4p ")
     assert t["decisions"] >= 96 and sp.is_done(entry, {"policies": {"base-4p": rec}})
     before = np.load(init, allow_pickle=False)
     after = np.load(tmp_path / "policies" / "base-4p.npz", allow_pickle=False)
@@ -451,7 +469,7 @@ def test_ship_script__continues_the_file_shipped_at_a_commit(tmp_path: Path, mon
 
 # ---- "learned" by name in the tournaments, the play CLI and the web table ---------------------------------------
 def test_tournament__plays_learned_by_name_in_every_game(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments import tournament
+    from experiments.tournament import cli as tournament
 
     base = ["--miners", "learned", "heuristic", "--saboteurs", "learned", "--insert", "heuristic", "learned"]
     assert tournament.main([*base, "--players", "4", "--games", "2", "--no-beliefs", "--secret", "1" * 32]) == 0
@@ -470,7 +488,7 @@ def test_tournament__plays_learned_by_name_in_every_game(capsys: pytest.CaptureF
 def test_tournament__learned_without_a_shipped_policy_is_a_usage_error(
     argv: list[str], match: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from experiments import tournament
+    from experiments.tournament import cli as tournament
 
     with pytest.raises(SystemExit) as e:
         tournament.main([*argv, "--games", "1"])
@@ -479,8 +497,8 @@ def test_tournament__learned_without_a_shipped_policy_is_a_usage_error(
 
 
 def test_game_tournaments__make_learned() -> None:
-    from experiments.duel import make_duel_agent
-    from experiments.sab2 import make_sab2_agent
+    from experiments.tournament.duel import make_duel_agent
+    from experiments.tournament.sab2 import make_sab2_agent
 
     assert make_sab2_agent("learned", GameConfig(game="sab2", num_players=5)).name == "learned"
     assert make_duel_agent("learned", GameConfig(game="duel")).name == "learned"

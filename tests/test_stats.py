@@ -1,4 +1,5 @@
-"""experiments.stats: game-level bootstrap, paired differences, Holm, Kaplan-Meier - exact values on hand-made data
+"""experiments.tournament.stats: game-level bootstrap, paired differences, Holm, Kaplan-Meier - exact values on
+hand-made data
 and the failure of the formulas they replace."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments import stats
+from experiments.tournament import stats
 
 
 def test_bootstrap__constant_and_known_width():

@@ -8,9 +8,14 @@ import math
 
 import pytest
 
-from experiments import report, stats
-from experiments.logs import LogVersionError
-from experiments.tournament import main, read_rounds, replay_game, run
+from experiments.tournament import stats
+from experiments.tournament.base import replay_game
+from experiments.tournament.cli import main
+from experiments.tournament.logs.format import LogVersionError
+from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.report import build as report
+from experiments.tournament.report import metrics
+from experiments.tournament.run import run
 
 
 def _games(records):
@@ -136,13 +141,13 @@ def test_report__suspicion_needs_to_beat_the_boundary():
     import numpy as np
 
     p = np.array([[0.4, 0.4, 0.4, 0.4, 0.4], [0.9, 0.5, 0.5, 0.1, 0.1], [0.9, 0.8, 0.2, 0.2, 0.0]])
-    assert report.suspected(p).tolist() == [
+    assert metrics.suspected(p).tolist() == [
         [False] * 5,  # nobody stands out: nobody is suspected
         [True, False, False, False, False],  # k = 2, but seats 1 and 2 tie for the second place
         [True, True, False, False, False],
     ]
     # The tie-robust membership: tied seats share the places left (k = 2 in every row).
-    assert report.topk_weight(p).tolist() == [
+    assert metrics.topk_weight(p).tolist() == [
         [0.4] * 5,  # 2 places among 5 tied seats: the prior, whatever the tie convention
         [1.0, 0.5, 0.5, 0.0, 0.0],
         [1.0, 1.0, 0.0, 0.0, 0.0],
@@ -182,9 +187,9 @@ def test_tournament__inserted_seat(tmp_path, capsys):
 def test_tournament__claims_cells_for_sab2_and_the_duel_log_and_replay(tmp_path, capsys, game, agents, k):
     import copy
 
-    from experiments.logs import _schema_problem
-    from experiments.rounds import ReplayError
-    from experiments.tournament import replay_records
+    from experiments.tournament.logs.format import _schema_problem
+    from experiments.tournament.rounds import ReplayError
+    from experiments.tournament.tasks import replay_records
 
     argv = ["--game", game, "--games", "1", "--seed", "3", "--agents", *[f"claims:{a}" for a in agents],
             "--claims-per-turn", str(k), "--out", str(tmp_path), "--secret", "0" * 31 + "5"]

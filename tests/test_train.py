@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents.ppo import read_meta
-from experiments.tournament import play_game
-from experiments.train_sb3 import main, train
+from experiments.tournament.base import play_game
+from experiments.train.sb3 import main, train
 
 
 def test_train__maskable_ppo_steps_saves_safe_checkpoints_and_loads_as_an_agent(tmp_path):

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from conftest import BOARD_ROW2, place
 
-from experiments import play, replay
-from experiments.tournament import play_game
+from experiments import play
+from experiments.tournament import replay
+from experiments.tournament.base import play_game
 from experiments.web.scene import board_scene
 from saboteur_env import (
     GameConfig,
@@ -120,7 +121,7 @@ def test_replay__logged_game_ends_on_the_live_final_board(tmp_path):
                                   ["--game", "duel", "--agents", "random"]])  # fmt: skip
 def test_replay__saboteur_2_and_duel_logs_replay_and_are_drawn(tmp_path, argv, capsys):
     """These logs crashed the viewer (KeyError: 'miners'); now they re-play, are checked and drawn."""
-    from experiments import tournament
+    from experiments.tournament import cli as tournament
 
     out = tmp_path / "log"
     assert tournament.main([*argv, "--games", "1", "--secret", "5eed", "--out", str(out)]) in (0, None)

@@ -16,7 +16,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 behind its TestC
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from experiments import replay
+from experiments.tournament import replay
 from experiments.web.scene import to_png, to_svg
 from experiments.web.server import create_app
 from experiments.web.table import TableStore

@@ -385,7 +385,7 @@ def test_web__a_deal_in_play_cannot_be_replayed(client_seed=5):
 
 def test_web__the_agents_seeds_are_secret_not_the_deal_seeds(monkeypatch):
     """Two tables dealt from the same explicit seed give their agents different seeds, and none of them is what the
-    public seed would spawn (the agents' seeds are drawn from the OS: experiments.rounds.draw_secret)."""
+    public seed would spawn (the agents' seeds are drawn from the OS: experiments.tournament.rounds.draw_secret)."""
     seeds: list[list[int]] = []
     real = table_module.make_bot
 

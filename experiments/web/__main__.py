@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
 
     log_game = None
     if args.replay is not None:
-        from experiments.logs import cli_warnings
-        from experiments.replay import game_from_log
+        from experiments.tournament.logs.read import cli_warnings
+        from experiments.tournament.replay import game_from_log
 
         if not args.replay.exists():
             print(f"--replay {args.replay} does not exist", file=sys.stderr)

@@ -349,7 +349,7 @@ class StoppingServer(uvicorn.Server):
 
 
 def _frames(config: GameConfig, seed: int, actions: list[int], viewer: int | str | None) -> list[dict[str, Any]]:
-    from experiments.replay import steps
+    from experiments.tournament.replay import steps
     from experiments.web.scene import to_svg
 
     try:

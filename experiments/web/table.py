@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.rounds import agent_seeds, draw_secret
+from experiments.tournament.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene, card_svg, round_end_view, to_svg
 from experiments.web.words import (
     card_info,

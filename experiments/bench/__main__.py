@@ -1,0 +1,7 @@
+"""``python -m experiments.bench``: the throughput benchmark (:mod:`experiments.bench.run`)."""
+
+import sys
+
+from experiments.bench.run import main
+
+sys.exit(main())

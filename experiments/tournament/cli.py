@@ -1,0 +1,294 @@
+"""Self-play tournaments between ladder agents, with crash-safe logs and a results table.
+
+Examples::
+
+    python -m experiments.tournament                                   # the README's short main job
+    python -m experiments.tournament --miners suspicious --saboteurs covert --players 5 7 \\
+        --games 2000 --workers 2 --out runs/x
+    python -m experiments.tournament.report runs/x
+
+Every combination of ``--miners`` x ``--saboteurs`` x ``--players`` is a cell. In a cell every gold-digger seat plays
+the miner policy and every saboteur seat the saboteur policy (roles are dealt each round, so a seat switches policy with
+its role). Game ``g`` of every cell uses seed ``seed + g`` (duplicate deals: the same decks, roles, goals and seats in
+every compared cell). The agents' seeds are sealed: spawned from a tournament secret (``--secret``, default drawn from
+``os.urandom`` once per process and printed when the run ends) mixed with the game's key, never from the public seed, so
+an agent's seed says nothing about the deal; each game's own secret is logged with it (``seeds``), after the game.
+Results are identical for the same arguments and ``--secret`` whatever ``--workers``. Only agents declared oracles
+(``oracle = True``) are given the hidden state; tables mark them ``*``.
+
+With ``--out DIR`` each finished game is appended to ``DIR/rounds.jsonl.gz`` (one gzip member per game, written and
+fsync-ed before the next; format, keys and checks in :mod:`experiments.tournament.logs`) as one JSON record per round:
+``header`` (seed, rules and package versions, commit and dirty flag, N, rounds, agents per seat, roles, left-over
+role, gold goal slot),
+``events`` (public, with the private part - a face-down discard's card, a map result - under ``private``),
+``actions``, ``beliefs`` (the reference observer and a heuristic public observer after every decision, per mille;
+each acting agent's own beliefs where it has any) and ``end`` (winner, reason, decisions, finder, nuggets).
+
+Interruptions. A SIGKILL at any instant loses at most the games in flight. SIGTERM or SIGINT (Ctrl-C) finishes the
+games in flight (the current game, or the chunks the workers are playing), logs them, prints the table so far and
+exits with 128 + the signal number; a second signal stops at once. Re-running the same command resumes: games in
+the log are skipped, a torn tail is cut off, incomplete or duplicated games are dropped and re-played once, and a
+log of another package or rules version is refused. A worker process that dies (local pool or Ray actor) has its
+games re-run on a new one. The main process keeps running aggregates, not records: memory stays flat in the
+number of games; each worker keeps one environment per configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from agents import agent_names, oracle_names, usage_by_game
+from experiments.tournament.claims import (
+    _bare,
+    _claims_cell,
+    _claims_k,
+    with_claims_per_turn,
+)
+from experiments.tournament.duel import DuelTable
+from experiments.tournament.duel import summary_table as duel_summary_table
+from experiments.tournament.logs.format import LogError
+from experiments.tournament.rounds import (
+    SecretError,
+    format_secret,
+    parse_secret,
+    session_secret,
+)
+from experiments.tournament.run import Interrupted, run, run_duel, run_sab2
+from experiments.tournament.sab2 import Sab2Tables
+from experiments.tournament.sab2 import summary_table as sab2_summary_table
+from experiments.tournament.summary import Summary
+from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
+
+DEFAULT_MINERS = ("random", "suspicious")
+DEFAULT_SABOTEURS = ("random", "covert")
+
+
+
+
+# ---- command line ---------------------------------------------------------------------------------------------------
+def _unique(parser: argparse.ArgumentParser, option: str, values: list) -> None:
+    seen = set()
+    for v in values:
+        if v in seen:
+            parser.error(f"{option} lists {v!r} twice")
+        seen.add(v)
+
+
+MODEL_PREFIXES = ("ppo:", "learned:")  # agents loaded from a file: ppo:PATH (MaskablePPO), learned:PATH.npz
+
+
+def _known(name: str, game: str) -> bool:
+    """Whether ``name`` plays ``game`` here: its scripted names (``agents.agent_names``), model files, the search
+    agents (``ismcts[:N]``) and ``text:NAME`` of a scripted NAME that is no oracle (make_agent names the exact error
+    of a bad N or NAME)."""
+    scripted = agent_names(game, kind="scripted")
+    if name in scripted or name == SHIPPED or name.startswith(MODEL_PREFIXES):
+        return True
+    if name.partition(":")[0] in agent_names(game, kind="search"):  # ismcts, ismcts:N
+        return True
+    return name.startswith("text:") and name[5:] in scripted and name[5:] not in oracle_names(game)
+
+
+SHIPPED = "learned"  # the learned policy shipped for the game and player count (agents/policies/)
+
+
+def _check_shipped(parser: argparse.ArgumentParser, names: list[str], configs: list[Any]) -> None:
+    """``learned`` needs a shipped policy for every configuration of the run: say so now, not inside a worker."""
+    if SHIPPED in names:
+        from agents.learned import shipped_agent
+        from saboteur_env import GameConfig
+
+        for kwargs in configs:
+            try:
+                shipped_agent(GameConfig(**kwargs))
+            except ValueError as err:
+                parser.error(f"agent {SHIPPED!r}: {err}")
+
+
+def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
+    for name in names:
+        for prefix in MODEL_PREFIXES:
+            if name.startswith(prefix) and not Path(name[len(prefix) :]).is_file():
+                parser.error(f"agent {name!r}: no model file {name[len(prefix) :]!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="scripted agents by game (agents.agent_names):\n"
+                                     + usage_by_game(("base", "sab2", "duel"), kind="scripted")
+                                     + "\n  every game: ismcts[:N], learned, learned:PATH.npz, text:NAME, claims:NAME"
+                                     "\n  base and duel: ppo:PATH")  # fmt: skip
+    parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
+    parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
+                        help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
+                        "agent, which plays every seat")  # fmt: skip
+    parser.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default="seed_5x9", help="duel geometry")
+    parser.add_argument("--miners", nargs="+", default=list(DEFAULT_MINERS), help="miner policies")
+    parser.add_argument("--saboteurs", nargs="+", default=list(DEFAULT_SABOTEURS), help="saboteur policies")
+    parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
+                        help="seat one AGENT (both roles) at seat seed mod N; each is a cell, the first is the "
+                        "reference of the paired comparison")  # fmt: skip
+    parser.add_argument("--players", type=int, nargs="+", default=None,
+                        help="player counts (base 3-10, default 5; sab2 2-12, default 5; the duel is 2-player)")
+    parser.add_argument("--games", type=int, default=12, help="games per cell (each game has 3 rounds)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of game 0 (game g uses seed + g)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (local) or actors (ray)")
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where the games run")
+    parser.add_argument("--address", default=None, help="Ray cluster address (ray backend; default: a local one)")
+    parser.add_argument("--chunk", type=int, default=4, help="games per request to a worker process or Ray actor")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="log directory (DIR/rounds.jsonl.gz; crash-safe; re-run the same command to resume)")
+    parser.add_argument("--no-beliefs", action="store_true", help="skip observers and belief snapshots (faster)")
+    parser.add_argument("--claims-per-turn", type=int, default=None, metavar="K",
+                        help="claims per turn (1-8) of the claims cells (agents claims:NAME; the cells are then "
+                        "named claims@K:NAME)")  # fmt: skip
+    parser.add_argument("--secret", default=None, metavar="HEX",
+                        help="tournament secret the agents' seeds come from (128-bit hex; default: drawn from "
+                        "os.urandom and printed at the end). Each game's own secret is in its log records")  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        secret = session_secret() if args.secret is None else parse_secret(args.secret)
+    except SecretError as err:
+        parser.error(f"--secret: {err}")
+    if args.games < 1 or args.workers < 1 or args.chunk < 1:
+        parser.error("--games, --workers and --chunk must be at least 1")
+    if args.seed < 0:
+        parser.error(f"--seed {args.seed} must be at least 0")
+    if args.address and args.backend != "ray":
+        parser.error("--address needs --backend ray")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        parser.error("--backend ray needs the 'ray' extra: pip install -e '.[ray]'")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a log directory")
+    common = {"workers": args.workers, "out": args.out, "backend": args.backend, "address": args.address,
+              "chunk": args.chunk, "secret": secret}  # fmt: skip
+    if args.claims_per_turn is not None:
+        if not 1 <= args.claims_per_turn <= 8:
+            parser.error(f"--claims-per-turn {args.claims_per_turn} is out of range; valid: 1..8")
+        try:
+            for option in ("agents", "miners", "saboteurs", "insert"):
+                names = getattr(args, option)
+                if names is not None and (args.game != "base") == (option == "agents"):
+                    setattr(args, option, [with_claims_per_turn(n, args.claims_per_turn) for n in names])
+        except ValueError as err:
+            parser.error(str(err))
+    if args.game == "duel":
+        if args.players not in (None, [2]):
+            parser.error("--players: the duel is a two-player game")
+        _unique(parser, "--agents", args.agents)
+        try:
+            _claims_cell(*args.agents)
+        except ValueError as err:
+            parser.error(str(err))
+        for name in args.agents:
+            if _claims_k(name) and _bare(name) in agent_names("duel", kind="scripted"):
+                continue
+            if not _known(name, "duel"):
+                parser.error(f"unknown duel agent {name!r}; valid: {', '.join(agent_names('duel', kind='scripted'))}, "
+                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
+        _check_ppo(parser, args.agents)
+        _check_shipped(parser, args.agents, [{"game": "duel", "duel_layout": args.duel_layout}])
+        duels = DuelTable()
+        games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
+        return _consume(parser, games, lambda records: [duels.add(r) for r in records],
+                        lambda: duel_summary_table(duels), secret)  # fmt: skip
+    players = args.players or [5]
+    _unique(parser, "--players", players)
+    if args.game == "sab2":
+        for n in players:
+            if not 2 <= n <= 12:
+                parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
+        _unique(parser, "--agents", args.agents)
+        try:
+            for name in args.agents:
+                _claims_k(name)
+        except ValueError as err:
+            parser.error(str(err))
+        for name in args.agents:
+            if _claims_k(name) and _bare(name) in agent_names("sab2", kind="scripted"):
+                continue
+            if not _known(name, "sab2") or name.startswith("ppo:"):
+                parser.error(f"unknown Saboteur 2 agent {name!r}; valid: "
+                             f"{', '.join(agent_names('sab2', kind='scripted'))}, ismcts[:N], text:NAME, learned or "
+                             "learned:PATH.npz")  # fmt: skip
+        _check_ppo(parser, args.agents)
+        _check_shipped(parser, args.agents, [{"game": "sab2", "num_players": n} for n in players])
+        tables = Sab2Tables()
+        games = run_sab2(players, args.agents, args.games, args.seed, **common)
+        return _consume(parser, games, lambda records: [tables.add(r) for r in records],
+                        lambda: sab2_summary_table(tables), secret)  # fmt: skip
+    for n in players:
+        if not 3 <= n <= 10:
+            parser.error(f"--players {n} is out of range; valid: 3..10")
+    for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
+        _unique(parser, option, names)
+        for name in names:
+            try:
+                if _claims_k(name) and _bare(name) in agent_names("base", kind="scripted"):
+                    continue
+            except ValueError as err:
+                parser.error(str(err))
+            if not _known(name, "base"):
+                parser.error(f"unknown agent {name!r}; valid: {', '.join(agent_names('base', kind='scripted'))}, "
+                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
+        _check_ppo(parser, names)
+        _check_shipped(parser, names, [{"num_players": n} for n in players])
+    try:
+        for m in args.miners:
+            for sab in args.saboteurs:
+                for ins in args.insert or [None]:
+                    _claims_cell(m, sab, ins)
+    except ValueError as err:
+        parser.error(str(err))
+    summary = Summary()
+    games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,
+                inserts=args.insert, **common)  # fmt: skip
+    return _consume(parser, games, summary.add, summary.table, secret)
+
+
+def _consume(
+    parser: argparse.ArgumentParser,
+    games: Iterator[list[dict]],
+    add: Callable[[list[dict]], object],
+    table: Callable[[], str],
+    secret: int,
+) -> int:
+    """Feed every game to the running aggregates, then print the table (also after an interruption) and, once no
+    game of the run is being played any more, the tournament secret."""
+    from experiments.tournament.logs.read import cli_warnings
+
+    with cli_warnings(), _reveal(secret):
+        try:
+            for records in games:
+                add(records)
+        except Interrupted as stop:
+            print(table())
+            print(stop, file=sys.stderr)
+            return 128 + stop.signum
+        except KeyboardInterrupt:  # a second signal: stopped at once, the games in flight are lost
+            print("\nstopped at once; every game logged so far is kept: run the same command again to resume",
+                  file=sys.stderr)  # fmt: skip
+            return 130
+        except LogError as err:
+            parser.exit(2, f"error: {err}\n")
+    print(table())
+    return 0
+
+
+@contextlib.contextmanager
+def _reveal(secret: int) -> Iterator[None]:
+    try:
+        yield
+    finally:  # after the last game (or the interruption): no agent of this run is playing any more
+        print(f"agent-seed secret: {format_secret(secret)} (--secret {format_secret(secret)} re-runs the agents' "
+              "randomness; each logged game carries its own game secret)", file=sys.stderr)  # fmt: skip
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,241 @@
+"""The play-and-log loop shared by the expansion games' tournaments (one JSON record per round), the re-play check
+shared by all three games (``experiments.tournament.logs verify``, ``experiments.tournament.replay``) and the sealed
+agent seeds.
+
+Sealed seeds. The deal of game ``g`` comes from its public seed (``seed + g``, the same in every compared cell), but the
+agents' random generators must not: seeded from the public seed, an agent could re-derive its seed for every candidate
+game seed, find the game, and rebuild every hand, role and goal. So each run draws a *tournament secret* (128 bits from
+``os.urandom``, drawn once per process, or ``--secret``) and each game gets ``game_secret(secret, key)`` = a
+SeedSequence of the secret and the game's log key; the seats' seeds are spawned from the game secret alone. The game
+secret is written into the game's records (``seeds.secret``), which reach the log only after the game is over, so any
+logged game re-plays exactly (``verify --full``) while an agent playing it holds a seed that carries no information
+about the deal. The tournament secret itself is printed once the run ends (``--secret`` re-runs the whole run); a game
+secret reveals nothing about other games' (one-way derivation). The scheme itself lives in the library
+(``saboteur_env.common.seeding``, which ``SingleSeatEnv`` uses too); its names are re-exported here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from agents.agent import bind_oracle
+from saboteur_env import raw_env
+from saboteur_env.common import seeding
+from saboteur_env.common.seeding import SecretError, format_secret, parse_secret, sealed_seeds
+
+# The one seeding scheme lives in the library (SingleSeatEnv uses it too); these names stay importable from here.
+SECRET_BITS = seeding.SECRET_BITS
+draw_secret = seeding.draw_secret
+session_secret = seeding.session_secret
+game_secret = seeding.game_secret
+seat_seeds = seeding.seat_seeds
+
+SEED_SCHEME = "sealed-v1"
+LEGACY_SECRET = -1  # logs from before sealed seeds: agent seeds spawned from the public game seed
+
+
+def agent_seeds(secret: int, public_seed: int, n: int) -> list[int]:
+    """The seats' agent seeds of a game: spawned from its game secret (``saboteur_env.common.seeding.sealed_seeds``;
+    ``LEGACY_SECRET``: from the public seed, only to re-play logs from before sealed seeds)."""
+    if secret == LEGACY_SECRET:
+        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(public_seed).spawn(n)]
+    return sealed_seeds(secret, n)
+
+
+def seeds_record(secret: int) -> dict:
+    """What a game's records carry about its agent seeds (nothing for a legacy game, whose log had no such key)."""
+    return {} if secret == LEGACY_SECRET else {"seeds": {"scheme": SEED_SCHEME, "secret": format_secret(secret)}}
+
+
+def logged_secret(records: Sequence[dict]) -> int:
+    """The game secret a logged game was played with (``LEGACY_SECRET`` for logs without one)."""
+    seeds = records[0].get("seeds")
+    if seeds is None:
+        return LEGACY_SECRET
+    if not isinstance(seeds, dict) or seeds.get("scheme") != SEED_SCHEME or not isinstance(seeds.get("secret"), str):
+        raise SecretError(f"record field 'seeds' {seeds!r} is not a {SEED_SCHEME} seed record")
+    return parse_secret(seeds["secret"])
+
+
+@functools.cache
+def oracle_name(name: str, game: str = "base") -> bool:
+    """Whether the agent called ``name`` in ``game`` reads hidden state (flagged in tables, never rated): asked of
+    the agent object itself (``agents.agent.is_oracle``), built the way the tournaments seat it, so that every wrapper
+    (``claims:NAME``, ``claims@K:NAME``, ``text:NAME``, a role-dispatching pair) answers for what it wraps. Names
+    that load a model file or call a chat endpoint read only observations; names that build no agent (table labels)
+    are not oracles."""
+    from agents import RoleDispatch, make_agent
+    from agents.agent import is_oracle
+    from saboteur_env import GameConfig
+
+    bare = CLAIMS_NAME.sub(r"\1", name)
+    if bare.startswith(("ppo:", "learned:", "text:ppo:", "text:learned:")) or bare in ("learned", "llm"):
+        return False  # file- or endpoint-backed policies of the observation only (and costly to build)
+    claims = bare != name
+    try:
+        cfg = GameConfig(game=game, claims=claims)
+        inner = cfg.game_config if claims else cfg
+        if game == "base":  # the base tournament seats each name as a miner / saboteur pair
+            agent: object = RoleDispatch(inner, make_agent(bare, inner, "miner"), make_agent(bare, inner, "saboteur"))
+        else:
+            agent = make_agent(bare, inner)
+        if claims:
+            from agents.claims import ClaimsAgent
+
+            agent = ClaimsAgent(agent, cfg)  # type: ignore[arg-type]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return is_oracle(agent)
+
+
+CLAIMS_NAME = re.compile(r"^claims(?:@\d+)?:(.+)$")  # claims:NAME / claims@K:NAME -> NAME
+
+
+ORACLE_NOTE = "* oracle: reads the hidden state (declared `oracle = True`); an upper bound, never in ratings"
+
+
+class ReplayError(AssertionError):
+    """A logged game that the engine does not re-play as logged; the message names the round and the first
+    difference (an ``AssertionError``, as before: replaying a log is a check)."""
+
+
+def seat_agents(agents: Sequence, secret: int, public_seed: int, state_fn: Callable | None = None) -> None:
+    """Reset every agent for its seat with its sealed seed (:func:`agent_seeds`); with ``state_fn``, hand the
+    privileged state to the declared oracles among them (and nobody else)."""
+    n = len(agents)
+    for i, (agent, seed) in enumerate(zip(agents, agent_seeds(secret, public_seed, n), strict=True)):
+        agent.reset(i, n, seed)
+        if state_fn is not None:
+            bind_oracle(agent, state_fn)
+
+
+def play_rounds(
+    env,
+    agents: Sequence,
+    header: Callable[[], dict],
+    event: Callable[[tuple], dict],
+    end: Callable[[dict], dict],
+) -> list[dict]:
+    """Play the environment's current game to the end; one record per round: ``header()``, the events since the
+    round began (``event(row)``), the actions, and ``end(round_result)`` plus the decision count."""
+    game = env.unwrapped.game
+    records: list[dict] = []
+    current = {"header": header(), "events": [], "actions": []}
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        first = game.num_events
+        action = agents[seat].act(obs["observation"], obs["action_mask"])
+        env.step(action)
+        current["actions"].append(action)
+        current["events"].extend(event(game.events[i]) for i in range(first, game.num_events))
+        if game.round_just_ended:
+            current["end"] = dict(end(game.round_results[-1]), decisions=len(current["actions"]))
+            records.append(current)
+            if not game.game_over:
+                current = {"header": header(), "events": [], "actions": []}
+    return records
+
+
+PROVENANCE = ("package_version", "commit", "dirty")  # header fields that say which code wrote a record
+
+
+def plain(value: object) -> object:
+    """``value`` as it reads back from JSON (tuples -> lists, numpy scalars -> numbers)."""
+    return json.loads(json.dumps(value, default=lambda x: x.item() if hasattr(x, "item") else str(x)))
+
+
+def first_difference(logged: object, replayed: object, where: str, ignore: Sequence[str] = ()) -> str | None:
+    """Where two JSON values first differ, e.g. ``end.winner: logged 'saboteurs', re-played 'gold-diggers'``
+    (``ignore``: object keys left out at any depth)."""
+    if isinstance(logged, dict) and isinstance(replayed, dict):
+        for key in [*logged, *(k for k in replayed if k not in logged)]:
+            if key in ignore:
+                continue
+            if key not in replayed:
+                return f"{where}.{key}: logged {logged[key]!r}, absent from the re-play"
+            if key not in logged:
+                return f"{where}.{key}: absent from the log, re-played {replayed[key]!r}"
+            diff = first_difference(logged[key], replayed[key], f"{where}.{key}", ignore)
+            if diff:
+                return diff
+        return None
+    if isinstance(logged, list) and isinstance(replayed, list):
+        for i, (a, b) in enumerate(zip(logged, replayed, strict=False)):
+            diff = first_difference(a, b, f"{where}[{i}]", ignore)
+            if diff:
+                return diff
+        if len(logged) != len(replayed):
+            return f"{where}: {len(logged)} logged, {len(replayed)} re-played"
+        return None
+    if logged != replayed or type(logged) is not type(replayed):
+        return f"{where}: logged {logged!r}, re-played {replayed!r}"
+    return None
+
+
+def replay_env(seed: int, what: str, **config: object) -> raw_env:
+    """A ``raw_env`` for the logged configuration, reset with the logged seed (:class:`ReplayError` naming ``what``
+    when the log's configuration is not one)."""
+    try:
+        env = raw_env(**config)
+    except ValueError as err:
+        raise ReplayError(f"the logged configuration is not {what}: {err}") from None
+    env.reset(seed=seed)
+    return env
+
+
+def replay_rounds(
+    env,
+    records: Sequence[dict],
+    header: Callable[[dict], dict],
+    events: Callable[[int, int, int], list[dict]],
+    end: Callable[[int], dict],
+) -> None:
+    """Re-play logged rounds on ``env`` (reset with the game's seed) from their actions alone and compare each
+    round's header (``header(logged header)``, before the round's first action), events (``events(first, last,
+    round)`` for each decision, right after it, as they were logged: a duel's map result reads the round's goals,
+    which the next round replaces) and end (``end(decisions)``, after its last action) with the log. Raise
+    :class:`ReplayError` at the first difference (package version, commit and dirty flag are not compared: a log
+    re-plays under any code with the same rules version)."""
+    game = env.unwrapped.game
+    for rec in records:
+        h = rec["header"]
+        rnd = h["round"]
+        if game.game_over:
+            raise ReplayError(f"round {rnd}: the game is over before this record")
+        # Records from before the crash-safe log writer have no ``rounds``; no record's package version is compared.
+        ignore = (*PROVENANCE, "rounds") if "rounds" not in h else PROVENANCE
+        diff = first_difference(h, plain(header(h)), "header", ignore)
+        if diff:
+            raise ReplayError(f"round {rnd}: {diff}")
+        replayed: list[dict] = []
+        actions = rec["actions"]
+        for d, action in enumerate(actions):
+            if d and game.round_just_ended:
+                raise ReplayError(f"round {rnd}: the round ends after {d} of the {len(actions)} logged decisions")
+            if isinstance(action, bool) or not isinstance(action, int):
+                raise ReplayError(f"round {rnd} decision {d}: logged action {action!r} is not an action id")
+            first = game.num_events
+            try:
+                env.step(action)
+            except (ValueError, IndexError, KeyError, TypeError) as err:
+                msg = f"round {rnd} decision {d}: logged action {action} cannot be played: {err}"
+                raise ReplayError(msg) from None
+            replayed += events(first, game.num_events, rnd)
+        if not game.round_just_ended:
+            raise ReplayError(f"round {rnd}: the round goes on after the {len(actions)} logged decisions")
+        diff = first_difference(rec["events"], plain(replayed), "events") or (
+            first_difference(rec["end"], plain(end(len(actions))), "end")
+        )
+        if diff:
+            raise ReplayError(f"round {rnd}: {diff}")
+    if not game.game_over:
+        raise ReplayError(f"the log ends after {len(records)} rounds, before the game does")

@@ -1,0 +1,228 @@
+"""The self-play policy (a masked actor-critic with optional role heads), its segment-wise softmax and sampling, and
+its numpy export (``policy.npz``, read by ``agents.learned``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+from torch import nn
+
+from agents.base.belief_features import feature_size
+from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_slice
+from saboteur_env import GameConfig, num_actions, observation_layout
+
+MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
+
+
+# ---- the network -----------------------------------------------------------------------------------------------
+def _layer(n_in: int, n_out: int, std: float) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out)
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class Policy(nn.Module):
+    """Shared tanh MLP trunk on the scaled observation; policy and value heads, one pair per role with role heads.
+
+    The policy head is a linear layer stored as one embedding row per (role head, action): :meth:`legal` scores
+    only the legal actions (about a dozen of the base game's 1,305), which is what makes learning fast on a CPU;
+    :meth:`forward` computes all logits (export, tests). ``agents.learned.NumpyPolicy`` evaluates the exported
+    weights with the same arithmetic."""
+
+    def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0,
+                 features: str = "") -> None:  # fmt: skip
+        super().__init__()
+        lay = observation_layout(config)
+        # Belief features (agents.base.belief_features) follow the observation; they are probabilities and fractions.
+        self.features = features
+        high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
+                               np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
+        self.obs_size, self.num_actions = int(high.size), int(num_actions(config))
+        sl = role_slice(config)
+        self.role_start: int = sl.start if sl is not None else 0
+        self.role_stop: int = sl.stop if sl is not None else 0
+        self.num_heads = (self.role_stop - self.role_start) if role_heads and sl is not None else 1
+        self.hidden, self.embed = hidden, embed
+        self.scale: torch.Tensor
+        self.register_buffer("scale", torch.from_numpy(np.where(high > 0, 1.0 / np.maximum(high, 1e-12), 1.0)))
+        self.fc0 = _layer(self.obs_size, hidden, math.sqrt(2))
+        self.fc1 = _layer(hidden, hidden, math.sqrt(2))
+        a, k = self.num_actions, self.num_heads
+        # ``embed`` > 0: a linear bottleneck of that width between the trunk and the policy heads. The heads then
+        # hold embed x A weights instead of hidden x A (the Duel's 5,701 actions dominate its file otherwise).
+        self.pe = nn.Linear(hidden, embed) if embed else None
+        self.pi_w = nn.Embedding(k * a, embed or hidden)  # row r * A + action: head r's weights of that logit
+        self.pi_b = nn.Embedding(k * a, 1)
+        with torch.no_grad():
+            for r in range(k):  # CleanRL's small orthogonal policy init, per head
+                nn.init.orthogonal_(self.pi_w.weight[r * a : (r + 1) * a], 0.01)
+            self.pi_b.weight.zero_()
+        self.v = _layer(hidden, k, 1.0)  # column r: head r's value
+
+    def roles(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
+        """The head of each observation: its role's index with role heads, else 0."""
+        parts = [obs] if isinstance(obs, torch.Tensor) else list(obs)
+        if self.num_heads == 1:
+            return torch.zeros(sum(p.shape[0] for p in parts), dtype=torch.int64)
+        return torch.cat([p[:, self.role_start : self.role_stop] for p in parts]).argmax(dim=1)
+
+    def _trunk(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The policy heads' input, each observation's head, and the values. ``obs`` may be a list of blocks of
+        rows (the PPO update passes the rollout rows of a minibatch as views: no copy of the observations)."""
+        # The scale folded into the first layer: one small product instead of one per observation entry.
+        w0 = self.fc0.weight * self.scale
+        if isinstance(obs, torch.Tensor):
+            pre = nn.functional.linear(obs, w0, self.fc0.bias)
+        else:
+            pre = torch.cat([nn.functional.linear(p, w0, self.fc0.bias) for p in obs])
+        h = torch.tanh(pre)
+        h = torch.tanh(self.fc1(h))
+        head = self.roles(obs)
+        value = self.v(h).gather(1, head[:, None]).squeeze(1)
+        return (h if self.pe is None else self.pe(h)), head, value
+
+    def legal(self, obs: torch.Tensor | Sequence[torch.Tensor], rows: torch.Tensor,
+              cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+        """Log-probabilities of the legal actions, flat: entry ``i`` is action ``cols[i]`` of observation
+        ``rows[i]`` (``mask.nonzero()`` order, every row at least once); and the values. ``obs``: a tensor of
+        rows, or a list of blocks of rows taken in order."""
+        h, head, value = self._trunk(obs)
+        key = cols + head[rows] * self.num_actions
+        logits = (self.pi_w(key) * h[rows]).sum(dim=1) + self.pi_b(key).squeeze(1)
+        return segment_log_softmax(logits, rows, h.shape[0]), value
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """All raw logits (batch x actions) and the values."""
+        h, head, value = self._trunk(obs)
+        a = self.num_actions
+        w, b = self.pi_w.weight.view(self.num_heads, a, -1), self.pi_b.weight.view(self.num_heads, a)
+        logits = h.new_empty((h.shape[0], a))
+        for r in range(self.num_heads):
+            idx = (head == r).nonzero().squeeze(1)
+            logits[idx] = h[idx] @ w[r].T + b[r]
+        return logits, value
+
+
+def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> torch.Tensor:
+    """log_softmax within each segment ``rows == r`` of a flat vector (no padding to the longest row)."""
+    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, logits.detach(), "amax")  # shift only: exact
+    z = logits - top[rows]
+    total = torch.zeros(m, dtype=z.dtype).index_add(0, rows, z.exp())
+    return z - total.log()[rows]
+
+
+def segment_sample(logp: torch.Tensor, rows: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
+    """One flat index per segment, drawn with the segment's probabilities (Gumbel-max; ties: the first)."""
+    g = logp - torch.log(-torch.log(torch.rand(logp.shape, generator=gen).clamp_(1e-12, 1.0)))
+    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, g, "amax")
+    pos = torch.arange(logp.numel())
+    hit = g == top[rows]
+    return torch.full((m,), logp.numel(), dtype=torch.int64).scatter_reduce(0, rows[hit], pos[hit], "amin")
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities over the legal actions (``mask`` nonzero) of full logits; illegal ones get ~MASKED."""
+    return torch.log_softmax(torch.where(mask.bool(), logits, torch.full_like(logits, MASKED)), dim=1)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be resumed: unreadable, truncated, not a checkpoint, or of other settings."""
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else "no detail"
+
+
+def write_atomic(path: Path, write: Callable[[Any], None]) -> None:
+    """``write(fh)`` into a temporary file beside ``path``, fsync-ed, renamed over ``path``, the folder fsync-ed: a
+    kill or power loss at any instant leaves the old file or the new one, never a torn one under the real name."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # the rename itself
+    finally:
+        os.close(fd)
+
+
+def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: int = 0) -> Path:
+    """Write the policy as numpy weights plus a JSON header (``agents.learned`` loads it without torch)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "config": {f: getattr(config, f) for f in LAYOUT_FIELDS},
+        "rules_version": config.rules_version,
+        "obs_size": model.obs_size,
+        "num_actions": model.num_actions,
+        "hidden": model.hidden,
+        "embed": model.embed,
+        "num_heads": model.num_heads,
+        "role_slice": [model.role_start, model.role_stop],
+        "activation": "tanh",
+        "decisions": int(decisions),
+    }
+    if model.features:  # only then: the headers of files without features stay as they were
+        meta["features"] = model.features
+    arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
+    arrays["scale"] = model.scale.numpy().astype(np.float32)
+    for i, layer in enumerate((model.fc0, model.fc1)):
+        arrays[f"w{i}"] = layer.weight.detach().numpy().T.astype(np.float32)
+        arrays[f"b{i}"] = layer.bias.detach().numpy().astype(np.float32)
+    if model.pe is not None:
+        arrays["pe_w"] = model.pe.weight.detach().numpy().T.astype(np.float32)
+        arrays["pe_b"] = model.pe.bias.detach().numpy().astype(np.float32)
+    a = model.num_actions
+    for r in range(model.num_heads):
+        arrays[f"pi_w{r}"] = model.pi_w.weight[r * a : (r + 1) * a].detach().numpy().T.astype(np.float32)
+        arrays[f"pi_b{r}"] = model.pi_b.weight[r * a : (r + 1) * a, 0].detach().numpy().astype(np.float32)
+        arrays[f"v_w{r}"] = model.v.weight[r : r + 1].detach().numpy().T.astype(np.float32)
+        arrays[f"v_b{r}"] = model.v.bias[r : r + 1].detach().numpy().astype(np.float32)
+    # a killed export keeps the previous file
+    write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))  # type: ignore[arg-type]
+    return path
+
+
+def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
+    """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
+    the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
+    pol = NumpyPolicy(path)
+    pol.check_config(config)
+    want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
+            "embed": model.embed, "num_heads": model.num_heads,
+            "role_slice": [model.role_start, model.role_stop], "features": model.features}  # fmt: skip
+    got = {k: pol.meta.get(k, {"embed": 0, "features": ""}.get(k)) for k in want}
+    if got != want:
+        raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
+    w = pol.w
+    a = model.num_actions
+    with torch.no_grad():
+        for i, layer in enumerate((model.fc0, model.fc1)):
+            layer.weight.copy_(torch.from_numpy(w[f"w{i}"].T.copy()))
+            layer.bias.copy_(torch.from_numpy(w[f"b{i}"].copy()))
+        if model.pe is not None:
+            model.pe.weight.copy_(torch.from_numpy(w["pe_w"].T.copy()))
+            model.pe.bias.copy_(torch.from_numpy(w["pe_b"].copy()))
+        for r in range(model.num_heads):
+            model.pi_w.weight[r * a : (r + 1) * a] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
+            model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
+            model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
+            model.v.bias[r] = float(w[f"v_b{r}"][0])
