@@ -7,7 +7,7 @@ models, the policy-aware observer), ``agents.sab2`` and ``agents.duel`` (each a 
 ``expert`` module). The agents that play every game live here, registered below: ``random``; ``ismcts`` /
 ``ismcts:SIMS``, belief-sampled IS-MCTS with 100 / SIMS simulations per decision (``agents.ismcts``);
 ``learned``, the self-play policy shipped for the config's game and player count (``agents/policies/``), and
-``learned:PATH.npz``, one exported by ``experiments.selfplay`` (``agents.learned``; numpy, no torch needed);
+``learned:PATH.npz``, one exported by ``experiments.train.selfplay`` (``agents.learned``; numpy, no torch needed);
 ``ppo:PATH``, a trained MaskablePPO model (``agents.ppo``; the ``train`` extra); ``llm``, a chat endpoint named by
 ``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME``, agent NAME reading only the text
 interface (``agents.text``); ``claims:NAME``, NAME talking in a ``claims=True`` game (``agents.claims``).

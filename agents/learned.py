@@ -1,4 +1,5 @@
-"""A self-play policy (``experiments.selfplay``) as an agent, evaluated in numpy: ``make_agent("learned:P.npz", cfg)``.
+"""A self-play policy (``experiments.train.selfplay``) as an agent, evaluated in numpy:
+``make_agent("learned:P.npz", cfg)``.
 
 The file is a plain ``.npz`` (read with ``allow_pickle=False``, so loading runs no code): ``meta`` is a JSON string
 (format, version, the config fields that fix what observation and action indices mean, sizes, the role slice,
@@ -14,7 +15,7 @@ Weights may be stored as float16 (the shipped files: half the size) or float32; 
 A file trained for another configuration is refused with the difference named.
 
 ``make_agent("learned", cfg)`` plays the policy shipped for the config (:func:`shipped_agent`): the files of
-``agents/policies/``, listed in its ``manifest.json`` (written by ``python -m experiments.ship_policies``).
+``agents/policies/``, listed in its ``manifest.json`` (written by ``python -m experiments.train.ship``).
 """
 
 from __future__ import annotations

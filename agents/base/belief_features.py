@@ -18,7 +18,7 @@ name              shape    content
 ================  =======  ==================================================================================
 
 The follower must see every observation of its seat in order, from the seat's first decision of the game (the
-learned agent calls :meth:`BeliefFeatures.update` at every decision; ``experiments.imitate`` replays each seat's
+learned agent calls :meth:`BeliefFeatures.update` at every decision; ``experiments.train.imitate`` replays each seat's
 recorded decisions in order, see :func:`features_of_sequence`).
 """
 

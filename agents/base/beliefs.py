@@ -11,8 +11,8 @@ Two models share one interface (``reset_round``, ``observe``, ``observe_peek``, 
 The behaviour model ``pi`` is a :class:`BehaviourTables`. ``FIXED_TABLES`` (hand-set numbers, the named baseline
 and the tournament's reference observer) are far from real play: over-confident against random agents and
 under-confident against the scripted ones. :class:`BehaviourCounts` fits tables from games of a given population
-(counts with the true roles and gold slot, Laplace-smoothed); ``experiments.report --calibration`` fits them on
-one half of each cell's games and scores both on the other half (reliability diagrams, ECE).
+(counts with the true roles and gold slot, Laplace-smoothed); ``experiments.tournament.report --calibration`` fits
+them on one half of each cell's games and scores both on the other half (reliability diagrams, ECE).
 
 Seats are absolute. A model built with ``seat=None`` and ``role=None`` is a public observer (the tournament's
 reference observer is a :class:`BayesModel` of that kind).

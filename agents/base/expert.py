@@ -115,8 +115,9 @@ class ExpertAgent(LadderAgent):
         return action
 
     def played_instead(self, chosen: int, played: int) -> None:
-        """My seat played ``played``, not the ``chosen`` move I returned (DAgger's student, ``experiments.imitate``):
-        the own-discard fact recorded for ``chosen`` is taken back and ``played``'s recorded."""
+        """My seat played ``played``, not the ``chosen`` move I returned (DAgger's student,
+        ``experiments.train.imitate``): the own-discard fact recorded for ``chosen`` is taken back and ``played``'s
+        recorded."""
         if self.layout.type_arr[chosen] == ActionType.DISCARD:
             self.counter.played(int(self.layout.kind_arr[chosen]), -1)
         if self.layout.type_arr[played] == ActionType.DISCARD:

@@ -29,7 +29,7 @@ slots not known to be stone (revealed or peeked by the owner); a peeked or revea
 :class:`Sab2BeliefTracker` feeds the filter from successive :class:`~saboteur_env.sab2.view.Sab2View` objects of
 one seat (the new public events of each view, found by aligning its history window with the previous one), so an
 agent reads nothing but its view. Public observers (``seat=None``) are fed with :meth:`Sab2RoleBelief.observe`
-directly from the public log (``experiments.sab2``).
+directly from the public log (``experiments.tournament.sab2``).
 """
 
 from __future__ import annotations
