@@ -182,7 +182,9 @@ def test_single_seat_env__opponents_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_demo_helpers__agent_seeds_are_sealed(seen: list[int], monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    from agents import expert_duel, expert_sab2, llm
+    from agents import llm
+    from agents.duel import expert as expert_duel
+    from agents.sab2 import expert as expert_sab2
     from agents.text import compare
 
     cfg = GameConfig(num_players=3, rounds=1)

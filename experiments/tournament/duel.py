@@ -63,7 +63,7 @@ OBSERVER_FIELDS = ("decisions", "goal_slots", "goal_log_loss", "goal_log_loss_na
 
 
 def make_duel_agent(name: str, config):
-    """``make_agent``, plus ``believer`` (agents.duel.DuelBeliever) while agents/__init__.py does not list it."""
+    """``make_agent``, plus ``believer`` (agents.duel.ladder.DuelBeliever) while agents/__init__.py does not list it."""
     if name == "believer":
         from agents.duel.ladder import DuelBeliever
 

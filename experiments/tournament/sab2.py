@@ -71,7 +71,7 @@ PRIOR = COPIES / COPIES.sum()
 
 
 def make_sab2_agent(name: str, config):
-    """``make_agent``, plus ``believer`` (agents.sab2.Sab2Believer) while agents/__init__.py does not list it."""
+    """``make_agent``, plus ``believer`` (agents.sab2.ladder.Sab2Believer) while agents/__init__.py does not list it."""
     if name == "believer":
         from agents.sab2.ladder import Sab2Believer
 
