@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -62,7 +62,7 @@ MAX_ENVS = 1 << 20
 class LearnerVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games with one learner seat each (see the module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}  # noqa: RUF012 - Gymnasium's type
 
     def __init__(
         self,

@@ -50,7 +50,9 @@ class Closed(NamedTuple):
     reward: NDArray[np.float32]  # what the seat earned from its decision to the next one (or the game's end)
     done: NDArray[np.bool_]  # the game ended (do not bootstrap)
 
-    def __len__(self) -> int:  # type: ignore[override] - the number of transitions, not of fields
+    @property
+    def size(self) -> int:
+        """The number of transitions (``len()`` of a NamedTuple is its number of fields)."""
         return int(self.key.shape[0])
 
 
