@@ -9,10 +9,14 @@ this view gives a single-agent learner one seat per game (``learner_seat``: a fi
   stepped in batch by ``VectorEnv.step_where`` until every game is back at its learner's seat). ``rewards[b]`` is
   everything the learner's seat earned from its decision to its next one (or to the game's end), whoever acted.
 * ``terminations[b]``: the game ended; ``truncations`` is always False (every game ends by the rules).
-* Same-step autoreset (``AutoresetMode.SAME_STEP``, in ``metadata``): in the step that ends game ``b``, ``obs[b]``
-  and the masks already belong to the slot's next game, at its learner's first decision. Rewards the learner's seat
-  earns in that new game before its first decision (none in the shipped games) are added to the next step's reward.
-  No ``final_obs``: nothing bootstraps from a terminated game and there is no truncation.
+* Autoreset (``autoreset_mode``, also in ``metadata``): ``SAME_STEP`` (default; what a CleanRL-style loop expects):
+  in the step that ends game ``b``, ``obs[b]`` and the masks already belong to the slot's next game, at its
+  learner's first decision. ``NEXT_STEP`` (Gymnasium's default, which its observation wrappers such as
+  ``NormalizeObservation`` require): the step after the end is the reset step (``actions[b]`` ignored, reward 0,
+  not terminated). In both, the observation returned with ``terminations[b]`` is the next game's first one: the core
+  deals the next game inside the step, so the finished game's final state is never observed; nothing bootstraps
+  from a terminated game and there is no truncation, so no ``final_obs`` is given. Rewards the learner's seat earns
+  in a new game before its first decision (none in the shipped games) are added to its first step's reward.
 * ``infos``: ``"action_mask"`` (``num_envs x num_actions`` int8, the learner's legal actions), ``"seat"`` (the
   learner's seat in the current game); in a step where games end, ``"final_returns"`` (their final scores per seat)
   and ``"final_seat"`` (the learner's seat in them) with ``"_final_returns"`` marking the ended games, and the episode
@@ -72,6 +76,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         opponent_policy: BatchPolicy | None = None,
         learner_seat: int | str = "rotate",
         obs_format: str = "float",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         stats_key: str | None = "episode",
         opponent_secret: int | None = None,
         num_threads: int = 1,
@@ -97,6 +102,14 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
                               f"0..{n - 1}, 'rotate' or 'random'")  # fmt: skip
         if obs_format not in OBS_FORMATS:
             raise ConfigError(f"obs_format={obs_format!r} is not valid; valid: {', '.join(map(repr, OBS_FORMATS))}")
+        modes = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
+        mode = next((m for m in modes if autoreset_mode in (m, m.value)), None)
+        if mode is None:
+            raise ConfigError(f"autoreset_mode={autoreset_mode!r} is not valid; valid: "
+                              f"{', '.join(str(m) for m in modes)} (or their values)")  # fmt: skip
+        self.autoreset_mode = mode
+        # Per instance: Gymnasium's wrappers read the mode from metadata.
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
         if stats_key is not None and (not isinstance(stats_key, str) or not stats_key):
             raise ConfigError(f"stats_key={stats_key!r} must be a non-empty string or None")
         try:
@@ -146,6 +159,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         self._len = np.zeros(b, dtype=np.int64)
         self._t0 = np.zeros(b, dtype=np.float64)
         self._seat_rng = np.random.default_rng()
+        self._pending = np.zeros(b, dtype=bool)  # NEXT_STEP: the game ended last step; this step is the reset step
         self._started = False
         self._check_opponents()
 
@@ -202,6 +216,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         self._ret[:] = 0.0
         self._len[:] = 0
         self._t0[:] = time.perf_counter()
+        self._pending[:] = False
         self._new_games(self._slots)
         self._started = True
         reward = np.zeros(self.num_envs, dtype=np.float32)
@@ -217,26 +232,33 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         acts = _as_actions(actions, b, "actions", IllegalActionError)
         a = self.num_actions
         mask = self._venv._masks()[0]
-        bad = np.flatnonzero((acts < 0) | (acts >= a))
+        live = ~self._pending  # NEXT_STEP: a game that ended last step takes this step as its reset (action ignored)
+        bad = np.flatnonzero(((acts < 0) | (acts >= a)) & live)
         if bad.size:
             g = int(bad[0])
             raise IllegalActionError(f"action {int(acts[g])} of game {g} is out of range; valid: 0..{a - 1}")
-        bad = np.flatnonzero(mask[self._slots, acts] == 0)
+        bad = np.flatnonzero((mask[self._slots, np.clip(acts, 0, a - 1)] == 0) & live)
         if bad.size:
             g = int(bad[0])
             raise IllegalActionError(f"action {int(acts[g])} of game {g} is not legal for the learner (seat "
                                      f"{int(self._ls[g])}; see info['action_mask']); no game was changed")
-        _, r, term, _, info = self._venv.step(acts)  # every game is at its learner's decision: a plain lock-step
-        reward = self._carry + r[self._slots, self._ls]
-        self._carry[:] = 0.0
+        if live.all():  # every game is at its learner's decision: a plain lock-step
+            _, r, term, _, info = self._venv.step(acts)
+        else:
+            _, r, term, _, info = self._venv.step_where(acts, live)
+        reward = np.where(live, self._carry + r[self._slots, self._ls], 0.0).astype(np.float32)
+        self._carry[live] = 0.0
         ended = term.copy()
         final: dict[str, NDArray[Any]] = {}
         if ended.any():
             self._finish(np.flatnonzero(ended), info, final)
         self._advance(reward, ended, final)
-        self._ret += reward
-        self._len += 1
-        return self._out_obs(), reward, ended, np.zeros(b, dtype=bool), self._info(final, ended)
+        self._ret[live] += reward[live]
+        self._len[live] += 1
+        info_out = self._info(final, ended)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._pending = ended.copy()
+        return self._out_obs(), reward, ended, np.zeros(b, dtype=bool), info_out
 
     def close_extras(self, **kwargs: Any) -> None:
         self._venv.close()
