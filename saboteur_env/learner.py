@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -140,7 +140,9 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         self._agents: list[dict[int, Any]] = [{} for _ in range(b)]
         self._sampler = LegalSampler(seat_seeds(1, ("learner_vector", "random"), self._secret)[0])
 
-        box = self._venv.single_observation_space
+        box = cast(gym.spaces.Box, self._venv.single_observation_space)
+        self.obs_size = int(box.shape[0])
+        self.obs_high: NDArray[np.float32] = np.asarray(box.high, dtype=np.float32)  # bounds of the float layout
         mask_space = gym.spaces.Box(0, 1, (a,), dtype=np.int8)
         self.single_observation_space = (
             box if obs_format == "float" else gym.spaces.Dict({"observation": box, "action_mask": mask_space})
