@@ -48,7 +48,7 @@ class SaboteurPuffer(pufferlib.PufferEnv):  # pufferlib ships no type informatio
         self.num_actions = a = self.env.num_actions
         high = np.concatenate([self.env.obs_high, np.ones(a, dtype=np.float32)])
         self.single_observation_space = gymnasium.spaces.Box(0.0, high, (d + a,), dtype=np.float32)
-        self.single_action_space = gymnasium.spaces.Discrete(a)
+        self.single_action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(a)
         self.num_agents = num_envs
         self.seed = seed
         super().__init__(buf)
