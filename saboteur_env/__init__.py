@@ -72,6 +72,14 @@ def __getattr__(name: str) -> Any:
         from saboteur_env.core import common
 
         return getattr(common, name)
+    if name == "LearnerVectorEnv":
+        from saboteur_env import learner
+
+        return learner.LearnerVectorEnv
+    if name == "SeatTransitions":
+        from saboteur_env import transitions
+
+        return transitions.SeatTransitions
     raise AttributeError(f"module 'saboteur_env' has no attribute {name!r}")
 
 
@@ -99,8 +107,10 @@ __all__ = [
     "GameOverError",
     "GameState",
     "IllegalActionError",
+    "LearnerVectorEnv",
     "PlayerView",
     "SeatError",
+    "SeatTransitions",
     "SingleSeatEnv",
     "StateError",
     "Variant",

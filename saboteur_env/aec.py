@@ -78,12 +78,14 @@ After termination each agent must be stepped with ``None`` (PettingZoo dead step
 
 Single-seat Gymnasium view
 --------------------------
-``SingleSeatEnv(opponents, learner_seats=None, illegal_reward=None, opponent_secret=None, **config)`` seats a learner
-in one seat and lets agents play the others; ``step`` returns at the learner's next decision with all the reward its
-seat earned meanwhile, and ``action_masks()`` serves MaskablePPO. ``reset(seed=s)`` fixes the deal and the learner's
-seat; the opponents' seeds are sealed (``saboteur_env.common.seeding``): spawned from ``opponent_secret`` (default
-128 bits from ``os.urandom`` per env) and the deal, never from ``s``, so an opponent's seed says nothing about the
-deal. The same ``opponent_secret`` and ``seed`` give the same episode.
+``SingleSeatEnv(opponents=None, learner_seats=None, illegal_reward=None, opponent_secret=None, **config)`` seats a
+learner in one seat and lets agents play the others; ``step`` returns at the learner's next decision with all the reward
+its seat earned meanwhile, and ``action_masks()`` serves MaskablePPO. ``reset(seed=s)`` fixes the deal and the learner's
+seat; the opponents' seeds are sealed (``saboteur_env.common.seeding``): spawned from ``opponent_secret`` (default 128
+bits from ``os.urandom`` per env) and the deal, never from ``s``, so an opponent's seed says nothing about the deal. The
+same ``opponent_secret`` and ``seed`` give the same episode. ``SingleSeatEnv.for_sb3(**config)`` is the one
+Stable-Baselines3's ``check_env`` passes (``illegal_reward=-1.0``: a sampled illegal action ends the episode).
+``LearnerVectorEnv`` (``saboteur_env.learner``) is the batched version: a real ``gymnasium.vector.VectorEnv``.
 
 Saboteur 2 (``game="sab2"``)
 ----------------------------
@@ -241,6 +243,8 @@ from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, GameOverError, IllegalActionError, check_action_id
 from saboteur_env.common.seeding import SecretError, check_secret, draw_secret, seat_seeds
 
+OBS_FORMATS = ("dict", "flat")
+
 
 def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped in PettingZoo's standard wrappers (illegal move: -1 and the game ends)."""
@@ -271,6 +275,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             ``"rgb_array"`` (an ``(H, W, 3)`` uint8 image of the board, tools, hand sizes and the seat to act).
         render_viewer: whose perspective ``render()`` draws: a seat index, ``None`` (public information only)
             or ``"omniscient"`` (everything, for debugging).
+        obs_format: ``"dict"`` (default): ``{"observation": Box, "action_mask": Box}``; ``"flat"``: the
+            observation ``Box`` alone (what SuperSuit's observation wrappers take), the mask in
+            ``infos[agent]["action_mask"]`` (PettingZoo's other convention) and in ``action_mask(agent)``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -280,8 +287,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         "render_fps": 1,
     }
 
-    def __init__(self, render_mode: str | None = None, render_viewer: int | str | None = None, **config: Any) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        render_viewer: int | str | None = None,
+        obs_format: str = "dict",
+        **config: Any,
+    ) -> None:
         super().__init__()
+        if obs_format not in OBS_FORMATS:
+            raise ConfigError(f"obs_format={obs_format!r} is not valid; valid: {', '.join(map(repr, OBS_FORMATS))}")
+        self.obs_format = obs_format
         self.config = GameConfig(**config)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode={render_mode!r} is not valid; valid: None, 'ansi', 'human', 'rgb_array'")
@@ -315,11 +331,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._claims = claims.ClaimsBatch(self.config, 1)
             num_actions = self._claim_layout.num_actions
             high = np.concatenate([high, self._claim_layout.high])
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(0.0, high, dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
-            }
+        obs_box = spaces.Box(0.0, high, dtype=np.float32)
+        obs_space: spaces.Space = obs_box if obs_format == "flat" else spaces.Dict(
+            {"observation": obs_box, "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8)}
         )
         # Built once: PettingZoo requires the identical space object on every call.
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
@@ -371,8 +385,28 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._infos_set = False
         self._rewards_set = False
         self.agent_selection = self.possible_agents[self.game.current]
+        self._flat_masks()
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
+    def observe(self, agent: str) -> Any:
+        obs = self._observe_dict(agent)
+        return obs["observation"] if self.obs_format == "flat" else obs
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """``agent``'s legal actions (int8; all zeros unless it is to act): the mask of either ``obs_format``."""
+        return self._observe_dict(agent)["action_mask"]
+
+    def _flat_masks(self) -> None:
+        """With ``obs_format="flat"`` each agent's infos hold its mask (fresh per agent, as every info here)."""
+        if self.obs_format != "flat":
+            return
+        for a in self.agents:
+            if a == self.agent_selection and not (self.terminations[a] or self.truncations[a]):
+                mask = self.action_mask(a)
+            else:
+                mask = self._zero_mask.copy()
+            self.infos[a] = dict(self.infos[a], action_mask=mask)
+
+    def _observe_dict(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game()
         seat = self._seat[agent]
         obs = self.variant.encode_observation(game, seat)
@@ -447,6 +481,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.agent_selection = self.possible_agents[self._to_act(game)]
         if reward_step:
             self._accumulate_rewards()
+        self._flat_masks()
         if self.render_mode == "human":
             self.render()
 
@@ -476,6 +511,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.infos = {a: {} for a in self.agents}
             self._infos_set = False
         self.agent_selection = self.possible_agents[self._to_act(game)]
+        self._flat_masks()
         if self.render_mode == "human":
             self.render()
 
@@ -520,16 +556,30 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return self.game
 
 
+class RandomOpponent:
+    """The default opponent of ``SingleSeatEnv``: a uniformly random legal action from its own (sealed) seed."""
+
+    def __init__(self, seat: int = 0) -> None:
+        self.rng = np.random.default_rng()
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
 class SingleSeatEnv(gymnasium.Env):
     """A Gymnasium single-agent view of one seat in an N-player game (for SB3's MaskablePPO and similar).
 
-    Each episode the learner takes one seat drawn from ``learner_seats`` (default: any seat); every other seat is
-    played by an agent from ``opponents`` (a callable ``seat -> agent`` with the ``agents`` protocol: ``reset``,
-    ``act(observation, action_mask)``). A learner transition runs from one of its decisions to its next one (or to
-    the end of the game), so the reward returned by ``step`` is everything the learner's seat earned in between,
-    including round ends caused by other seats. ``action_masks()`` gives the legal actions (MaskablePPO's hook); an
-    illegal action raises ``IllegalActionError``, or, with ``illegal_reward`` set, ends the episode with that reward
-    (``terminated``, ``info["illegal"]``) like PettingZoo's ``TerminateIllegalWrapper``.
+    Each episode the learner takes one seat drawn from ``learner_seats`` (default: any seat); every other seat is played
+    by an agent from ``opponents`` (a callable ``seat -> agent`` with the ``agents`` protocol: ``reset``,
+    ``act(observation, action_mask)``; default ``None`` or ``"random"``: uniformly random legal moves). A learner
+    transition runs from one of its decisions to its next one (or to the end of the game), so the reward returned by
+    ``step`` is everything the learner's seat earned in between, including round ends caused by other seats.
+    ``action_masks()`` gives the legal actions (MaskablePPO's hook); an illegal action raises ``IllegalActionError``,
+    or, with ``illegal_reward`` set, ends the episode with that reward (``terminated``, ``info["illegal"]``) like
+    PettingZoo's ``TerminateIllegalWrapper``.
 
     Optional dense shaping (off by default): ``shaping`` is a potential ``(state, seat) -> float``; each learner
     step adds ``shaping(after) - shaping(before)`` measured around the learner's own action (not the opponents'),
@@ -556,7 +606,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def __init__(
         self,
-        opponents: Callable[[int], Any],
+        opponents: Callable[[int], Any] | str | None = None,
         learner_seats: Sequence[int] | None = None,
         render_mode: str | None = None,
         illegal_reward: float | None = None,
@@ -580,8 +630,14 @@ class SingleSeatEnv(gymnasium.Env):
         seats = tuple(range(n)) if learner_seats is None else tuple(learner_seats)
         if not seats or any(not isinstance(s, int) or not 0 <= s < n for s in seats):
             raise ConfigError(f"learner_seats={learner_seats!r} must be seats in 0..{n - 1}")
+        if opponents is None or (isinstance(opponents, str) and opponents == "random"):
+            if self.config.claims:  # a claims game's opponents must make their own claims: no library default
+                raise ConfigError("claims=True needs opponents of the claims config, e.g. lambda s: "
+                                  "make_claims_agent('heuristic', cfg) (agents.claims)")
+            opponents = RandomOpponent
         if not callable(opponents):
-            raise ConfigError("opponents must be a callable seat -> agent, e.g. lambda s: make_agent('heuristic', cfg)")
+            raise ConfigError(f"opponents={opponents!r} must be None / 'random' (uniformly random legal moves) or a "
+                              "callable seat -> agent, e.g. lambda s: make_agent('heuristic', cfg)")
         self.learner_seats = seats
         self.opponents_factory = opponents
         self.render_mode = render_mode
@@ -592,6 +648,15 @@ class SingleSeatEnv(gymnasium.Env):
         self.seat = seats[0]
         self._opponents: dict[int, Any] = {}
         self._illegal = False
+
+    @classmethod
+    def for_sb3(cls, opponents: Callable[[int], Any] | str | None = None, **kwargs: Any) -> SingleSeatEnv:
+        """The env Stable-Baselines3 expects: ``illegal_reward=-1.0`` unless given (SB3's ``check_env`` and unmasked
+        PPO sample actions the mask forbids: such an action ends the episode with that reward instead of raising),
+        opponents uniformly random unless given. ``check_env(SingleSeatEnv.for_sb3())`` passes; MaskablePPO reads
+        ``action_masks()`` and never plays an illegal action."""
+        kwargs.setdefault("illegal_reward", -1.0)
+        return cls(opponents, **kwargs)
 
     @property
     def game(self) -> Any:
@@ -646,7 +711,7 @@ class SingleSeatEnv(gymnasium.Env):
         if self.game.game_over:
             return np.zeros(self._num_actions, dtype=bool)
         if self.config.claims:  # the game's actions and the claims (or only claims / done in a report window)
-            return self._env.observe(self._env.possible_agents[self.seat])["action_mask"].astype(bool)
+            return self._env._observe_dict(self._env.possible_agents[self.seat])["action_mask"].astype(bool)
         return self._env.variant.legal_action_mask(self.game).copy()
 
     def render(self) -> Any:
@@ -663,13 +728,13 @@ class SingleSeatEnv(gymnasium.Env):
         """Let the opponents play until the learner is to act or the game is over."""
         env, game = self._env, self.game
         while not game.game_over and (seat := env._to_act(game)) != self.seat:  # a report window's seat with claims
-            obs = env.observe(env.possible_agents[seat])
+            obs = env._observe_dict(env.possible_agents[seat])
             env.step(self._opponents[seat].act(obs["observation"], obs["action_mask"]))
             self._collect()
 
     def _observation(self) -> np.ndarray:
         if self.config.claims:  # the game's observation, then the claims block
-            return self._env.observe(self._env.possible_agents[self.seat])["observation"]
+            return self._env._observe_dict(self._env.possible_agents[self.seat])["observation"]
         return self._env.variant.encode_observation(self.game, self.seat)
 
     def _info(self) -> dict:

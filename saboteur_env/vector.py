@@ -190,6 +190,65 @@ class VectorEnv:
         rewards = buf["rewards"].copy() if self.copy else buf["rewards"]
         return self._obs(), rewards, done, np.zeros(self.num_envs, dtype=bool), self._info(with_final=True)
 
+    def step_where(
+        self, actions: NDArray[np.integer] | list[int], where: NDArray[np.bool_]
+    ) -> tuple[NDArray[Any], NDArray[np.float32], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+        """``step`` for the games ``where[b]`` is True only; the others keep their state, observation and mask.
+
+        ``actions`` has one entry per game (those of the games not stepped are ignored: any value). The results are
+        those of ``step`` with rewards 0 and ``terminations`` False for the games not stepped (their ``obs`` rows
+        and masks are unchanged). This is what a learner-seat view needs (``saboteur_env.learner``): the games whose
+        learner is to act wait while the opponents play in the others. Illegal actions of stepped games raise before
+        any game changes. Not with ``claims=True``.
+        """
+        if not self._started:
+            raise ConfigError("call reset() before step_where()")
+        if self.claims is not None:
+            raise ConfigError("step_where does not support claims=True yet; use step()")
+        w = np.asarray(where)
+        b = self.num_envs
+        if w.shape != (b,) or w.dtype != np.bool_:
+            raise ConfigError(f"where must be {b} bools, one per game (got shape {w.shape}, {w.dtype})")
+        given = np.asarray(actions)
+        if given.shape != (b,) or given.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be {b} integer action ids (got shape {given.shape}, {given.dtype})")
+        buf = self._buf
+        slots = np.flatnonzero(w)
+        sel = given[slots].astype(np.int64)  # checked before any game changes (the kernel checks again)
+        a = self.num_actions
+        bad = np.flatnonzero((sel < 0) | (sel >= a))
+        if bad.size:
+            g = int(slots[bad[0]])
+            raise IllegalActionError(f"action {int(given[g])} of game {g} is out of range; valid: 0..{a - 1}")
+        bad = np.flatnonzero(buf["mask"][slots, sel] == 0)
+        if bad.size:
+            g = int(slots[bad[0]])
+            raise IllegalActionError(f"action {int(sel[bad[0]])} of game {g} is not legal for seat "
+                                     f"{int(buf['seats'][g])} (see info['action_mask']); no game was changed")
+        acts = self._acts
+        acts[slots] = sel
+        if slots.size:
+            # Runs of consecutive stepped slots, cut at the shard bounds (as _step_claims does): the kernel steps a
+            # contiguous range, and every slot is stepped by the same code on its own data.
+            cuts = np.flatnonzero(np.diff(slots) != 1) + 1
+            runs = [(int(r[0]), int(r[-1]) + 1) for r in np.split(slots, cuts)]
+            per_shard = [[(max(x, lo), min(y, hi)) for x, y in runs if x < hi and y > lo] for lo, hi in self._shards]
+            mode = _OBS_MODE[self.obs_format]
+            batch = self.batch
+
+            def play(shard_runs: list[tuple[int, int]]) -> int:
+                return max((batch.step(x, y, acts, buf, mode) for x, y in shard_runs), default=-1)
+
+            results = map(play, per_shard) if self._pool is None else self._pool.map(play, per_shard)
+            if max(results) >= 0:
+                raise IllegalActionError("the core refused an action")  # unreachable after _check
+        idle = ~w
+        buf["rewards"][idle] = 0.0  # the buffers of the games not stepped still hold their last step's results
+        buf["done"][idle] = 0
+        done = buf["done"].astype(bool)
+        rewards = buf["rewards"].copy() if self.copy else buf["rewards"]
+        return self._obs(), rewards, done, np.zeros(b, dtype=bool), self._info(with_final=True)
+
     def observe(self, seats: NDArray[np.integer] | list[int] | None = None, compact: bool = False) -> NDArray[Any]:
         """Observations of ``seats[b]`` in game ``b`` (default: the seats to act), float or compact."""
         b = self.num_envs

@@ -51,7 +51,8 @@ def _layer(module: str) -> str:
 
 # Who may import whom (by top-level part of saboteur_env): package -> api -> variants -> each game -> common.
 ALLOWED = {
-    "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", *GAMES},
+    "package": {"package", "api", "variants", "variant", "common", "aec", "vector", "core", "learner", "transitions",
+                *GAMES},
     "aec": {"api", "claims", "common", "variant"},
     "pictures": {"pictures", "api", "common", "variant", *GAMES},
     # The compiled core's machinery (batch arenas, RNG, jit helpers, the sampler) knows no game: each game's kernels
@@ -59,6 +60,11 @@ ALLOWED = {
     # variant's ``core`` module name.
     "core": {"core", "common", "variant"},
     "vector": {"claims", "core", "common", "variant"},
+    # The RL-library views over the vector env (issue 38): the learner-seat Gymnasium vector env, the per-seat
+    # transition helper (numpy only) and the PufferLib binding over the learner-seat env.
+    "learner": {"vector", "common"},
+    "transitions": {"common"},
+    "puffer": {"learner", "common"},
     # The text interface reads views and layouts through the API and the games' spec modules.
     "text": {"text", "api", "claims", "common", "variant", *GAMES},
     # The claims layer (issue 18) reads the games' card data for its truth labels.

@@ -120,7 +120,7 @@ def test_env__game_end_dead_steps_and_final_infos():
 
 def test_env__only_env_module_imports_rl_libraries():
     """The engine runs without PettingZoo or Gymnasium: only the environments (saboteur_env/aec.py, and
-    saboteur_env/vector.py for Gymnasium's spaces) import them."""
+    saboteur_env/vector.py, learner.py and puffer.py for Gymnasium's spaces) import them."""
     import ast
     from pathlib import Path
 
@@ -129,7 +129,9 @@ def test_env__only_env_module_imports_rl_libraries():
     for path in Path(saboteur_env.__file__).parent.rglob("*.py"):
         if path.name == "aec.py":
             continue
-        if path.name == "vector.py":  # the vector environment: Gymnasium spaces and autoreset mode, no PettingZoo
+        # the vector environments (issue 38 adds the learner-seat view and the PufferLib binding over it): Gymnasium
+        # spaces and autoreset mode, no PettingZoo
+        if path.name in ("vector.py", "learner.py", "puffer.py"):
             assert "pettingzoo" not in path.read_text(), path
             continue
         tree = ast.parse(path.read_text())

@@ -64,7 +64,7 @@ def test_single_seat__errors():
     with pytest.raises(ConfigError, match="learner_seats"):
         _env(4, learner_seats=[4])
     with pytest.raises(ConfigError, match="callable"):
-        SingleSeatEnv("random", num_players=4)
+        SingleSeatEnv(42, num_players=4)
 
 
 def test_single_seat__gymnasium_checker():

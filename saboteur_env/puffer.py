@@ -1,0 +1,86 @@
+"""PufferLib binding: :class:`SaboteurPuffer`, a native ``pufferlib.PufferEnv`` over :class:`LearnerVectorEnv`.
+
+PufferLib's native API (PufferLib 3: ``pufferlib-core``) is a batch of agents with shared buffers: one agent per game
+here, the learner's seat (``LearnerVectorEnv``: the other seats are played inside by the given opponents). The games
+are stepped by the compiled core in one lock-step, so ``pufferlib.vector.make(SaboteurPuffer, backend=...)`` runs at
+the learner-seat env's speed in each worker (``Serial`` or ``Multiprocessing``; ``backend=pufferlib.PufferEnv`` for
+one process).
+
+* Observation: one float32 ``Box`` of ``D + A``: the learner's observation (``D``), then its action mask as 0/1
+  (``A``), since PufferLib's buffers carry a single array per agent: ``split(obs)`` separates them.
+* Action: ``Discrete(A)``; rewards, terminals (same-step autoreset), truncations (never) as ``LearnerVectorEnv``.
+* ``infos``: a list with one dict of means (``episode_return``, ``episode_length``, ``games``) when games ended in the
+  step (PufferLib's loggers average dicts of scalars), empty otherwise.
+
+Requires the ``puffer`` extra (``pufferlib-core``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from numpy.typing import NDArray
+
+from saboteur_env.common.errors import ConfigError
+from saboteur_env.learner import LearnerVectorEnv
+
+try:
+    import pufferlib
+except ImportError as err:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "saboteur_env.puffer needs PufferLib 3 (the puffer extra: pip install -e '.[puffer]', or "
+        "pip install --no-deps pufferlib-core to keep a torch of your own)"
+    ) from err
+
+
+class SaboteurPuffer(pufferlib.PufferEnv):  # pufferlib ships no type information (mypy: Any)
+    """``num_envs`` games as ``num_envs`` PufferLib agents (the module docstring); keyword arguments go to
+    :class:`LearnerVectorEnv` (``opponents``, ``opponent_policy``, ``learner_seat``, ``opponent_secret``, game config
+    fields ...)."""
+
+    def __init__(self, num_envs: int = 64, buf: Any = None, seed: int = 0, **kwargs: Any) -> None:
+        if "obs_format" in kwargs or "autoreset_mode" in kwargs:
+            raise ConfigError("SaboteurPuffer fixes obs_format and autoreset_mode (observation then mask, same-step)")
+        self.env = LearnerVectorEnv(num_envs, **kwargs)
+        self.obs_size = d = self.env.obs_size
+        self.num_actions = a = self.env.num_actions
+        high = np.concatenate([self.env.obs_high, np.ones(a, dtype=np.float32)])
+        self.single_observation_space = gymnasium.spaces.Box(0.0, high, (d + a,), dtype=np.float32)
+        self.single_action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(a)
+        self.num_agents = num_envs
+        self.seed = seed
+        super().__init__(buf)
+
+    def split(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """The observations and the boolean masks of a batch of this env's observations."""
+        return obs[..., : self.obs_size], obs[..., self.obs_size :] > 0.5
+
+    def reset(self, seed: int | None = None) -> tuple[NDArray[np.float32], list[dict[str, float]]]:
+        obs, info = self.env.reset(seed=self.seed if seed is None else seed)
+        self._write(obs, info["action_mask"])
+        return self.observations, []
+
+    def step(self, actions: Any) -> tuple[Any, ...]:
+        obs, reward, term, trunc, info = self.env.step(np.asarray(actions).astype(np.int64, copy=False))
+        self._write(obs, info["action_mask"])
+        self.rewards[:] = reward
+        self.terminals[:] = term
+        self.truncations[:] = trunc
+        infos: list[dict[str, float]] = []
+        if term.any():
+            stats = info["episode"]
+            infos.append({"episode_return": float(stats["r"][term].mean()),
+                          "episode_length": float(stats["l"][term].mean()), "games": float(term.sum())})  # fmt: skip
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _write(self, obs: NDArray[np.float32], mask: NDArray[np.int8]) -> None:
+        self.observations[:, : self.obs_size] = obs
+        self.observations[:, self.obs_size :] = mask
+
+    def close(self) -> None:
+        self.env.close()
+
+
+__all__ = ["SaboteurPuffer"]
