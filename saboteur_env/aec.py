@@ -223,6 +223,14 @@ Version History
   generator that draws the deal (an opponent could recover the deal from its seed). ``reset(seed=s)`` deals the same
   game and seat as before; the opponents' moves repeat for the same ``opponent_secret``; later unseeded episodes deal
   differently than before (the generator no longer draws the opponents' seeds).
+* v0, saboteur-env 0.3.0 (unreleased): ``raw_env(obs_format="flat")`` (one ``Box``; the mask in
+  ``infos[agent]["action_mask"]`` and ``action_mask(agent)``; the default ``"dict"`` is unchanged);
+  ``SingleSeatEnv()`` needs no argument (random legal opponents) and ``SingleSeatEnv.for_sb3(**config)`` passes SB3's
+  ``check_env``; ``env()`` refuses float, str and bool actions with an ``ActionError`` (an ``AssertionError`` or a
+  numpy error before). New: ``saboteur_env.learner.LearnerVectorEnv`` (a ``gymnasium.vector.VectorEnv`` of one
+  learner seat per game), ``saboteur_env.transitions.SeatTransitions``, ``VectorEnv.step_where`` and
+  ``saboteur_env.puffer.SaboteurPuffer`` (docs/integrations.md). Games, spaces, observations and masks of the
+  existing formats are unchanged.
 """
 
 from __future__ import annotations

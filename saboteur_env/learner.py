@@ -263,7 +263,9 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         return self._out_obs(), reward, ended, np.zeros(b, dtype=bool), info_out
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._venv.close()
+        venv = getattr(self, "_venv", None)  # absent when the constructor refused its arguments (then __del__ closes)
+        if venv is not None:
+            venv.close()
 
     # ---- internals ----------------------------------------------------------------------------------------------
     def _advance(self, reward: NDArray[np.float32], ended: NDArray[np.bool_], final: dict[str, NDArray[Any]]) -> None:
