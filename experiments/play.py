@@ -62,8 +62,8 @@ from saboteur_env import (
     returns,
     variants,
 )
-from saboteur_env.base.actions import cell_text
 from saboteur_env.base.cards import KIND_CODES, KIND_NAMES, TOOL_NAMES
+from saboteur_env.common.notation import cell_text
 from saboteur_env.pictures import round_end_view
 from saboteur_env.text import MoveError as TextMoveError
 from saboteur_env.text import parse_move as parse_name

@@ -143,7 +143,7 @@ class VectorEnv:
     @property
     def batch(self) -> Batch:
         """The games (``core.batch.Batch``). Read-only: the lock-step's kernel calls are bound to its arrays; write a
-        state into it in place (``batch.field(name)[...] = ...``, ``core.convert*.from_reference``) instead."""
+        state into it in place (``batch.field(name)[...] = ...``, ``<game>.convert.from_reference``) instead."""
         return self._batch
 
     # ---- the vector API -------------------------------------------------------------------------------------------

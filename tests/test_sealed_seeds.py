@@ -115,6 +115,7 @@ def test_claims_report__agent_seeds_are_sealed(seen: list[int]) -> None:
 
 
 def test_league_evaluation__agent_seeds_are_sealed(seen: list[int]) -> None:
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
     from experiments.train.league import evaluate
 
     cfg = GameConfig(num_players=3, rounds=1)
