@@ -5,7 +5,7 @@ Every game is a :class:`~saboteur_env.variant.Variant` in the registry ``saboteu
 the same for every game: ``new_game``, ``legal_action_mask``, ``apply_action``, ``returns``, the action codec
 (``decode_action``, ``encode_action``, ``action_to_string``, ``num_actions``), observations (``encode_observation``,
 ``player_view``), pictures (``render_text``, ``render_image``). Environment: ``env``, ``raw_env`` and
-``SingleSeatEnv`` (``saboteur_env.aec``, imported on first use).
+``SingleSeatEnv`` (``saboteur_env.aec``, ``saboteur_env.single_seat``; imported on first use).
 
 Imports run one way: this package -> ``api`` -> ``variants`` (the registry) -> each game's package (``base``,
 ``sab2``, ``duel``) -> ``common`` (shared ground that knows no game) and ``variant`` (the protocol).
@@ -57,7 +57,7 @@ RULES_VERSION = variants.get("base").rules_version  # the base game's (golden re
 # listed by ``variants.rules_versions()``).
 RULES_VERSIONS = variants.rules_versions()
 
-_AEC_NAMES = ("env", "raw_env", "SingleSeatEnv")
+_AEC_NAMES = ("env", "raw_env")
 _CORE_NAMES = ("sample_legal",)
 
 
@@ -68,6 +68,10 @@ def __getattr__(name: str) -> Any:
         from saboteur_env import aec
 
         return getattr(aec, name)
+    if name == "SingleSeatEnv":
+        from saboteur_env.single_seat import SingleSeatEnv
+
+        return SingleSeatEnv
     if name in _CORE_NAMES:
         from saboteur_env.core import common
 
