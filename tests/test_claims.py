@@ -281,7 +281,7 @@ def test_claims__truth_labels_never_reach_observations(game, players):
 
 # ---- agents and the observer (agents/claims.py) ---------------------------------------------------------------
 def test_claims__observer_exact_posterior_from_a_contradicted_claim():
-    from agents.claims import ClaimsObserver, PublicClaims
+    from agents.claims_beliefs import ClaimsObserver, PublicClaims
 
     obs = ClaimsObserver(GameConfig(num_players=5, claims=True))  # 2 saboteur cards in 6: prior 1/3
     p_gold, p_sab = obs.posterior(PublicClaims(goals=((1, 0, True),)), gold_known=np.array([0, -1, -1]))
@@ -298,7 +298,7 @@ def test_claims__observer_exact_posterior_from_a_contradicted_claim():
 
 def test_claims__bayes_model_with_claims_raises_the_liars_posterior():
     from agents.base.beliefs import BayesModel
-    from agents.claims import ClaimsBayesModel
+    from agents.claims_beliefs import ClaimsBayesModel
 
     plain, talk = BayesModel(5, (8, 26, 44)), ClaimsBayesModel(5, (8, 26, 44))
     talk.observe_claim(1, GOAL, 0, 1)  # seat 1: "goal 0 is gold"
@@ -420,7 +420,7 @@ def test_claims__an_accusation_moves_the_bayes_posterior_exactly_as_the_honesty_
 
 def test_claims__hooked_models_equal_the_plain_ones_without_claims():
     from agents.base.beliefs import BayesModel, SuspicionModel
-    from agents.claims import ClaimsBayesModel, ClaimsBeliefs, ClaimsObserver, PublicClaims
+    from agents.claims_beliefs import ClaimsBayesModel, ClaimsBeliefs, ClaimsObserver, PublicClaims
 
     cells = (8, 26, 44)
     plain, hooked = SuspicionModel(4, cells), ClaimsBeliefs(SuspicionModel(4, cells), ClaimsObserver(GameConfig()))

@@ -25,7 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents import make_agent
-from agents.claims import ClaimPolicy, ClaimsObserver, PublicClaims, make_claims_agent
+from agents.claims import ClaimPolicy, make_claims_agent
+from agents.claims_beliefs import ClaimsObserver, PublicClaims
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
     draw_secret,
