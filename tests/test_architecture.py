@@ -204,8 +204,6 @@ KERNELS = ("saboteur_env/base/kernels.py", "saboteur_env/sab2/kernels.py", "sabo
 PENDING_LARGE = {"agents/determinize.py"}
 PENDING_CYCLES = [  # type-only (``if TYPE_CHECKING``) imports that close a cycle
     {"saboteur_env.common.config", "saboteur_env.common.registry", "saboteur_env.variant"},
-    {"saboteur_env.base.board", "saboteur_env.base.state", "saboteur_env.base.observation"},
-    {"saboteur_env.base.state", "saboteur_env.base.observation"},
 ]
 
 

@@ -41,6 +41,7 @@ won / 1 = saboteurs won for ROUND_END.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -151,7 +152,7 @@ def encode_event(state: GameState, etype: int, actor: int, kind: int, target: in
     Each event is encoded once for all viewers, so building an observation only copies rows. Another seat's
     face-down discard shows no card kind.
     """
-    lay = state.obs_layout
+    lay = cast(ObservationLayout, state.obs_layout)  # this module's layout (the state types it by the protocol)
     L = lay.history_length
     if L == 0:
         return
@@ -209,7 +210,7 @@ def refresh_seat_table(state: GameState) -> None:
 
 def encode_observation(state: GameState, seat: int) -> NDArray[np.float32]:
     """The observation of ``seat``: public information plus that seat's private information only."""
-    lay = state.obs_layout
+    lay = cast(ObservationLayout, state.obs_layout)  # this module's layout (the state types it by the protocol)
     p, hw, off = lay.num_players, lay.hw, lay.off
     out = np.zeros(lay.size, dtype=np.float32)
     out[: NUM_PUBLIC_PLANES * hw] = state.planes.ravel()
