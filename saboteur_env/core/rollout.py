@@ -7,11 +7,11 @@ logits of every legal action of every live row (``policy.logits(obs, rows, cols)
 rows, no Python per game), draws each row's action, and stops a row when its round ends (or its game, the last
 round). What comes back is each row's rewards per seat from the first action to that end: the round's gold.
 
-Randomness (common random numbers). Each row reads a *stream*: at step ``t`` every stream draws one uniform from
-one generator (``seed``), and a row picks its action by inverting the cumulative distribution of its policy at
-that uniform. Rows of the same stream (a determinization, once per candidate move) therefore play identically as
-long as their games are identical, and the game's own draws come from each row's generator words, copied with the
-row. So two rows with the same state and the same first action have the same rollout, and rows that differ only in
+Randomness (common random numbers). Each row reads a *stream* ``s``: the uniforms of
+``np.random.default_rng([seed, s])``, one per step (a stream's numbers do not depend on the other rows of the batch),
+and a row picks its action by inverting the cumulative distribution of its policy at its step's uniform. Rows of
+the same stream (a determinization, once per candidate move) therefore play identically as long as their games are
+identical, and the game's own draws come from each row's generator words, copied with the row. So two rows with the same state and the same first action have the same rollout, and rows that differ only in
 their first action differ only through what that action changed: the comparison of candidate moves is paired.
 
 Finished rows are moved out of the stepped range in bulk (``Batch.move_rows``, when a quarter of the range is
@@ -35,6 +35,7 @@ from saboteur_env.core import common as kcommon
 from saboteur_env.core.batch import Batch, padded
 
 _OBS_FLOAT = 0  # the lock-step's obs_mode: float observations (what the shipped networks read)
+UNIFORMS_CHUNK = 64  # steps of uniforms drawn per stream at a time
 COMPACT_EVERY = 4  # move the live rows first once this fraction (1/4) of the stepped range is finished
 
 
@@ -89,7 +90,7 @@ def rollout(
     *,
     first_actions: NDArray[np.integer[Any]] | None = None,
     streams: NDArray[np.integer[Any]] | None = None,
-    seed: int | np.random.Generator = 0,
+    seed: int = 0,
     temperature: float = 1.0,
     max_steps: int | None = None,
     deadline: float | None = None,
@@ -99,7 +100,7 @@ def rollout(
     ``first_actions``: the first move of every row (the candidate moves; checked against the masks, ValueError
     naming the first illegal one) instead of the policy's. ``streams``: the random stream of each row (default:
     its own); rows of one stream read the same uniforms (common random numbers, see the module docstring).
-    ``seed``: the generator of the streams' uniforms. ``temperature``: 0 plays the policy's highest logit, > 0
+    ``seed``: a non-negative int, the streams' root seed. ``temperature``: 0 plays the policy's highest logit, > 0
     samples ``softmax(logits / temperature)``. ``max_steps``: decisions at most per row (None: to the round's end;
     the game's length bounds it). ``deadline``: a ``time.perf_counter()`` value after which no step starts (the rows
     still playing come back unfinished).
@@ -114,8 +115,11 @@ def rollout(
     stream = np.arange(b, dtype=np.int64) if streams is None else np.asarray(streams, dtype=np.int64)
     if stream.shape != (b,) or stream.min() < 0:
         raise ConfigError(f"streams must hold {b} non-negative stream ids (got shape {stream.shape})")
-    num_streams = int(stream.max()) + 1
-    gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"seed={seed!r} is out of range; valid: an int >= 0")
+    used, stream = np.unique(stream, return_inverse=True)  # only the streams the rows read get a generator
+    gens = [np.random.default_rng([int(seed), int(s)]) for s in used]
+    table = np.zeros((used.size, UNIFORMS_CHUNK))
     buf: dict[str, NDArray[Any]] = {
         "mask": np.zeros((b, padded(a)), dtype=np.int8),
         "num_legal": np.zeros(b, dtype=np.int64),
@@ -150,7 +154,10 @@ def rollout(
     call = batch.step_call(0, n, acts, buf, _OBS_FLOAT)
     t = 0
     while True:
-        u = gen.random(num_streams)  # drawn every step, used or not: the streams stay aligned across calls
+        if t % UNIFORMS_CHUNK == 0:  # each stream's next uniforms, one per step, drawn a chunk at a time
+            for i, g in enumerate(gens):
+                table[i] = g.random(UNIFORMS_CHUNK)
+        u = table[:, t % UNIFORMS_CHUNK]
         if t > 0 or first_actions is None:
             rows, cols = _legal(buf["mask"], n)
             acts[:n] = pick(rows, cols, policy.logits(buf["obs_f"][:n], rows, cols), u[stream[row_id[:n]]], n,
