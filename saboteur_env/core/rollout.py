@@ -11,8 +11,9 @@ Randomness (common random numbers). Each row reads a *stream* ``s``: the uniform
 ``np.random.default_rng([seed, s])``, one per step (a stream's numbers do not depend on the other rows of the batch),
 and a row picks its action by inverting the cumulative distribution of its policy at its step's uniform. Rows of
 the same stream (a determinization, once per candidate move) therefore play identically as long as their games are
-identical, and the game's own draws come from each row's generator words, copied with the row. So two rows with the same state and the same first action have the same rollout, and rows that differ only in
-their first action differ only through what that action changed: the comparison of candidate moves is paired.
+identical, and the game's own draws come from each row's generator words, copied with the row. So two rows with
+the same state and the same first action have the same rollout, and rows that differ only in their first action
+differ only through what that action changed: the comparison of candidate moves is paired.
 
 Finished rows are moved out of the stepped range in bulk (``Batch.move_rows``, when a quarter of the range is
 finished) so that the cost follows the live rows; until then they are stepped along and ignored.
