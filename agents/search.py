@@ -184,3 +184,62 @@ class SearchAgent:
         """Rollouts a decision with ``num_legal`` legal moves plays at the rollout budget (no time limit)."""
         m = min(self.candidates, num_legal)
         return 0 if num_legal <= 1 else max(1, self.rollouts // m) * m
+
+
+# ---- the benchmark: python -m agents.search --bench ------------------------------------------------------------
+def bench(config: GameConfig, games: int, seed: int, **kwargs: Any) -> dict[str, float]:
+    """Seconds per move of a search agent at seat 0 (the other seats ``expert``) over ``games`` games dealt from
+    ``seed``, ``seed + 1``, ...: median and 95th percentile of its searched decisions (more than one legal move)."""
+    from agents import make_agent
+    from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game
+
+    times: list[float] = []
+    rollouts: list[int] = []
+    for g in range(games):
+        agents: list[Any] = [SearchAgent(config, **kwargs)]
+        agents += [make_agent("expert", config) for _ in range(config.num_players - 1)]
+        for seat, agent in enumerate(agents):
+            agent.reset(seat, config.num_players, 1000 + 10 * g + seat)
+        state = new_game(config, np.random.default_rng(seed + g))
+        while not state.game_over:
+            seat = state.current
+            mask = legal_action_mask(state).astype(np.int8)
+            t = time.perf_counter()
+            action = agents[seat].act(encode_observation(state, seat), mask)
+            if seat == 0 and int(mask.sum()) > 1:
+                times.append(time.perf_counter() - t)
+                rollouts.append(int(agents[0].last_stats["rollouts"]))
+            state = apply_action(state, action, inplace=True)
+    t_arr = np.array(times)
+    return {"moves": float(t_arr.size), "median_s": float(np.median(t_arr)), "p95_s": float(np.percentile(t_arr, 95)),
+            "mean_rollouts": float(np.mean(rollouts))}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m agents.search", description="The search agent's benchmark: "
+                                     "seconds per move at seat 0 against expert seats (issue 35).")  # fmt: skip
+    parser.add_argument("--bench", action="store_true", help="run the benchmark (the only mode)")
+    parser.add_argument("--game", nargs="+", default=["base:5", "sab2:5", "duel:2"], help="GAME:PLAYERS cells")
+    parser.add_argument("--games", type=int, default=2, help="games per cell")
+    parser.add_argument("--seed", type=int, default=0, help="deal seed of the first game")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="rollouts per move")
+    parser.add_argument("--candidates", type=int, default=8, help="candidate moves kept by the prior")
+    parser.add_argument("--temperature", type=float, default=1.0, help="rollout temperature (0: greedy)")
+    args = parser.parse_args(argv)
+    if not args.bench:
+        parser.error("nothing to do: pass --bench")
+    for cell in args.game:
+        game, _, players = cell.partition(":")
+        config = GameConfig(game=game, num_players=int(players or 2))
+        t0 = time.perf_counter()
+        r = bench(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
+                  temperature=args.temperature)  # fmt: skip
+        print(f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} moves={int(r['moves'])} "
+              f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
+              f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
