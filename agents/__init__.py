@@ -6,6 +6,8 @@ Layout. Each game's scripted knowledge is one package that registers its agents:
 models, the policy-aware observer), ``agents.sab2`` and ``agents.duel`` (each a ``ladder``, ``beliefs`` and
 ``expert`` module). The agents that play every game live here, registered below: ``random``; ``ismcts`` /
 ``ismcts:SIMS``, belief-sampled IS-MCTS with 100 / SIMS simulations per decision (``agents.ismcts``);
+``search`` / ``search:BUDGET``, batched rollouts of the blueprint network from sampled determinizations, 128 /
+BUDGET rollouts per move (``agents.search``);
 ``learned``, the self-play policy shipped for the config's game and player count (``agents/policies/``), and
 ``learned:PATH.npz``, one exported by ``experiments.train.selfplay`` (``agents.learned``; numpy, no torch needed);
 ``ppo:PATH``, a trained MaskablePPO model (``agents.ppo``; the ``train`` extra); ``llm``, a chat endpoint named by
@@ -58,6 +60,15 @@ def _ismcts(config: GameConfig, role: str | None, sims: str | None) -> Agent:
     return ISMCTSAgent(config, simulations=int(sims) if sims else 100)
 
 
+def _search(config: GameConfig, role: str | None, budget: str | None) -> Agent:
+    from agents.search import DEFAULT_ROLLOUTS, MAX_ROLLOUTS, SearchAgent
+
+    if budget is not None and not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= MAX_ROLLOUTS):
+        raise ValueError(f"agent {'search:' + budget!r}: search:BUDGET needs a whole number of rollouts per move "
+                         f"1..{MAX_ROLLOUTS}, got {budget!r}")  # fmt: skip
+    return SearchAgent(config, rollouts=int(budget) if budget else DEFAULT_ROLLOUTS)
+
+
 def _learned(config: GameConfig, role: str | None, path: str | None) -> Agent:
     if path is None:  # the policy shipped for this game and player count (agents/policies/)
         from agents.learned import shipped_agent
@@ -99,6 +110,8 @@ def _claims(config: GameConfig, role: str | None, inner: str | None) -> Agent:
 
 
 register_agent("ismcts", kind="search", factory=_ismcts, param="SIMS", summary="IS-MCTS, SIMS simulations (100)")
+register_agent("search", kind="search", factory=_search, param="BUDGET",
+               summary="rollouts of the blueprint network, BUDGET rollouts per move (128)")
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")
 register_agent("llm", kind="remote", factory=_llm, summary="a chat endpoint (SABOTEUR_LLM_* variables)")

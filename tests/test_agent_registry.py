@@ -18,7 +18,7 @@ def test_registry__names_per_game_in_registration_order():
     base = agent_names("base", kind="scripted")
     assert base[0] == "random" and {"planner", "blocker", "expert", "role_oracle"} <= set(base)
     for game in ("base", "sab2", "duel"):
-        assert agent_names(game, kind="search") == ("ismcts",)
+        assert agent_names(game, kind="search") == ("ismcts", "search")
         assert {"learned", "ppo", "llm", "text", "claims"} <= set(agent_names(game))
         assert not oracle_names(game) & set(agent_names(game, oracles=False))
     assert agent_names("base-lite") == agent_names("base")  # a variant without agents of its own plays the base's
@@ -28,8 +28,8 @@ def test_registry__lookup_and_errors():
     duel = GameConfig(game="duel")
     assert find_agent("ismcts:40", "duel").name == "ismcts" and find_agent("ppo", "duel") is None
     assert find_agent("random:3", "base") is None and find_agent("planner", "sab2") is None
-    valid = r"random, greedy, believer, expert, ismcts\[:SIMS\], learned\[:PATH\], ppo:PATH, llm, text:NAME, "
-    valid += "claims:NAME"
+    valid = r"random, greedy, believer, expert, ismcts\[:SIMS\], search\[:BUDGET\], learned\[:PATH\], ppo:PATH, llm, "
+    valid += "text:NAME, claims:NAME"
     with pytest.raises(ValueError, match=f"unknown agent 'planner'; valid for game='duel': {valid}"):
         make_agent("planner", duel)
     with pytest.raises(ValueError, match="role='digger' must be"):

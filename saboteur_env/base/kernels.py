@@ -198,6 +198,13 @@ def new_views(*views):
     return ViewsRef(*views)
 
 
+def forget_lockstep(batch: Batch, b0: int, b1: int) -> None:
+    """Mark the lock-step's output rows of slots ``b0..b1`` unknown (rewritten in full by the next step): for
+    states copied in from elsewhere (``Batch.from_states``), whose caches describe another buffer's rows."""
+    batch.field("obs_cells")[b0:b1, batch.config.num_cells] = 0
+    batch.field("mask_list")[b0:b1, 0] = 0
+
+
 def kernel_args(batch: Batch) -> tuple[ViewsRef]:
     """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views (made once per
     batch; every entry point, B = 1 or batched, then shares one compiled specialisation)."""

@@ -8,7 +8,7 @@ attribute names it, e.g. ``"saboteur_env.base.kernels"``) and calls the module's
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, Self
 
@@ -77,6 +77,59 @@ class Batch:
         new._args = new._kernel_args()
         new._mask_list = new.field("mask_list") if new._mask_list is not None else None
         return new
+
+    # ---- rows: batches built from given games (search: determinizations x candidate moves) ------------------------
+    @classmethod
+    def from_states(cls, states: Sequence[Any]) -> Batch:
+        """A batch whose row ``i`` is a copy of the one-game state ``states[i]`` (:class:`OneGame`: each holds a
+        ``Batch`` of one of the same configuration). The lock-step's caches of the copied rows are forgotten (the
+        kernel module's ``forget_lockstep``): the first ``step`` on the batch rewrites its output rows in full."""
+        if not states:
+            raise ConfigError("from_states needs at least one state")
+        config = states[0].config
+        for i, st in enumerate(states):
+            one = getattr(st, "batch", None)
+            if not isinstance(one, Batch) or one.batch != 1 or one.config != config:
+                raise StateError(f"state {i} is not a one-game compiled state of the first state's config "
+                                 f"({type(st).__name__}; config {getattr(st, 'config', None)})")  # fmt: skip
+        new = cls(config, len(states))
+        # The arenas of a batch of one hold each field once, at the field's offset: stack them (one copy per arena)
+        # and cut the fields out of the stacked rows (one copy per field), not a copy per field and state.
+        one_layout = states[0].batch.layout
+        stacked = {a: np.stack([st.batch.arenas[a] for st in states]) for a in new.arenas}
+        for f, start in zip(one_layout.fields, one_layout.offsets.tolist(), strict=True):
+            dst = new.views_by_name[f.name].reshape(new.batch, f.size)
+            dst[:] = stacked[f.arena][:, start : start + f.size]
+        new.forget_lockstep()
+        return new
+
+    def take(self, rows: NDArray[np.integer] | Sequence[int]) -> Batch:
+        """A new batch whose row ``i`` is a copy of this batch's row ``rows[i]`` (rows may repeat: one game per
+        candidate move, the generator words copied too, so the copies draw the same numbers). The lock-step's
+        caches are forgotten, as in :meth:`from_states`."""
+        idx = np.asarray(rows, dtype=np.int64)
+        if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= self.batch:
+            raise ConfigError(f"rows must be a non-empty 1-D list of slots 0..{self.batch - 1}")
+        new = Batch(self.config, int(idx.size))
+        for name, v in self.views_by_name.items():
+            new.views_by_name[name][:] = v[idx]
+        new.forget_lockstep()
+        return new
+
+    def move_rows(self, rows: NDArray[np.int64], buffers: Sequence[NDArray[Any]] = ()) -> None:
+        """Copy rows ``rows`` (increasing) to slots ``0..len(rows)-1`` in place, in every field and in ``buffers``
+        (arrays with one row per slot, e.g. the lock-step's mask and observation rows, whose caches the moved
+        games carry): a batch that keeps its live games first and steps only ``[0, len(rows))``."""
+        for v in self.views:
+            v[: rows.size] = v[rows]
+        for buf in buffers:
+            buf[: rows.size] = buf[rows]
+
+    def forget_lockstep(self, b0: int = 0, b1: int | None = None) -> None:
+        """Mark the lock-step's output rows of slots ``b0..b1`` unknown (kernel module's ``forget_lockstep``)."""
+        forget = getattr(self.k, "forget_lockstep", None)
+        if forget is not None:
+            forget(self, b0, self.batch if b1 is None else b1)
 
     # ---- fields -------------------------------------------------------------------------------------------------
     def field(self, name: str) -> NDArray[Any]:

@@ -221,6 +221,12 @@ def new_views(*views):
     return ViewsRef(*views)
 
 
+def forget_lockstep(batch: Batch, b0: int, b1: int) -> None:
+    """Mark the lock-step's mask rows of slots ``b0..b1`` unknown (rewritten in full by the next step): for states
+    copied in from elsewhere (``Batch.from_states``), whose list describes another buffer's rows."""
+    batch.field("mask_list")[b0:b1, 0] = 0
+
+
 def kernel_args(batch: Batch) -> tuple[ViewsRef]:
     """What this module's kernels take before ``cfg``: one ``ViewsRef`` over the batch's field views."""
     return (new_views(*batch.views),)

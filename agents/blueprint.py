@@ -1,0 +1,96 @@
+"""Blueprint policies for batched rollouts (``saboteur_env.core.rollout``): the policy every seat plays inside the
+``search`` agent's simulations, evaluated for hundreds of games in one numpy call.
+
+* :class:`NetworkBlueprint` - a ``learned`` network (:class:`agents.learned.NumpyPolicy`) that reads only the
+  observation: the trunk over all rows at once, then the logits of the legal entries only (a gather of the policy
+  head's columns: a dozen legal actions among thousands), by the head of the row's role (the role one-hot of the
+  observation, as :meth:`NumpyPolicy.forward` picks it).
+* :class:`WeightsBlueprint` - the IS-MCTS rollout policy (``agents.ismcts.rollout_weights``): a fixed weight per
+  action id, for the configurations without such a network.
+
+Why the belief-feature networks are not blueprints. Three shipped base-game networks (4, 7 and 10 players, header
+``features: "bayes"``) also read per-seat belief features that a Python Bayes follower builds from each seat's
+whole sequence of observations (:mod:`agents.base.belief_features`). Inside a rollout every seat of every row would
+need its own follower, started from a history the determinization does not have (the other seats' beliefs are
+exactly what the searching seat cannot know) and advanced in Python at every step - the per-game Python the batched
+loop exists to avoid. So :func:`rollout_blueprint` uses a network only where the shipped one reads the observation
+alone, and the rollout weights elsewhere; the ``search`` agent still ranks its candidate moves with the shipped
+network and the seat's own belief features (one seat, one observation per decision: cheap).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, _cached_policy, shipped_path
+from saboteur_env import GameConfig
+
+__all__ = ["NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
+
+
+class NetworkBlueprint:
+    """A feature-free ``learned`` network as a batched rollout policy (see the module docstring)."""
+
+    def __init__(self, policy: NumpyPolicy, config: GameConfig) -> None:
+        policy.check_config(config)  # PolicyMismatchError (a ValueError) for another game, count or layout
+        if policy.features:
+            raise PolicyFileError(f"policy {policy.path} reads belief features ({policy.features!r}); a rollout "
+                                  "blueprint reads the observation only")  # fmt: skip
+        self.policy = policy
+        self.name = f"network:{policy.path.name}"
+        w = policy.w
+        # Head weights action-major, one block per role head: the gather of a legal entry's column is one row.
+        self._wt = np.ascontiguousarray(np.stack([w[f"pi_w{r}"].T for r in range(policy.num_heads)]))
+        self._b = np.stack([w[f"pi_b{r}"] for r in range(policy.num_heads)])
+
+    def logits(self, obs: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
+        h, role = self.policy._hidden(obs)
+        e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
+        head = role[rows]
+        return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]
+
+
+class WeightsBlueprint:
+    """Fixed per-action weights as a rollout policy: ``logit = log(weight)`` (the observation is not read)."""
+
+    def __init__(self, weights: NDArray[np.floating[Any]], name: str = "weights") -> None:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 1 or not (w > 0).all():
+            raise ValueError("weights must be a 1-D array of positive numbers, one per action id")
+        self._log = np.log(w)
+        self.name = name
+
+    def logits(self, obs: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
+        return self._log[cols]
+
+
+def load_network(path: str | Path, config: GameConfig) -> NumpyPolicy:
+    """The network in ``path`` checked against ``config`` (PolicyFileError / PolicyMismatchError: ValueErrors that
+    name the file and what differs)."""
+    p = Path(path)
+    policy = _cached_policy(p) if p.is_file() else NumpyPolicy(p)
+    policy.check_config(config)
+    return policy
+
+
+def shipped_network(config: GameConfig) -> NumpyPolicy | None:
+    """The network shipped for ``config``'s game and player count (``agents/policies/``), or None."""
+    try:
+        return load_network(shipped_path(config), config)
+    except NoShippedPolicyError:
+        return None
+    except PolicyFileError:  # shipped for the count but another layout (margin, history, Duel geometry)
+        return None
+
+
+def rollout_blueprint(config: GameConfig, network: NumpyPolicy | None) -> NetworkBlueprint | WeightsBlueprint:
+    """``network`` as the rollout policy if it reads only the observation, else the IS-MCTS rollout weights."""
+    if network is not None and not network.features:
+        return NetworkBlueprint(network, config)
+    from agents.ismcts import rollout_weights
+
+    return WeightsBlueprint(rollout_weights(config))

@@ -1,0 +1,245 @@
+"""Search on a blueprint (agent ``search`` / ``search:BUDGET``): batched rollouts on the compiled core, issue 35.
+
+At each decision the agent
+
+1. ranks the legal moves by the blueprint's prior - the network shipped for the configuration (``learned``, with
+   the seat's own belief features where the file reads them), or the IS-MCTS rollout weights where none is shipped
+   - and keeps the top ``candidates`` (all of them when there are no more);
+2. draws ``K = rollouts // candidates`` determinizations of its information set (:mod:`agents.determinize`: roles
+   from the belief posterior, other hands and the pile from the unseen cards, unpeeked goals);
+3. builds one batch of ``K x M`` games on the compiled core (``Batch.from_states`` then ``take``: each
+   determinization once per candidate, its generator words copied, so every candidate meets the same deal), plays
+   each candidate as the row's first move and then every seat of every row by the rollout blueprint to the end of
+   the round, in one batched loop (:func:`saboteur_env.core.rollout.rollout`: one kernel call and one numpy
+   forward per step, common random numbers across the candidates of a determinization);
+4. plays the candidate with the best mean return for its side: its own gold of the round (the Duel: its gold minus
+   the opponent's); ties go to the better prior.
+
+Budgets: ``rollouts`` (K x M per decision, deterministic for a seed) and optionally ``ms`` (milliseconds per
+decision): with ``ms`` the determinizations are played in waves of ``wave`` and the search stops when the time is
+up, playing the best move among the finished rollouts - the prior's first move when none finished. A move is
+always one of the legal moves of the mask it was given.
+
+Reads only its own observations (through the determinizer) and the mask: resampling the hidden state behind the
+same view leaves its move unchanged (``tests/test_search.py``). Saboteur 2's theft decision (which the determinizer
+does not model) is played by the prior. The agent's generator comes from ``reset(seat, num_players, seed)`` only.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agents.blueprint import NetworkBlueprint, WeightsBlueprint, load_network, rollout_blueprint, shipped_network
+from agents.determinize import Determinizer, make_determinizer
+from agents.learned import LearnedAgent, NumpyPolicy
+from saboteur_env import GameConfig
+from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.rollout import rollout
+
+__all__ = ["MAX_ROLLOUTS", "SearchAgent"]
+
+DEFAULT_ROLLOUTS = 128
+MAX_ROLLOUTS = 100_000
+MAX_CANDIDATES = 64
+_THEFT = 3  # Saboteur 2's Phase.THEFT
+
+
+class SearchAgent:
+    """See the module docstring."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        config: GameConfig,
+        rollouts: int = DEFAULT_ROLLOUTS,
+        candidates: int = 8,
+        ms: float | None = None,
+        temperature: float = 1.0,
+        blueprint: str | Path | None = None,
+        wave: int = 4,
+    ) -> None:
+        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
+            raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_CANDIDATES:
+            raise ValueError(f"candidates={candidates!r} is out of range; valid: 1..{MAX_CANDIDATES}")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 < ms <= 600_000):
+            raise ValueError(f"ms={ms!r} is out of range; valid: (0, 600000] milliseconds or None")
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 100:
+            raise ValueError(f"temperature={temperature!r} is out of range; valid: 0..100 (0: greedy)")
+        if isinstance(wave, bool) or not isinstance(wave, int) or not 1 <= wave <= 1024:
+            raise ValueError(f"wave={wave!r} is out of range; valid: 1..1024 determinizations")
+        self.config = config
+        self.rollouts, self.candidates, self.ms = rollouts, candidates, ms
+        self.temperature, self.wave = float(temperature), wave
+        # The prior network: a given file (refused with the difference named when trained for another game or
+        # shape), else the one shipped for the configuration (None where none is).
+        self.network: NumpyPolicy | None = (
+            load_network(blueprint, config) if blueprint is not None else shipped_network(config)
+        )
+        self.blueprint: NetworkBlueprint | WeightsBlueprint = rollout_blueprint(config, self.network)
+        self._prior_agent: LearnedAgent | None = None
+        if self.network is not None:
+            self._prior_agent = LearnedAgent(self.network.path, config)
+        if isinstance(self.blueprint, WeightsBlueprint):
+            from agents.ismcts import rollout_weights
+
+            self._weights = rollout_weights(config)
+        self.rng = np.random.default_rng()
+        self.seat = 0
+        self.det: Determinizer | None = None
+        self.last_stats: dict[str, Any] = {}
+
+    # ---- protocol ----
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        if num_players != self.config.num_players:
+            raise ValueError(f"num_players={num_players} does not match the config ({self.config.num_players})")
+        if not 0 <= seat < num_players:
+            raise ValueError(f"seat={seat} out of range 0..{num_players - 1}")
+        self.rng = np.random.default_rng(seed)
+        self.seat = seat
+        self.det = make_determinizer(self.config, seat)
+        if self._prior_agent is not None:
+            self._prior_agent.reset(seat, num_players, None)  # never samples: only its belief features are used
+
+    def observe(self, observation: NDArray[np.float32]) -> None:
+        """Follow the game without acting (optional: keeps the determinizer's event log complete)."""
+        if self.det is None:
+            raise ValueError("call reset(seat, num_players, seed) before observe()")
+        self.det.observe(observation)
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        if self.det is None:
+            raise ValueError("call reset(seat, num_players, seed) before act()")
+        t0 = time.perf_counter()
+        deadline = None if self.ms is None else t0 + self.ms / 1000.0
+        mask = np.asarray(action_mask).astype(bool)
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("act() needs a mask with at least one legal action")
+        view = self.det.observe(observation)
+        prior = self._prior(observation, legal)  # every decision: the prior's belief features follow the seat
+        order = np.argsort(-prior, kind="stable")
+        if legal.size == 1 or (self.config.game == "sab2" and int(view.phase) == _THEFT):
+            self.last_stats = {"rollouts": 0, "seconds": time.perf_counter() - t0, "candidates": 1}
+            return int(legal[order[0]])
+        cand = legal[order[: self.candidates]]
+        m = cand.size
+        k_total = max(1, self.rollouts // m)
+        sums, counts = np.zeros(m), np.zeros(m, dtype=np.int64)
+        waves = [k_total] if deadline is None else [min(self.wave, k_total - i) for i in range(0, k_total, self.wave)]
+        for k in waves:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            value, valid = self._evaluate(cand, k, deadline)
+            sums += np.where(valid, value, 0.0).sum(axis=0)
+            counts += valid.sum(axis=0)
+        mean = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
+        best = int(np.argmax(mean)) if counts.any() else 0  # argmax: the first, i.e. the better prior, on ties
+        self.last_stats = {"rollouts": int(counts.sum()), "seconds": time.perf_counter() - t0, "candidates": m,
+                           "values": dict(zip(cand.tolist(), np.round(mean, 4).tolist(), strict=True))}  # fmt: skip
+        return int(cand[best])
+
+    # ---- search ----
+    def _prior(self, observation: NDArray[np.float32], legal: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The prior's score of each legal move: the network's logits (on the seat's own observation, with its
+        belief features where the file reads them), or the log rollout weights."""
+        if self._prior_agent is not None:
+            assert self.network is not None
+            logits, _ = self.network.forward(self._prior_agent.network_input(observation))
+            return logits[0, legal].astype(np.float64)
+        return np.log(self._weights[legal])
+
+    def _evaluate(
+        self, cand: NDArray[np.int64], k: int, deadline: float | None
+    ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        """Values ``(k, m)`` of the candidates in ``k`` fresh determinizations, and which are valid (the rollout
+        finished, and the candidate is legal in that determinization - always, for a consistent view)."""
+        assert self.det is not None
+        m = cand.size
+        states = [self.det.sample(self.rng) for _ in range(k)]
+        base = Batch.from_states(states)
+        masks = np.zeros((k, padded(base.num_actions)), dtype=np.int8)
+        base.masks(masks, np.zeros(k, dtype=np.int64))
+        ok = masks[:, cand] != 0  # (k, m)
+        # A candidate illegal in a determinization (none, for a determinization consistent with the view) is
+        # replaced in that row by a legal move so the lock-step can play it, and its value is not counted.
+        first_legal = masks[:, : base.num_actions].argmax(axis=1)
+        first = np.where(ok, cand[None, :], first_legal[:, None]).reshape(-1)
+        games = base.take(np.repeat(np.arange(k), m))
+        seed = int(self.rng.integers(2**63))
+        res = rollout(games, self.blueprint, first_actions=first, streams=np.repeat(np.arange(k), m), seed=seed,
+                      temperature=self.temperature, deadline=deadline)  # fmt: skip
+        r = res.returns
+        value = r[:, self.seat] - r[:, 1 - self.seat] if self.config.game == "duel" else r[:, self.seat]
+        return value.reshape(k, m), ok & res.finished.reshape(k, m)
+
+    # ---- measurement ----
+    def rollouts_per_decision(self, num_legal: int) -> int:
+        """Rollouts a decision with ``num_legal`` legal moves plays at the rollout budget (no time limit)."""
+        m = min(self.candidates, num_legal)
+        return 0 if num_legal <= 1 else max(1, self.rollouts // m) * m
+
+
+# ---- the benchmark: python -m agents.search --bench ------------------------------------------------------------
+def bench(config: GameConfig, games: int, seed: int, **kwargs: Any) -> dict[str, float]:
+    """Seconds per move of a search agent at seat 0 (the other seats ``expert``) over ``games`` games dealt from
+    ``seed``, ``seed + 1``, ...: median and 95th percentile of its searched decisions (more than one legal move)."""
+    from agents import make_agent
+    from saboteur_env import apply_action, encode_observation, legal_action_mask, new_game
+
+    times: list[float] = []
+    rollouts: list[int] = []
+    for g in range(games):
+        agents: list[Any] = [SearchAgent(config, **kwargs)]
+        agents += [make_agent("expert", config) for _ in range(config.num_players - 1)]
+        for seat, agent in enumerate(agents):
+            agent.reset(seat, config.num_players, 1000 + 10 * g + seat)
+        state = new_game(config, np.random.default_rng(seed + g))
+        while not state.game_over:
+            seat = state.current
+            mask = legal_action_mask(state).astype(np.int8)
+            t = time.perf_counter()
+            action = agents[seat].act(encode_observation(state, seat), mask)
+            if seat == 0 and int(mask.sum()) > 1:
+                times.append(time.perf_counter() - t)
+                rollouts.append(int(agents[0].last_stats["rollouts"]))
+            state = apply_action(state, action, inplace=True)
+    t_arr = np.array(times)
+    return {"moves": float(t_arr.size), "median_s": float(np.median(t_arr)), "p95_s": float(np.percentile(t_arr, 95)),
+            "mean_rollouts": float(np.mean(rollouts))}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m agents.search", description="The search agent's benchmark: "
+                                     "seconds per move at seat 0 against expert seats (issue 35).")  # fmt: skip
+    parser.add_argument("--bench", action="store_true", help="run the benchmark (the only mode)")
+    parser.add_argument("--game", nargs="+", default=["base:5", "sab2:5", "duel:2"], help="GAME:PLAYERS cells")
+    parser.add_argument("--games", type=int, default=2, help="games per cell")
+    parser.add_argument("--seed", type=int, default=0, help="deal seed of the first game")
+    parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="rollouts per move")
+    parser.add_argument("--candidates", type=int, default=8, help="candidate moves kept by the prior")
+    parser.add_argument("--temperature", type=float, default=1.0, help="rollout temperature (0: greedy)")
+    args = parser.parse_args(argv)
+    if not args.bench:
+        parser.error("nothing to do: pass --bench")
+    for cell in args.game:
+        game, _, players = cell.partition(":")
+        config = GameConfig(game=game, num_players=int(players or 2))
+        t0 = time.perf_counter()
+        r = bench(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
+                  temperature=args.temperature)  # fmt: skip
+        print(f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} moves={int(r['moves'])} "
+              f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
+              f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""The search agent (agents/search.py) and what it needs from the core: batches built from given games
+(``Batch.from_states`` / ``take``), the batched rollout loop (``saboteur_env.core.rollout``) and the blueprints
+(agents/blueprint.py).
+
+The rollout loop is checked against the one-game path (the same games stepped one by one with the same actions,
+drawn from the same uniforms), common random numbers (rows with one stream and one first move play identically),
+and the agent for determinism, legality in the three games, its budget errors and blindness to the hidden state
+(tests/hidden.py resamplers).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hidden import RESAMPLERS
+
+from agents import make_agent
+from agents.blueprint import NetworkBlueprint, WeightsBlueprint, rollout_blueprint, shipped_network
+from agents.ismcts import rollout_weights
+from agents.learned import POLICY_DIR, PolicyFileError
+from agents.search import SearchAgent
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from saboteur_env.common.errors import ConfigError
+from saboteur_env.core.batch import Batch, padded
+from saboteur_env.core.rollout import pick, rollout
+from saboteur_env.sab2.state import Phase
+
+CONFIGS = [GameConfig(num_players=5), GameConfig(game="sab2", num_players=4), GameConfig(game="duel")]
+IDS = ["base-5", "sab2-4", "duel"]
+
+
+def _states(config: GameConfig, seeds: list[int], steps: int) -> list:
+    """Mid-round games: ``steps`` random legal moves after the deal of each seed (stopped at a round's end)."""
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        s = new_game(config, rng)
+        for _ in range(steps):
+            s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+            if s.round_just_ended or s.game_over:
+                break
+        out.append(s)
+    return out
+
+
+def _blueprint(config: GameConfig):
+    return rollout_blueprint(config, shipped_network(config))
+
+
+# ---- Batch.from_states / take ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_batch_from_states__rows_are_the_games(config):
+    states = _states(config, [1, 2, 3], steps=7)
+    batch = Batch.from_states(states)
+    twice = batch.take([2, 0, 2])
+    for b, rows in ((batch, [0, 1, 2]), (twice, [2, 0, 2])):
+        mask = np.zeros((b.batch, padded(b.num_actions)), dtype=np.int8)
+        b.masks(mask, np.zeros(b.batch, dtype=np.int64))
+        seats = b.scalar(b.k.SC_CURRENT).astype(np.int64)
+        obs = np.zeros((b.batch, b.obs_size), dtype=np.float32)
+        b.observe(seats, obs)
+        for i, r in enumerate(rows):
+            assert seats[i] == states[r].current
+            assert np.array_equal(mask[i, : b.num_actions].astype(bool), legal_action_mask(states[r]))
+            assert np.array_equal(obs[i], encode_observation(states[r], int(seats[i])))
+
+
+def test_batch_from_states__refuses_mixed_or_foreign_states():
+    a = _states(GameConfig(num_players=5), [1], 0)[0]
+    b = _states(GameConfig(num_players=4), [1], 0)[0]
+    with pytest.raises(ValueError, match="state 1"):
+        Batch.from_states([a, b])
+    with pytest.raises(ValueError, match="at least one"):
+        Batch.from_states([])
+    with pytest.raises(ValueError, match="rows"):
+        Batch.from_states([a]).take([1])
+
+
+# ---- the rollout loop -----------------------------------------------------------------------------------------
+def _one_by_one(state, policy, first: int | None, stream: int, seed: int, temperature: float):
+    """The reference: one game stepped by ``apply_action``, the policy asked for this game alone, the action drawn
+    by ``pick`` from this row's uniform of each step (the same draws as the batched loop's)."""
+    s = state.clone()
+    gen = np.random.default_rng([seed, stream])
+    total = np.zeros(s.config.num_players)
+    t = 0
+    while True:
+        u = np.array([gen.random()])
+        legal = np.flatnonzero(legal_action_mask(s))
+        if t == 0 and first is not None:
+            a = first
+        else:
+            obs = encode_observation(s, s.current)[None]
+            rows = np.zeros(legal.size, dtype=np.int64)
+            a = int(pick(rows, legal, policy.logits(obs, rows, legal), u, 1, temperature)[0])
+        s = apply_action(s, a, inplace=True)
+        t += 1
+        if s.round_just_ended or s.game_over:
+            total += np.asarray(s.last_rewards, dtype=np.float64)
+            return total, t
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_rollout__equals_the_games_stepped_one_by_one(config, temperature):
+    states = _states(config, [11, 12, 13, 14, 15, 16], steps=5)
+    policy = _blueprint(config)
+    streams = np.array([0, 1, 2, 0, 1, 2])
+    res = rollout(Batch.from_states(states), policy, streams=streams, seed=99, temperature=temperature)
+    assert res.finished.all()
+    for i, s in enumerate(states):
+        total, steps = _one_by_one(s, policy, None, int(streams[i]), 99, temperature)
+        assert res.steps[i] == steps, i
+        assert np.allclose(res.returns[i], total), (i, res.returns[i], total)
+
+
+def test_rollout__first_actions_are_played_and_checked():
+    config = GameConfig(num_players=5)
+    states = _states(config, [21, 22], steps=3)
+    policy = _blueprint(config)
+    first = np.array([int(np.flatnonzero(legal_action_mask(s))[-1]) for s in states])
+    res = rollout(Batch.from_states(states), policy, first_actions=first, seed=5)
+    for i, s in enumerate(states):
+        total, steps = _one_by_one(s, policy, int(first[i]), i, 5, 1.0)
+        assert res.steps[i] == steps and np.allclose(res.returns[i], total)
+    illegal = np.flatnonzero(~legal_action_mask(states[0]))[0]
+    with pytest.raises(ValueError, match=f"first action {illegal} of row 0 is not legal"):
+        rollout(Batch.from_states(states), policy, first_actions=np.array([illegal, first[1]]))
+    with pytest.raises(ValueError, match="temperature"):
+        rollout(Batch.from_states(states), policy, temperature=-1)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_rollout__common_random_numbers(config):
+    """One determinization, one stream: identical first moves give identical rollouts; the batch's other rows (a
+    different first move, or another stream) do not disturb them."""
+    state = _states(config, [31], steps=4)[0]
+    legal = np.flatnonzero(legal_action_mask(state))
+    a, b = int(legal[0]), int(legal[-1])
+    games = Batch.from_states([state]).take([0, 0, 0, 0, 0])
+    first = np.array([a, b, a, b, a])
+    streams = np.array([0, 0, 0, 0, 1])
+    res = rollout(games, _blueprint(config), first_actions=first, streams=streams, seed=3)
+    assert res.steps[0] == res.steps[2] and np.array_equal(res.returns[0], res.returns[2])
+    assert res.steps[1] == res.steps[3] and np.array_equal(res.returns[1], res.returns[3])
+    alone = rollout(Batch.from_states([state]), _blueprint(config), first_actions=np.array([a]), seed=3)
+    assert alone.steps[0] == res.steps[0] and np.array_equal(alone.returns[0], res.returns[0])
+
+
+def test_pick__greedy_and_sampled():
+    rows = np.array([0, 0, 0, 1, 1])
+    cols = np.array([3, 5, 9, 2, 4])
+    z = np.array([0.0, 2.0, 2.0, -1.0, 5.0])
+    assert pick(rows, cols, z, np.array([0.5, 0.5]), 2, 0.0).tolist() == [5, 4]  # ties: the first
+    # u below / above the first entry's share of its row (row 0: p = e^0 / (e^0 + 2 e^2))
+    share = 1 / (1 + 2 * np.exp(2))
+    assert pick(rows, cols, z, np.array([share * 0.99, 0.0]), 2, 1.0).tolist() == [3, 2]
+    assert pick(rows, cols, z, np.array([share * 1.01, 0.9999999]), 2, 1.0).tolist() == [5, 4]
+    with pytest.raises(ValueError, match="at least one legal"):
+        pick(np.array([0, 0]), np.array([1, 2]), np.zeros(2), np.zeros(2), 2, 1.0)
+
+
+# ---- blueprints -----------------------------------------------------------------------------------------------
+def test_blueprint__network_logits_equal_the_full_forward():
+    config = GameConfig(num_players=5)
+    net = shipped_network(config)
+    assert net is not None and not net.features
+    bp = NetworkBlueprint(net, config)
+    states = _states(config, [41, 42, 43], steps=6)
+    obs = np.stack([encode_observation(s, s.current) for s in states])
+    rows, cols = np.nonzero(np.stack([legal_action_mask(s) for s in states]))
+    full, _ = net.forward(obs)
+    assert np.allclose(bp.logits(obs, rows, cols), full[rows, cols], atol=1e-4)
+
+
+def test_blueprint__feature_networks_and_missing_ones_fall_back_to_the_weights():
+    for config in (GameConfig(num_players=4), GameConfig(game="sab2", num_players=3)):  # bayes features / none
+        bp = rollout_blueprint(config, shipped_network(config))
+        assert isinstance(bp, WeightsBlueprint)
+        cols = np.array([0, 1])
+        assert np.allclose(bp.logits(np.zeros((1, 1), np.float32), np.zeros(2, np.int64), cols),
+                           np.log(rollout_weights(config)[cols]))  # fmt: skip
+    with pytest.raises(PolicyFileError, match="belief features"):
+        NetworkBlueprint(shipped_network(GameConfig(num_players=4)), GameConfig(num_players=4))
+
+
+# ---- the agent ------------------------------------------------------------------------------------------------
+def _decision_point(config: GameConfig, seed: int, steps: int, **kwargs):
+    """A mid-game state where seat 0 is to act, and a search agent that followed seat 0 there."""
+    rng = np.random.default_rng(seed)
+    state = new_game(config, rng)
+    agent = SearchAgent(config, **{"rollouts": 12, "candidates": 4, **kwargs})
+    agent.reset(0, config.num_players, seed=seed)
+    for _ in range(steps):
+        if state.current == 0:
+            agent.observe(encode_observation(state, 0))
+        state = apply_action(state, int(rng.choice(np.flatnonzero(legal_action_mask(state)))), inplace=True)
+    while (state.current != 0 or (config.game == "sab2" and state.phase == Phase.THEFT)
+           or legal_action_mask(state).sum() < 3):  # fmt: skip
+        state = apply_action(state, int(rng.choice(np.flatnonzero(legal_action_mask(state)))), inplace=True)
+    return state, agent
+
+
+@pytest.mark.parametrize("game,players,steps", [("base", 5, 12), ("sab2", 5, 15), ("duel", 2, 14)])
+def test_search__deterministic_and_blind_to_resampled_hidden_state(game, players, steps):
+    """Same seed and budget: same move and values; resampling everything seat 0 cannot know changes nothing."""
+    config = GameConfig(game=game, num_players=players)
+    state, agent = _decision_point(config, seed=players, steps=steps)
+    mask = legal_action_mask(state).astype(np.int8)
+    a1, a2 = copy.deepcopy(agent), copy.deepcopy(agent)
+    first = a1.act(encode_observation(state, 0), mask)
+    assert a2.act(encode_observation(state, 0), mask) == first
+    assert a1.last_stats["values"] == a2.last_stats["values"] and a1.last_stats["rollouts"] == 12
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        other = RESAMPLERS[game](state, 0, rng)
+        assert not np.array_equal(other.hands[1:], state.hands[1:]) or game == "duel"
+        b = copy.deepcopy(agent)
+        assert b.act(encode_observation(other, 0), legal_action_mask(other).astype(np.int8)) == first
+        assert b.last_stats["values"] == a1.last_stats["values"]
+
+
+@pytest.mark.parametrize("config", [GameConfig(num_players=3, rounds=1), GameConfig(num_players=5, rounds=1),
+                                    GameConfig(game="sab2", num_players=5, rounds=1), GameConfig(game="duel")],
+                         ids=["base-3", "base-5", "sab2-5", "duel"])  # fmt: skip
+def test_search__legal_over_whole_games(config):
+    """Every seat searches (a small budget) through whole games: every move is legal in its mask."""
+    state = new_game(config, np.random.default_rng(0))
+    agents = [make_agent("search:6", config) for _ in range(config.num_players)]
+    for seat, agent in enumerate(agents):
+        agent.reset(seat, config.num_players, seed=50 + seat)
+    decisions = searched = 0
+    while not state.game_over:
+        seat = state.current
+        mask = legal_action_mask(state)
+        a = agents[seat].act(encode_observation(state, seat), mask.astype(np.int8))
+        assert mask[a], (config, decisions, a)
+        searched += agents[seat].last_stats["rollouts"] > 0
+        state = apply_action(state, a, inplace=True)
+        decisions += 1
+    assert decisions > 10 and searched > decisions // 3
+
+
+def test_search__out_of_time_plays_the_prior_move():
+    """A deadline that has passed before the first rollout: the best move found so far is the prior's first."""
+    config = GameConfig(num_players=5)
+    state, agent = _decision_point(config, seed=3, steps=10, ms=1e-6)
+    mask = legal_action_mask(state)
+    a = agent.act(encode_observation(state, 0), mask.astype(np.int8))
+    legal = np.flatnonzero(mask)
+    assert mask[a] and a == int(legal[np.argmax(agent._prior(encode_observation(state, 0), legal))])
+    assert agent.last_stats["rollouts"] == 0
+    # with time for some waves: only finished rollouts count, and the move is legal
+    state, agent = _decision_point(config, seed=3, steps=10, ms=2000.0, rollouts=64, wave=2)
+    a = agent.act(encode_observation(state, 0), legal_action_mask(state).astype(np.int8))
+    assert legal_action_mask(state)[a] and 0 < agent.last_stats["rollouts"] <= 64
+
+
+def test_search__bad_input():
+    config = GameConfig(num_players=5)
+    for name in ("search:0", "search:abc", "search:10**9", "search:1000000000", "search:-3", "search:\u0663"):
+        with pytest.raises(ValueError, match=r"search:BUDGET needs a whole number of rollouts per move 1\.\.100000"):
+            make_agent(name, config)
+    for kwargs in ({"rollouts": 0}, {"rollouts": 2.5}, {"candidates": 0}, {"candidates": 65}, {"ms": 0},
+                   {"ms": -1.0}, {"temperature": -0.5}, {"wave": 0}):  # fmt: skip
+        key = next(iter(kwargs))
+        with pytest.raises(ValueError, match=rf"{key}=.* is out of range; valid: "):
+            SearchAgent(config, **kwargs)
+    with pytest.raises(ValueError, match="game"):  # a network of another game
+        SearchAgent(config, blueprint=POLICY_DIR / "duel-2p.npz")
+    with pytest.raises(ValueError, match="num_players"):  # of another shape (another player count)
+        SearchAgent(config, blueprint=POLICY_DIR / "base-4p.npz")
+    agent = SearchAgent(config, rollouts=4)
+    state = new_game(config, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="reset"):
+        agent.act(encode_observation(state, 0), legal_action_mask(state).astype(np.int8))
+    with pytest.raises(ValueError, match="num_players"):
+        agent.reset(0, 4, seed=0)
+    with pytest.raises(ValueError, match="seat"):
+        agent.reset(5, 5, seed=0)
+    agent.reset(0, 5, seed=0)
+    with pytest.raises(ValueError, match="at least one legal"):
+        agent.act(encode_observation(state, 0), np.zeros_like(legal_action_mask(state), dtype=np.int8))
+    with pytest.raises(ConfigError, match="streams"):
+        rollout(Batch.from_states([state]), _blueprint(config), streams=np.array([0, 1]))
