@@ -27,12 +27,14 @@ does not model) is played by the prior. The agent's generator comes from ``reset
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
 
 from agents.blueprint import NetworkBlueprint, WeightsBlueprint, load_network, rollout_blueprint, shipped_network
 from agents.determinize import Determinizer, make_determinizer
@@ -49,6 +51,12 @@ MAX_CANDIDATES = 64
 _THEFT = 3  # Saboteur 2's Phase.THEFT
 
 
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS libraries (found once; kept out of the agents, which are pickled and copied)."""
+    return ThreadpoolController()
+
 class SearchAgent:
     """See the module docstring."""
 
@@ -63,6 +71,7 @@ class SearchAgent:
         temperature: float = 1.0,
         blueprint: str | Path | None = None,
         wave: int = 4,
+        blas_threads: int | None = 1,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -74,6 +83,12 @@ class SearchAgent:
             raise ValueError(f"temperature={temperature!r} is out of range; valid: 0..100 (0: greedy)")
         if isinstance(wave, bool) or not isinstance(wave, int) or not 1 <= wave <= 1024:
             raise ValueError(f"wave={wave!r} is out of range; valid: 1..1024 determinizations")
+        if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)
+                                         or not 1 <= blas_threads <= 1024):  # fmt: skip
+            raise ValueError(f"blas_threads={blas_threads!r} is out of range; valid: 1..1024 or None (BLAS's own)")
+        # The trunk's products are small (K x M rows): BLAS threads only wait on each other, badly so on a loaded
+        # machine (docs/search.md, "BLAS threads"), so a search runs them in one thread by default.
+        self.blas_threads = blas_threads
         self.config = config
         self.rollouts, self.candidates, self.ms = rollouts, candidates, ms
         self.temperature, self.wave = float(temperature), wave
@@ -116,6 +131,12 @@ class SearchAgent:
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         if self.det is None:
             raise ValueError("call reset(seat, num_players, seed) before act()")
+        if self.blas_threads is None:
+            return self._act(observation, action_mask)
+        with _blas_controller().limit(limits=self.blas_threads, user_api="blas"):
+            return self._act(observation, action_mask)
+
+    def _act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         t0 = time.perf_counter()
         deadline = None if self.ms is None else t0 + self.ms / 1000.0
         mask = np.asarray(action_mask).astype(bool)

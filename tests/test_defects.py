@@ -35,7 +35,10 @@ def test_defect__no_submodule_shadows_a_public_name():
     submodules = {m.name for m in pkgutil.iter_modules(saboteur_env.__path__)}
     assert not submodules & (set(saboteur_env.__all__) - {"variants"})  # ``variants`` is the module itself
     for name in submodules:
-        importlib.import_module(f"saboteur_env.{name}")
+        try:
+            importlib.import_module(f"saboteur_env.{name}")
+        except ImportError as err:  # a binding whose optional extra is missing (saboteur_env.puffer) says so
+            assert "extra" in str(err), err
     assert callable(saboteur_env.env) and callable(saboteur_env.new_game)
 
 

@@ -21,7 +21,7 @@ from agents.blueprint import NetworkBlueprint, WeightsBlueprint, rollout_bluepri
 from agents.ismcts import rollout_weights
 from agents.learned import POLICY_DIR, PolicyFileError
 from agents.search import SearchAgent
-from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game, raw_env
 from saboteur_env.common.errors import ConfigError
 from saboteur_env.core.batch import Batch, padded
 from saboteur_env.core.rollout import pick, rollout
@@ -285,3 +285,31 @@ def test_search__bad_input():
         agent.act(encode_observation(state, 0), np.zeros_like(legal_action_mask(state), dtype=np.int8))
     with pytest.raises(ConfigError, match="streams"):
         rollout(Batch.from_states([state]), _blueprint(config), streams=np.array([0, 1]))
+
+
+def test_search__blas_threads_is_checked_and_limits_blas_during_a_move() -> None:
+    from threadpoolctl import threadpool_info
+
+    from agents.search import SearchAgent, _blas_controller
+
+    cfg = GameConfig(game="duel")
+    for bad in (0, -1, 2000, 1.5, True, "2"):
+        with pytest.raises(ValueError, match=r"blas_threads=.* is out of range; valid: 1\.\.1024 or None"):
+            SearchAgent(cfg, rollouts=8, blas_threads=bad)  # type: ignore[arg-type]
+    seen: list[int] = []
+    agent = SearchAgent(cfg, rollouts=8, candidates=2)
+    act = agent._act
+
+    def spy(*args: object) -> int:
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return act(*args)  # type: ignore[arg-type]
+
+    agent._act = spy  # type: ignore[method-assign]
+    env = raw_env(game="duel")
+    env.reset(seed=3)
+    now = env.agent_selection
+    agent.reset(env.agents.index(now), 2, 11)
+    agent.act(env.observe(now)["observation"], env.observe(now)["action_mask"])
+    assert _blas_controller() is _blas_controller()
+    if seen:  # numpy linked with a BLAS that threadpoolctl sees
+        assert set(seen) == {1}
