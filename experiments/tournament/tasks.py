@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from experiments.tournament.claims import _claims_cell
 from experiments.tournament.loop import env_options, logged_spec, play, replay
 from experiments.tournament.rounds import (
     PROVENANCE,
@@ -74,11 +75,13 @@ class TournamentWorker:
         out = []
         for task in tasks:
             spec = task_spec(task)
-            options = env_options(spec)
-            key = tuple(sorted(options.items()))
+            # One environment per configuration: the game, its player count (the Duel: its layout) and the claims
+            # per turn of a claims cell.
+            k = _claims_cell(*spec.names)
+            key = (spec.game, spec.layout if spec.game == "duel" else spec.players, *((k,) if k else ()))
             env = self.envs.get(key)
             if env is None:
-                env = self.envs[key] = raw_env(**options)
+                env = self.envs[key] = raw_env(**env_options(spec))
             out.append(play(spec, env=env))
         return out
 
