@@ -50,16 +50,11 @@ def insert_seat(seed: int, num_players: int) -> int:
     return seed % num_players
 
 
-def _names(spec: GameSpec) -> tuple[str, str, str | None]:
-    miners, saboteurs, insert = (*spec.names, None)[:3]
-    return miners, saboteurs, insert  # type: ignore[return-value]
-
-
 def _seats(spec: GameSpec) -> list[tuple[str, ...]]:
-    miners, saboteurs, insert = _names(spec)
-    seats = [(miners, saboteurs)] * spec.players
-    if insert is not None:
-        seats[insert_seat(spec.seed, spec.players)] = (insert, insert)
+    miners, saboteurs = spec.names
+    seats: list[tuple[str, ...]] = [(miners, saboteurs)] * spec.players
+    if spec.insert is not None:
+        seats[insert_seat(spec.seed, spec.players)] = (spec.insert, spec.insert)
     return seats
 
 
@@ -69,7 +64,7 @@ def _agent(cfg: GameConfig, miner: str, saboteur: str) -> Any:
 
 
 def _header(game, spec: GameSpec) -> dict:
-    miners, saboteurs, insert = _names(spec)
+    (miners, saboteurs), insert = spec.names, spec.insert
     agents = [saboteurs if r else miners for r in game.roles.tolist()]
     extra = {}
     if insert is not None:
@@ -113,7 +108,7 @@ class BeliefObserver:
     and a heuristic public observer's beliefs, per mille, and the acting agent's own where it has any. With
     ``beliefs`` off the list stays empty and nothing is tracked."""
 
-    lists = ("beliefs",)
+    lists: tuple[str, ...] = ("beliefs",)
 
     def __init__(self, game, beliefs: bool) -> None:
         self.game, self.on = game, beliefs
@@ -157,8 +152,8 @@ class BeliefObserver:
 def _spec(records: list[dict]) -> GameSpec:
     h = records[0]["header"]
     beliefs = any(r.get("beliefs") for r in records)
-    names = (h["miners"], h["saboteurs"], h.get("insert"))
-    return GameSpec("base", h["players"], names, h["seed"], beliefs=beliefs, secret=logged_secret(records))
+    return GameSpec("base", h["players"], (h["miners"], h["saboteurs"]), h["seed"], insert=h.get("insert"),
+                    beliefs=beliefs, secret=logged_secret(records))
 
 
 RECORDING = Recording(

@@ -105,7 +105,7 @@ class DuelObserver:
         self.beliefs[seat].note_action(action)
 
     # ---- the tournament loop's observer (experiments.tournament.rounds.Observer) ----
-    lists = ()
+    lists: tuple[str, ...] = ()
 
     def decided(self, seat: int, agent: object, action: int, record: dict) -> None:
         """Score the seat's belief on the state it decided in (the game does not move until the action is played),

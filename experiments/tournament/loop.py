@@ -47,7 +47,7 @@ def recording(game: str) -> Recording:
 
 def env_options(spec: GameSpec) -> dict:
     """The ``raw_env`` keyword arguments a spec plays: the game's options, plus the claims rule for a claims cell."""
-    k = _claims_cell(*spec.names)
+    k = _claims_cell(*spec.agents)
     return {**recording(spec.game).options(spec), **({"claims": True, "claims_per_turn": k} if k else {})}
 
 
@@ -66,7 +66,7 @@ def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
     state.
     """
     rec = recording(spec.game)
-    k = _claims_cell(*spec.names)
+    k = _claims_cell(*spec.agents)
     options = env_options(spec)
     if env is None or env.config != GameConfig(**options):
         env = raw_env(**options)
@@ -132,7 +132,7 @@ def replay(records: list[dict]) -> None:
     version)."""
     spec = logged_spec(records)
     rec = recording(spec.game)
-    k = _claims_cell(*spec.names)  # from the cell's names, as the game was played: a tampered header shows
+    k = _claims_cell(*spec.agents)  # from the cell's names, as the game was played: a tampered header shows
     env = replay_env(spec.seed, rec.what, **rec.options(spec))
     game = env.unwrapped.game
     replay_rounds(

@@ -122,18 +122,25 @@ class GameSpec:
     """One game for the tournament loop: the game, its player count, the cell's agent names, the public seed and the
     game secret of the agents' seeds (``None``: a fresh one).
 
-    ``names`` by game: base ``(miners, saboteurs)`` or ``(miners, saboteurs, insert)``; Saboteur 2 ``(agent,)``
-    (every seat); the Duel ``(blue, green)``. Names ``claims:NAME`` / ``claims@K:NAME`` (all of a cell's, or none)
-    play the claims rule around NAME: the claims layer is an option of the game, not another game. ``beliefs``: the
-    base game's observers and belief snapshots; ``layout``: the Duel's geometry."""
+    ``names`` by game: base ``(miners, saboteurs)``; Saboteur 2 ``(agent,)`` (every seat); the Duel ``(blue,
+    green)``. Names ``claims:NAME`` / ``claims@K:NAME`` (all of a cell's, or none) play the claims rule around NAME:
+    the claims layer is an option of the game, not another game. ``insert``: the base game's inserted agent (both
+    roles, at seat ``seed mod N``); ``beliefs``: the base game's observers and belief snapshots; ``layout``: the
+    Duel's geometry."""
 
     game: str
     players: int
-    names: tuple[str | None, ...]
+    names: tuple[str, ...]
     seed: int
+    insert: str | None = None
     beliefs: bool = True
     layout: str = "seed_5x9"
     secret: int | None = None
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """Every agent name of the cell (the claims rule applies to all of them or none)."""
+        return self.names if self.insert is None else (*self.names, self.insert)
 
 
 class Observer(Protocol):

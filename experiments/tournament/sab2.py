@@ -122,7 +122,7 @@ class Sab2Observer:
     """What a Saboteur 2 round record adds: ``observer``, the :class:`ReferenceObserver`'s scores of the round (fed
     every event as it happens)."""
 
-    lists = ()
+    lists: tuple[str, ...] = ()
 
     def __init__(self, game) -> None:
         self.game = game

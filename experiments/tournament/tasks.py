@@ -4,6 +4,7 @@ the one tournament loop, :mod:`experiments.tournament.loop`), and the re-play of
 from __future__ import annotations
 
 import os
+from typing import cast
 
 from experiments.tournament.claims import _claims_cell
 from experiments.tournament.loop import env_options, logged_spec, play, replay
@@ -23,7 +24,7 @@ def replay_records(records: list[dict], full: bool = False) -> None:
     with its agents and compares the whole records (belief snapshots included; agents are deterministic per seed)."""
     replay(records)
     if full:
-        fresh = plain(play(logged_spec(records)))
+        fresh = cast(list, plain(play(logged_spec(records))))
         for rec, new in zip(records, fresh, strict=False):
             diff = first_difference(rec, new, "record", ignore=PROVENANCE)
             if diff:
@@ -57,7 +58,7 @@ def task_spec(t: Task) -> GameSpec:
         _, n, agent, seed = t[:4]
         return GameSpec("sab2", n, (agent,), seed, secret=_secret_of(t, 4))
     n, miners, saboteurs, seed, beliefs, insert = t[:6]
-    return GameSpec("base", n, (miners, saboteurs, insert), seed, beliefs=beliefs, secret=_secret_of(t, 6))
+    return GameSpec("base", n, (miners, saboteurs), seed, insert=insert, beliefs=beliefs, secret=_secret_of(t, 6))
 
 
 def _secret_of(t: Task, size: int) -> int | None:
@@ -77,7 +78,7 @@ class TournamentWorker:
             spec = task_spec(task)
             # One environment per configuration: the game, its player count (the Duel: its layout) and the claims
             # per turn of a claims cell.
-            k = _claims_cell(*spec.names)
+            k = _claims_cell(*spec.agents)
             key = (spec.game, spec.layout if spec.game == "duel" else spec.players, *((k,) if k else ()))
             env = self.envs.get(key)
             if env is None:
