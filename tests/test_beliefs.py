@@ -146,10 +146,11 @@ def test_behaviour_tables__bad_shapes_and_epsilon_are_named():
 
 def test_fixed_tables_are_the_baseline_of_the_reference_observer():
     """The report's re-played observer with the fixed tables is exactly the tournament's logged reference."""
-    from experiments.tournament.base import play_game
+    from experiments.tournament.loop import play
     from experiments.tournament.report import calibration as report
+    from experiments.tournament.rounds import GameSpec
 
-    records = play_game(4, "random", "covert", seed=11)
+    records = play(GameSpec("base", 4, ("random", "covert"), seed=11))
     for (traj, roles), rec in zip(report.observer_trajectory(records), records, strict=True):
         assert roles == rec["header"]["roles"]
         assert [[round(1000 * x) for x in row] for row in traj] == [b["reference"] for b in rec["beliefs"]]

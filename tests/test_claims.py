@@ -327,11 +327,12 @@ def test_claims__agents_claim_the_truth_or_lie_when_it_pays(role, says_gold):
 
 
 def test_claims__tournament_logs_claims_with_labels_and_replays():
-    from experiments.tournament.base import play_game
     from experiments.tournament.logs.format import _schema_problem
+    from experiments.tournament.loop import play
+    from experiments.tournament.rounds import GameSpec
     from experiments.tournament.tasks import replay_records
 
-    records = play_game(4, "claims:honest", "claims:covert", 5, beliefs=False, agent_secret=7)
+    records = play(GameSpec("base", 4, ("claims:honest", "claims:covert"), 5, beliefs=False, secret=7))
     assert all(_schema_problem(r) is None for r in records) and any(r["claims"] for r in records)
     assert all(r["header"]["claims_per_turn"] == 1 for r in records)
     replay_records(records, full=True)  # the game's actions alone replay it; the agents re-run to the same claims
@@ -340,7 +341,7 @@ def test_claims__tournament_logs_claims_with_labels_and_replays():
     bad["claims"] = [dict(claim, lie=not claim["lie"])]
     assert "lie must be known and not truth" in _schema_problem(bad)
     with pytest.raises(ValueError, match="every agent of a cell"):
-        play_game(4, "claims:honest", "covert", 5)
+        play(GameSpec("base", 4, ("claims:honest", "covert"), 5))
 
 
 def test_claims__report_runs_on_paired_deals():

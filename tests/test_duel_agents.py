@@ -8,9 +8,11 @@ import pytest
 from agents import make_agent
 from agents.duel.ladder import DuelGreedyAgent
 from experiments.tournament.cli import main
-from experiments.tournament.duel import head_to_head, play_duel
+from experiments.tournament.duel import head_to_head
 from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.loop import play
 from experiments.tournament.report import build as report
+from experiments.tournament.rounds import GameSpec
 from experiments.tournament.run import run_duel
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
 from saboteur_env.duel.actions import duel_action_layout
@@ -22,7 +24,7 @@ LAYOUT = duel_action_layout(CFG)
 
 @pytest.mark.parametrize("pair", [("greedy", "random"), ("random", "greedy"), ("greedy", "greedy")])
 def test_duel_agents__play_whole_games_legally(pair):
-    records = play_duel(*pair, seed=7)  # env.step raises on any illegal action
+    records = play(GameSpec("duel", 2, pair, seed=7))  # env.step raises on any illegal action
     assert len(records) == 3 and records[-1]["end"]["nuggets"] == [sum(r["end"]["gained"][i] for r in records)
                                                                  for i in (0, 1)]  # fmt: skip
 

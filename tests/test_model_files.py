@@ -25,7 +25,8 @@ import torch  # after the importorskip: torch comes with the train extra
 
 from agents import make_agent
 from agents.ppo import META, OPTIMIZER, POLICY, ModelFileError, PPOAgent, read_meta, save_model
-from experiments.tournament.base import play_game
+from experiments.tournament.loop import play
+from experiments.tournament.rounds import GameSpec
 from experiments.train import sb3 as train_sb3
 from saboteur_env import GameConfig, SingleSeatEnv
 
@@ -121,7 +122,7 @@ def test_model_files__ppo_agent_refuses_a_crafted_sb3_zip_without_running_it(tmp
     with pytest.raises(ModelFileError, match=r"stable-baselines3 native zip.*pickled Python objects that run code"):
         make_agent(f"ppo:{evil}", GameConfig(num_players=4))
     with pytest.raises(ValueError, match=re.escape(str(evil))):  # what a tournament sees, naming the file
-        play_game(4, f"ppo:{evil}", "random", seed=0, beliefs=False)
+        play(GameSpec("base", 4, (f"ppo:{evil}", "random"), seed=0, beliefs=False))
     assert not marker.exists()
 
 

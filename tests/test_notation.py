@@ -150,12 +150,13 @@ def test_notation__card_centres_drawn_by_shape():
 
 
 def test_notation__tournament_table_names_its_unit_and_roles_and_a_single_game_has_no_nan():
-    from experiments.tournament.base import play_game
+    from experiments.tournament.loop import play
+    from experiments.tournament.rounds import GameSpec
 
     summary = Summary()
-    summary.add(play_game(4, "random", "random", 0, agent_secret=0))
+    summary.add(play(GameSpec("base", 4, ("random", "random"), 0, secret=0)))
     table = summary.table()
     assert "nan" not in table and "n/a" in table and "Per round" in table
     assert "miner win" in table and "sab. win" in table and "nuggets/miner" in table and "nuggets/sab." in table
-    summary.add(play_game(4, "random", "random", 1, agent_secret=0))
+    summary.add(play(GameSpec("base", 4, ("random", "random"), 1, secret=0)))
     assert "n/a" not in summary.table()

@@ -9,8 +9,9 @@ from agents import agent_names, make_agent
 from agents.sab2.ladder import Sab2Agent
 from experiments.tournament.cli import main
 from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.loop import play
 from experiments.tournament.report import build as report
-from experiments.tournament.sab2 import play_sab2
+from experiments.tournament.rounds import GameSpec
 from saboteur_env import GameConfig, encode_observation, legal_action_mask
 from saboteur_env.sab2.actions import action_layout
 from saboteur_env.sab2.cards import Sab2Role as R
@@ -20,7 +21,7 @@ from saboteur_env.sab2.state import Phase
 
 @pytest.mark.parametrize(("n", "agent"), [(2, "heuristic"), (7, "greedy"), (12, "heuristic"), (5, "random")])
 def test_sab2_agents__play_whole_games_legally(n, agent):
-    records = play_sab2(n, agent, seed=n)  # env.step raises on any illegal action
+    records = play(GameSpec("sab2", n, (agent,), seed=n))  # env.step raises on any illegal action
     assert len(records) == 3 and all(len(r["end"]["winners"]) == n for r in records)
 
 
@@ -32,7 +33,7 @@ def test_sab2_agents__every_ladder_name_plays():
     with pytest.raises(ValueError, match="valid for game='sab2'"):
         make_agent("nobody", cfg)
     for oracle in ("role_oracle", "gold_oracle"):
-        records = play_sab2(5, oracle, seed=2)
+        records = play(GameSpec("sab2", 5, (oracle,), seed=2))
         assert len(records) == 3
 
 

@@ -59,16 +59,16 @@ def _sealed(a: list[int], b: list[int], old: set[int]) -> None:
 
 
 def test_tournament__agent_seeds_are_sealed(seen: list[int]) -> None:
-    from experiments.tournament.base import play_game
-    from experiments.tournament.rounds import game_secret, seat_agents
+    from experiments.tournament.loop import play
+    from experiments.tournament.rounds import GameSpec, game_secret, seat_agents
 
-    a, b = _twice(seen, lambda: play_game(4, "random", "random", PUBLIC, beliefs=False))
+    a, b = _twice(seen, lambda: play(GameSpec("base", 4, ("random", "random"), PUBLIC, beliefs=False)))
     _sealed(a, b, _spawned(PUBLIC, 4))
     seen.clear()
-    play_game(4, "random", "random", PUBLIC, beliefs=False, agent_secret=game_secret(3, ("k",)))
+    play(GameSpec("base", 4, ("random", "random"), PUBLIC, beliefs=False, secret=game_secret(3, ("k",))))
     again = list(seen)
     seen.clear()
-    play_game(4, "random", "random", PUBLIC, beliefs=False, agent_secret=game_secret(3, ("k",)))
+    play(GameSpec("base", 4, ("random", "random"), PUBLIC, beliefs=False, secret=game_secret(3, ("k",))))
     assert seen == again  # a given secret reproduces them
     seen.clear()
     seat_agents([RandomAgent(GameConfig(num_players=3)) for _ in range(3)], game_secret(3, ("k",)), PUBLIC)

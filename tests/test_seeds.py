@@ -7,12 +7,13 @@ import pytest
 
 from agents import agent_names, make_agent, oracle_names
 from agents.agent import RandomAgent, RoleDispatch, bind_oracle, is_oracle
-from experiments.tournament.base import play_game
 from experiments.tournament.cli import main
 from experiments.tournament.logs.format import game_key
 from experiments.tournament.logs.read import read_rounds
+from experiments.tournament.loop import play
 from experiments.tournament.rounds import (
     LEGACY_SECRET,
+    GameSpec,
     SecretError,
     agent_seeds,
     draw_secret,
@@ -24,7 +25,6 @@ from experiments.tournament.rounds import (
     session_secret,
 )
 from experiments.tournament.run import run
-from experiments.tournament.sab2 import play_sab2
 from experiments.tournament.tasks import replay_records
 from saboteur_env import raw_env
 
@@ -90,7 +90,7 @@ def test_seeds__brute_force_over_public_seeds_recovers_nothing():
 
 
 def test_seeds__logged_after_the_game_and_replayable(tmp_path):
-    records = play_game(4, "random", "random", seed=5, beliefs=False)
+    records = play(GameSpec("base", 4, ("random", "random"), seed=5, beliefs=False))
     secret = logged_secret(records)
     assert secret != LEGACY_SECRET and all(r["seeds"]["secret"] == format_secret(secret) for r in records)
     assert "seeds" not in records[0]["header"]  # the header is built while the game is played
@@ -99,7 +99,7 @@ def test_seeds__logged_after_the_game_and_replayable(tmp_path):
     with pytest.raises(AssertionError, match="agents re-run"):
         replay_records(tampered, full=True)
     # Two plays of the same deal without a secret: same deal, different agent randomness.
-    again = play_game(4, "random", "random", seed=5, beliefs=False)
+    again = play(GameSpec("base", 4, ("random", "random"), seed=5, beliefs=False))
     assert again[0]["header"]["roles"] == records[0]["header"]["roles"]
     assert [r["actions"] for r in again] != [r["actions"] for r in records]
 
@@ -149,5 +149,5 @@ def test_oracles__only_declared_agents_get_the_state():
         assert {name for name in agent_names(game, kind="scripted") if oracle_name(name, game)} == oracle_names(game)
     assert not oracle_name("ppo:model.zip") and not oracle_name("greedy", "duel")
     # Declared oracles still play (they receive the state through the one plumbing path).
-    assert play_game(4, "role_oracle", "gold_oracle", seed=1, beliefs=False)
-    assert play_sab2(4, "role_oracle", seed=1)
+    assert play(GameSpec("base", 4, ("role_oracle", "gold_oracle"), seed=1, beliefs=False))
+    assert play(GameSpec("sab2", 4, ("role_oracle",), seed=1))

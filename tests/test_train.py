@@ -10,7 +10,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from agents.ppo import read_meta
-from experiments.tournament.base import play_game
+from experiments.tournament.loop import play
+from experiments.tournament.rounds import GameSpec
 from experiments.train.sb3 import main, train
 
 
@@ -21,7 +22,7 @@ def test_train__maskable_ppo_steps_saves_safe_checkpoints_and_loads_as_an_agent(
     assert [read_meta(tmp_path / f"ppo_{n}_steps.zip").num_timesteps for n in (128, 256)] == [128, 256]
     meta = read_meta(tmp_path / "final.zip")
     assert meta.num_timesteps == model.num_timesteps and meta.training["opponents"] == "random"
-    records = play_game(4, f"ppo:{tmp_path / 'final.zip'}", "random", seed=3, beliefs=False)
+    records = play(GameSpec("base", 4, (f"ppo:{tmp_path / 'final.zip'}", "random"), seed=3, beliefs=False))
     assert len(records) == 3 and all(r["end"]["decisions"] > 0 for r in records)
 
 

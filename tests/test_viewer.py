@@ -11,8 +11,8 @@ import pytest
 from conftest import BOARD_ROW2, place
 
 from experiments import play
-from experiments.tournament import replay
-from experiments.tournament.base import play_game
+from experiments.tournament import loop, replay
+from experiments.tournament.rounds import GameSpec
 from experiments.web.scene import board_scene
 from saboteur_env import (
     GameConfig,
@@ -100,7 +100,7 @@ def test_play__parse_notation_matches_listed_moves():
 
 def test_replay__logged_game_ends_on_the_live_final_board(tmp_path):
     n, seed = 4, 21
-    records = play_game(n, "honest", "overt", seed, beliefs=False)
+    records = loop.play(GameSpec("base", n, ("honest", "overt"), seed, beliefs=False))
     actions = [a for r in records for a in r["actions"]]
     state = new_game(GameConfig(num_players=n), np.random.default_rng(seed))
     for a in actions:  # the engine itself, action by action

@@ -1,5 +1,6 @@
-"""The base game in a tournament: one game's round records (header, events, actions, beliefs, end) and its re-play
-from the log."""
+"""The base game's hooks of the tournament loop (:mod:`experiments.tournament.loop`): its seats (a miner / saboteur
+pair each, one inserted agent), its round records (header, events, end) and the observers behind their ``beliefs``
+snapshots."""
 
 from __future__ import annotations
 
@@ -12,16 +13,8 @@ from agents import make_agent
 from agents.agent import RoleDispatch
 from agents.base.beliefs import BayesModel, SuspicionModel
 from agents.base.tracker import LogTracker
-from experiments.tournament.claims import _bare, _claims_cell
-from experiments.tournament.logs.format import claim_record
-from experiments.tournament.rounds import (
-    draw_secret,
-    replay_env,
-    replay_rounds,
-    seat_agents,
-    seeds_record,
-)
-from saboteur_env import EventType, __version__, raw_env
+from experiments.tournament.rounds import GameSpec, Recording, logged_secret
+from saboteur_env import EventType, GameConfig, __version__
 from saboteur_env.base.cards import KIND_CODES, KIND_GOAL_GOLD
 from saboteur_env.common.geometry import geometry
 
@@ -57,15 +50,29 @@ def insert_seat(seed: int, num_players: int) -> int:
     return seed % num_players
 
 
-def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) -> dict:
+def _seats(spec: GameSpec) -> list[tuple[str, ...]]:
+    miners, saboteurs = spec.names
+    seats: list[tuple[str, ...]] = [(miners, saboteurs)] * spec.players
+    if spec.insert is not None:
+        seats[insert_seat(spec.seed, spec.players)] = (spec.insert, spec.insert)
+    return seats
+
+
+def _agent(cfg: GameConfig, miner: str, saboteur: str) -> Any:
+    """A seat plays the miner policy in its gold-digger rounds and the saboteur policy in its saboteur rounds."""
+    return RoleDispatch(cfg, make_agent(miner, cfg, "miner"), make_agent(saboteur, cfg, "saboteur"))
+
+
+def _header(game, spec: GameSpec) -> dict:
+    (miners, saboteurs), insert = spec.names, spec.insert
     agents = [saboteurs if r else miners for r in game.roles.tolist()]
     extra = {}
     if insert is not None:
-        seat = insert_seat(seed, game.config.num_players)
+        seat = insert_seat(spec.seed, game.config.num_players)
         agents[seat] = insert
         extra = {"insert": insert, "insert_seat": seat}
     return {
-        "seed": seed,
+        "seed": spec.seed,
         "rules_version": game.config.rules_version,
         "package_version": __version__,
         "players": game.config.num_players,
@@ -80,8 +87,6 @@ def _header(game, seed: int, miners: str, saboteurs: str, insert: str | None) ->
         "leftover_role": game.leftover_role,
         "gold_goal": int(np.flatnonzero(game.goal_kind == KIND_GOAL_GOLD)[0]),
         "first_event": game.num_events,
-        # Claims cells (agents claims:NAME / claims@K:NAME) play the claims rule with K claims per turn.
-        **({"claims_per_turn": k} if (k := _claims_cell(miners, saboteurs, insert)) else {}),
     }
 
 
@@ -98,120 +103,67 @@ def _end(game, decisions: int) -> dict:
     }
 
 
-def play_game(
-    num_players: int,
-    miners: str,
-    saboteurs: str,
-    seed: int,
-    beliefs: bool = True,
-    insert: str | None = None,
-    env: raw_env | None = None,
-    agent_secret: int | None = None,
-) -> list[dict]:
-    """Play one seeded game; returns one record per round.
+class BeliefObserver:
+    """The ``beliefs`` snapshots of a round record: after every decision, the reference observer's (exact Bayes)
+    and a heuristic public observer's beliefs, per mille, and the acting agent's own where it has any. With
+    ``beliefs`` off the list stays empty and nothing is tracked."""
 
-    ``insert`` seats that agent (both roles) at :func:`insert_seat` instead of the cell's policies. ``env`` reuses
-    an environment of the right player count (``reset`` re-deals everything, so reuse changes nothing).
-    ``agent_secret`` is the game secret the seats' seeds are spawned from (:mod:`experiments.tournament.rounds`:
-    independent of
-    the deal; a fresh one when ``None``; ``LEGACY_SECRET`` re-plays logs from before sealed seeds). Only agents
-    declared oracles (``oracle = True``) get the privileged state.
-    """
-    k = _claims_cell(miners, saboteurs, insert)
-    claims = k > 0
-    if env is None or env.config.num_players != num_players or env.config.claims != claims or (
-            claims and env.config.claims_per_turn != k):
-        env = raw_env(num_players=num_players, **({"claims": True, "claims_per_turn": k} if claims else {}))
-    cfg = env.config.game_config
+    lists: tuple[str, ...] = ("beliefs",)
 
-    def seat_agent(miner: str, saboteur: str) -> Any:
-        agent = RoleDispatch(cfg, make_agent(_bare(miner), cfg, "miner"), make_agent(_bare(saboteur), cfg, "saboteur"))
-        if not claims:
-            return agent
-        from agents.claims import ClaimsAgent
+    def __init__(self, game, beliefs: bool) -> None:
+        self.game, self.on = game, beliefs
+        self.snapshot: dict = {}
+        if beliefs:
+            n, goal_cells = game.config.num_players, geometry(game.config).goal_cells
+            self.tracker = LogTracker(game.config)
+            self.reference, self.heuristic = BayesModel(n, goal_cells), SuspicionModel(n, goal_cells)
 
-        return ClaimsAgent(agent, env.config)
-
-    agents = [seat_agent(miners, saboteurs) for _ in range(num_players)]
-    if insert is not None:
-        agents[insert_seat(seed, num_players)] = seat_agent(insert, insert)
-    env.reset(seed=seed)
-    game = env.unwrapped.game
-    secret = draw_secret() if agent_secret is None else agent_secret
-    seat_agents(agents, secret, seed, env.state)
-    goal_cells = geometry(cfg).goal_cells
-    tracker = LogTracker(cfg)
-    reference, heuristic = BayesModel(num_players, goal_cells), SuspicionModel(num_players, goal_cells)
-    records: list[dict] = []
-
-    def new_record() -> dict:
-        rec = {"header": _header(game, seed, miners, saboteurs, insert), "events": [], "actions": [], "beliefs": []}
-        if claims:
-            rec["claims"] = []
-        return rec
-
-    current = new_record()
-    decision = 0
-    num_game_actions = env.unwrapped._layout.num_actions
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        seat = env.possible_agents.index(name)
-        agent = agents[seat]
-        action = agent.act(obs["observation"], obs["action_mask"])
-        if claims and action >= num_game_actions:  # a claim: logged with its truth labels, not an action
-            made = len(env.claims_log())
-            env.step(action)
-            current["claims"].extend(claim_record(c, decision) for c in env.claims_log()[made:])
-            continue
-        snapshot: dict = {"t": decision, "actor": seat}
-        own = agent.role_beliefs() if beliefs else None
+    def decided(self, seat: int, agent: Any, action: int, record: dict) -> None:
+        if not self.on:
+            return
+        self.snapshot = {"t": len(record["actions"]), "actor": seat}
+        own = agent.role_beliefs()  # the agent's view as it chose, before the action's events
         if own is not None:
-            snapshot["agent"] = _permille(own[s] for s in range(num_players))
-        first = game.num_events
-        env.step(action)
-        current["actions"].append(action)
+            self.snapshot["agent"] = _permille(own[s] for s in range(self.game.config.num_players))
+
+    def stepped(self, first: int, record: dict) -> None:
+        if not self.on:
+            return
         round_over = False
-        for ev in tracker.update(game):
+        for ev in self.tracker.update(self.game):
             if ev.type == EventType.ROUND_END:
                 round_over = True  # always the last event of a decision
             else:
-                reference.observe(ev)
-                heuristic.observe(ev)
-        rnd = current["header"]["round"]
-        current["events"].extend(_event_record(game, i, rnd) for i in range(first, game.num_events))
-        if beliefs:  # observers' beliefs after this decision (before a round end resets them)
-            snapshot["reference"] = _permille(reference.p_saboteur())
-            snapshot["reference_gold"] = _permille(reference.p_gold())
-            snapshot["heuristic"] = _permille(heuristic.p_saboteur())
-            current["beliefs"].append(snapshot)
+                self.reference.observe(ev)
+                self.heuristic.observe(ev)
+        # The observers' beliefs after this decision, before a round end resets them.
+        self.snapshot["reference"] = _permille(self.reference.p_saboteur())
+        self.snapshot["reference_gold"] = _permille(self.reference.p_gold())
+        self.snapshot["heuristic"] = _permille(self.heuristic.p_saboteur())
+        record["beliefs"].append(self.snapshot)
         if round_over:
-            reference.reset_round(None, None)
-            heuristic.reset_round(None, None)
-        decision += 1
-        if game.round_just_ended:
-            current["end"] = _end(game, len(current["actions"]))
-            records.append(current)
-            decision = 0
-            if not game.game_over:
-                current = new_record()
-    return [dict(r, **seeds_record(secret)) for r in records]
+            self.reference.reset_round(None, None)
+            self.heuristic.reset_round(None, None)
+
+    def closing(self, records: list[dict]) -> list[dict]:
+        return [{} for _ in records]
 
 
-def replay_game(records: list[dict]) -> None:
-    """Re-play a logged base game (its rounds in order) from the seed and actions; raise
-    :class:`~experiments.tournament.rounds.ReplayError` (an ``AssertionError``) naming the round and the first header
-    field,
-    event or round-end field that differs from the log (a tampered winner, action or rules version)."""
+def _spec(records: list[dict]) -> GameSpec:
     h = records[0]["header"]
-    env = replay_env(h["seed"], "a base game", num_players=h["players"])
-    game = env.unwrapped.game
-    replay_rounds(
-        env,
-        records,
-        lambda lh: _header(game, h["seed"], lh["miners"], lh["saboteurs"], lh.get("insert")),
-        lambda first, last, rnd: [_event_record(game, i, rnd) for i in range(first, last)],
-        lambda decisions: _end(game, decisions),
-    )
+    beliefs = any(r.get("beliefs") for r in records)
+    return GameSpec("base", h["players"], (h["miners"], h["saboteurs"]), h["seed"], insert=h.get("insert"),
+                    beliefs=beliefs, secret=logged_secret(records))
+
+
+RECORDING = Recording(
+    what="a base game",
+    options=lambda spec: {"num_players": spec.players},
+    seats=_seats,
+    agent=_agent,
+    header=_header,
+    event=_event_record,
+    end=_end,
+    observer=lambda game, spec: BeliefObserver(game, spec.beliefs),
+    spec=_spec,
+)

@@ -1,4 +1,5 @@
-"""Head-to-head duels (Saboteur: The Duel) for the tournament: one game, its log records, the results table.
+"""Head-to-head duels (Saboteur: The Duel) in the tournament: the game's hooks of the tournament loop
+(:data:`RECORDING`: seats, round records, the reference observer) and the results table.
 
 A duel cell is an ordered pair (blue agent, green agent); ``experiments.tournament --game duel --agents A B`` plays
 both colour assignments of every pair on the same seeds (game ``g`` uses ``seed + g``), so each seed is a paired
@@ -6,7 +7,7 @@ comparison with colours swapped. Records are one per round: ``header`` (game, se
 round, rounds in the game, starter, rules and package versions), ``events`` (public; the private part of a map
 peek under ``private``), ``actions`` and ``end`` (reason, nuggets gained and totals); ``experiments.tournament.logs``
 writes and
-reads them. :func:`replay_duel` re-plays a logged duel and compares it with the log.
+reads them. :func:`experiments.tournament.loop.replay` re-plays a logged duel and compares it with the log.
 
 **Reference observer.** Each seat of every duel also gets a :class:`~agents.duel.beliefs.DuelBelief` fed its own
 views at its decisions (and its own discards), scored at each decision against the hidden truth: the log loss of
@@ -26,9 +27,9 @@ import numpy as np
 
 from agents import make_agent
 from agents.duel.beliefs import DuelBelief, hand_distribution
-from experiments.tournament.rounds import draw_secret, play_rounds, replay_env, replay_rounds, seat_agents, seeds_record
+from experiments.tournament.rounds import GameSpec, Recording, logged_secret
 from experiments.tournament.stats import BOOT, bootstrap_mean, bootstrap_ratio
-from saboteur_env import __version__, raw_env
+from saboteur_env import __version__
 from saboteur_env.duel import cards as dc
 from saboteur_env.duel.state import DuelEvent
 from saboteur_env.duel.view import duel_view
@@ -103,72 +104,42 @@ class DuelObserver:
     def after(self, seat: int, action: int) -> None:
         self.beliefs[seat].note_action(action)
 
+    # ---- the tournament loop's observer (experiments.tournament.rounds.Observer) ----
+    lists: tuple[str, ...] = ()
 
-class _Observed:
-    """An agent whose decisions the observer sees (its view before, its action after)."""
+    def decided(self, seat: int, agent: object, action: int, record: dict) -> None:
+        """Score the seat's belief on the state it decided in (the game does not move until the action is played),
+        then let it note its own action. Claims are no decisions: the observer sees the game alone."""
+        self.before(seat)
+        self.after(seat, action)
 
-    def __init__(self, agent, observer: DuelObserver, seat: int) -> None:
-        self.agent, self.observer, self.seat = agent, observer, seat
-        self.name = getattr(agent, "name", type(agent).__name__)
+    def stepped(self, first: int, record: dict) -> None:
+        pass
 
-    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
-        self.agent.reset(seat, num_players, seed)
-
-    def act(self, observation, action_mask) -> int:
-        self.observer.before(self.seat)
-        action = self.agent.act(observation, action_mask)
-        self.observer.after(self.seat, action)
-        return action
+    def closing(self, records: list[dict]) -> list[dict]:
+        return [{"observer": dict(zip(OBSERVER_FIELDS, np.round(self.sums[r["header"]["round"]], 6).tolist(),
+                                      strict=True))} for r in records]  # fmt: skip
 
 
 def _end(result: dict) -> dict:
     return {"reason": result["reason"], "gained": result["gained"], "nuggets": result["nuggets"]}
 
 
-def play_duel(
-    blue: str,
-    green: str,
-    seed: int,
-    layout: str = "seed_5x9",
-    env: raw_env | None = None,
-    agent_secret: int | None = None,
-) -> list[dict]:
-    """Play one seeded duel; returns one record per round. ``agent_secret``: the game secret the seats' seeds come
-    from (:mod:`experiments.tournament.rounds`; fresh when ``None``)."""
-    if env is None or env.config.duel_layout != layout:
-        env = raw_env(game="duel", duel_layout=layout)
-    cfg = env.config
-    agents = [make_duel_agent(blue, cfg), make_duel_agent(green, cfg)]
-    env.reset(seed=seed)
-    game = env.unwrapped.game
-    secret = draw_secret() if agent_secret is None else agent_secret
-    seat_agents(agents, secret, seed, env.state)
-    observer = DuelObserver(game)
-    observed = [_Observed(a, observer, i) for i, a in enumerate(agents)]
-    records = play_rounds(env, observed, lambda: _header(cfg, game, seed, blue, green), lambda row: _event(game, row),
-                          _end)  # fmt: skip
-    out = []
-    for r in records:
-        sums = observer.sums[r["header"]["round"]]
-        out.append(dict(r, observer=dict(zip(OBSERVER_FIELDS, np.round(sums, 6).tolist(), strict=True)),
-                        **seeds_record(secret)))  # fmt: skip
-    return out
+def _spec(h: dict, secret: int) -> GameSpec:
+    return GameSpec("duel", 2, tuple(h["agents"]), h["seed"], layout=h["duel_layout"], secret=secret)
 
 
-def replay_duel(records: list[dict]) -> None:
-    """Re-play a logged duel from its seed and actions; raise :class:`~experiments.tournament.rounds.ReplayError` at the
-    first header, event or round end that differs from the log."""
-    h = records[0]["header"]
-    env = replay_env(h["seed"], "a duel", game="duel", duel_layout=h["duel_layout"])
-    game = env.unwrapped.game
-    blue, green = h["agents"]
-    replay_rounds(
-        env,
-        records,
-        lambda _: _header(env.config, game, h["seed"], blue, green),
-        lambda first, last, _: [_event(game, game.events[i]) for i in range(first, last)],
-        lambda decisions: dict(_end(game.round_results[-1]), decisions=decisions),
-    )
+RECORDING = Recording(
+    what="a duel",
+    options=lambda spec: {"game": "duel", "duel_layout": spec.layout},
+    seats=lambda spec: [(spec.names[0],), (spec.names[1],)],  # blue, green
+    agent=lambda cfg, name: make_duel_agent(name, cfg),
+    header=lambda game, spec: _header(game.config, game, spec.seed, spec.names[0], spec.names[1]),
+    event=lambda game, index, _: _event(game, game.events[index]),
+    end=lambda game, decisions: dict(_end(game.round_results[-1]), decisions=decisions),
+    observer=lambda game, _: DuelObserver(game),
+    spec=lambda records: _spec(records[0]["header"], logged_secret(records)),
+)
 
 
 class DuelTable:
@@ -262,5 +233,4 @@ def summary_table(rounds: Iterable[dict] | DuelTable) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DuelObserver", "DuelTable", "head_to_head", "make_duel_agent", "play_duel", "replay_duel",
-           "summary_table"]  # fmt: skip
+__all__ = ["RECORDING", "DuelObserver", "DuelTable", "head_to_head", "make_duel_agent", "summary_table"]

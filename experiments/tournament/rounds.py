@@ -1,6 +1,7 @@
-"""The play-and-log loop shared by the expansion games' tournaments (one JSON record per round), the re-play check
-shared by all three games (``experiments.tournament.logs verify``, ``experiments.tournament.replay``) and the sealed
-agent seeds.
+"""What the one tournament loop (:mod:`experiments.tournament.loop`) and the games' hooks share: the description of
+one game to play (:class:`GameSpec`), what a game supplies to the loop (:class:`Recording`, :class:`Observer`), the
+re-play check shared by all three games (``experiments.tournament.logs verify``, ``experiments.tournament.replay``)
+and the sealed agent seeds.
 
 Sealed seeds. The deal of game ``g`` comes from its public seed (``seed + g``, the same in every compared cell), but the
 agents' random generators must not: seeded from the public seed, an agent could re-derive its seed for every candidate
@@ -20,6 +21,8 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -114,35 +117,64 @@ def seat_agents(agents: Sequence, secret: int, public_seed: int, state_fn: Calla
             bind_oracle(agent, state_fn)
 
 
-def play_rounds(
-    env,
-    agents: Sequence,
-    header: Callable[[], dict],
-    event: Callable[[tuple], dict],
-    end: Callable[[dict], dict],
-) -> list[dict]:
-    """Play the environment's current game to the end; one record per round: ``header()``, the events since the
-    round began (``event(row)``), the actions, and ``end(round_result)`` plus the decision count."""
-    game = env.unwrapped.game
-    records: list[dict] = []
-    current = {"header": header(), "events": [], "actions": []}
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        seat = env.possible_agents.index(name)
-        first = game.num_events
-        action = agents[seat].act(obs["observation"], obs["action_mask"])
-        env.step(action)
-        current["actions"].append(action)
-        current["events"].extend(event(game.events[i]) for i in range(first, game.num_events))
-        if game.round_just_ended:
-            current["end"] = dict(end(game.round_results[-1]), decisions=len(current["actions"]))
-            records.append(current)
-            if not game.game_over:
-                current = {"header": header(), "events": [], "actions": []}
-    return records
+@dataclass(frozen=True)
+class GameSpec:
+    """One game for the tournament loop: the game, its player count, the cell's agent names, the public seed and the
+    game secret of the agents' seeds (``None``: a fresh one).
+
+    ``names`` by game: base ``(miners, saboteurs)``; Saboteur 2 ``(agent,)`` (every seat); the Duel ``(blue,
+    green)``. Names ``claims:NAME`` / ``claims@K:NAME`` (all of a cell's, or none) play the claims rule around NAME:
+    the claims layer is an option of the game, not another game. ``insert``: the base game's inserted agent (both
+    roles, at seat ``seed mod N``); ``beliefs``: the base game's observers and belief snapshots; ``layout``: the
+    Duel's geometry."""
+
+    game: str
+    players: int
+    names: tuple[str, ...]
+    seed: int
+    insert: str | None = None
+    beliefs: bool = True
+    layout: str = "seed_5x9"
+    secret: int | None = None
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """Every agent name of the cell (the claims rule applies to all of them or none)."""
+        return self.names if self.insert is None else (*self.names, self.insert)
+
+
+class Observer(Protocol):
+    """What one game adds to its round records beyond the common part (header, events, actions, claims, end), fed by
+    the loop as the game goes: a fresh one per game (:attr:`Recording.observer`)."""
+
+    lists: tuple[str, ...]  # per-round lists the record holds right after ``actions`` (the base game: ``beliefs``)
+
+    def decided(self, seat: int, agent: Any, action: int, record: dict) -> None:
+        """A game action was chosen (claims are not decisions), before it is played."""
+
+    def stepped(self, first: int, record: dict) -> None:
+        """The action was played; its events are ``game.events[first:game.num_events]``, already in ``record``."""
+
+    def closing(self, records: list[dict]) -> list[dict]:
+        """After the game: per round record, the keys to add after its ``end``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A game's hooks of the tournament loop: everything that differs between the games, as data and small
+    functions. ``game`` below is the engine's state (``env.unwrapped.game``); ``names`` are the bare agent names
+    (the claims prefix stripped: the loop wraps claims agents itself)."""
+
+    what: str  # the game in messages: "a base game"
+    options: Callable[[GameSpec], dict]  # raw_env keyword arguments (without the claims rule)
+    seats: Callable[[GameSpec], list[tuple[str, ...]]]  # per seat, the agent names its agent is made of
+    agent: Callable[..., Any]  # (game config, *names) -> the seat's agent
+    header: Callable[[Any, GameSpec], dict]  # the round header (as the round begins)
+    event: Callable[[Any, int, int], dict]  # (game, event index, round) -> the event's record
+    end: Callable[[Any, int], dict]  # (game, decisions) -> the round's end record (as the round ends)
+    observer: Callable[[Any, GameSpec], Observer]  # after the deal: what this game's records add
+    spec: Callable[[list[dict]], GameSpec]  # the spec of a logged game (its records), secret included
 
 
 PROVENANCE = ("package_version", "commit", "dirty")  # header fields that say which code wrote a record

@@ -1,12 +1,13 @@
-"""Saboteur 2 games for the tournament: one game, its log records, the per-role results table.
+"""Saboteur 2 in the tournament: the game's hooks of the tournament loop (:data:`RECORDING`: seats, round records,
+the reference observer), the per-role results table and an insertion experiment.
 
 A cell is (players, agent): every seat plays the agent (role-dispatching ones play each dealt role). Game ``g`` of
 every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: ``header`` (game, seed, players,
 agents, roles dealt, round, rounds in the game, starter, rules and package versions), ``events`` (public; the
 private part of a face-down discard, a map peek, an inspection or a hat swap under ``private``), ``actions`` and
 ``end`` (gold reached, finder, door routes, winners, payouts, gold totals and gains after the thefts, roles at the
-end); ``experiments.tournament.logs`` writes and reads them, and :func:`replay_sab2` re-plays a logged game against
-its log.
+end); ``experiments.tournament.logs`` writes and reads them, and :func:`experiments.tournament.loop.replay` re-plays
+a logged game against its log.
 The tables (:class:`Sab2Tables`) are running aggregates, fed one record at a time.
 
 **Reference observer.** Every game also runs a public :class:`~agents.sab2.beliefs.Sab2RoleBelief` (no seat, fed the
@@ -30,13 +31,11 @@ from agents import make_agent
 from agents.sab2.beliefs import COPIES, RoleEvent, Sab2RoleBelief
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
-    draw_secret,
+    GameSpec,
+    Recording,
+    logged_secret,
     oracle_name,
-    play_rounds,
-    replay_env,
-    replay_rounds,
     seat_agents,
-    seeds_record,
 )
 from experiments.tournament.stats import BOOT, bootstrap_ratio, paired_difference
 from saboteur_env import __version__, raw_env
@@ -119,47 +118,44 @@ class ReferenceObserver:
         self.belief.reset_round(None, None, self.round)
 
 
-def play_sab2(
-    num_players: int, agent: str, seed: int, env: raw_env | None = None, agent_secret: int | None = None
-) -> list[dict]:
-    """Play one seeded Saboteur 2 game with ``agent`` in every seat; returns one record per round.
+class Sab2Observer:
+    """What a Saboteur 2 round record adds: ``observer``, the :class:`ReferenceObserver`'s scores of the round (fed
+    every event as it happens)."""
 
-    ``agent_secret``: the game secret the seats' seeds come from (:mod:`experiments.tournament.rounds`; fresh when
-    ``None``).
-    """
-    if env is None or env.config.num_players != num_players:
-        env = raw_env(game="sab2", num_players=num_players)
-    cfg = env.config
-    agents = [make_sab2_agent(agent, cfg) for _ in range(num_players)]
-    env.reset(seed=seed)
-    game = env.unwrapped.game
-    secret = draw_secret() if agent_secret is None else agent_secret
-    seat_agents(agents, secret, seed, env.state)  # the state reaches declared oracles only
-    observer = ReferenceObserver(game)
+    lists: tuple[str, ...] = ()
 
-    def event(row) -> dict:
-        observer(row)
-        return _event(game, row)
+    def __init__(self, game) -> None:
+        self.game = game
+        self.reference = ReferenceObserver(game)
 
-    records = play_rounds(env, agents, lambda: _header(cfg, game, seed, agent), event, dict)
-    scored = observer.rounds + [None] * (len(records) - len(observer.rounds))  # every round ends with ROUND_END
-    return [dict(r, observer=o, **seeds_record(secret)) for r, o in zip(records, scored, strict=False)]
+    def decided(self, seat: int, agent: object, action: int, record: dict) -> None:
+        pass
+
+    def stepped(self, first: int, record: dict) -> None:
+        for i in range(first, self.game.num_events):
+            self.reference(self.game.events[i])
+
+    def closing(self, records: list[dict]) -> list[dict]:
+        # Every round ends with ROUND_END, so every record has its scores; None stays as the guard it always was.
+        scored = self.reference.rounds + [None] * (len(records) - len(self.reference.rounds))
+        return [{"observer": o} for o in scored[: len(records)]]
 
 
-def replay_sab2(records: list[dict]) -> None:
-    """Re-play a logged Saboteur 2 game from its seed and actions; raise
-    :class:`~experiments.tournament.rounds.ReplayError`
-    at the first header, event or round end that differs from the log."""
-    h = records[0]["header"]
-    env = replay_env(h["seed"], "a Saboteur 2 game", game="sab2", num_players=h["players"])
-    game = env.unwrapped.game
-    replay_rounds(
-        env,
-        records,
-        lambda _: _header(env.config, game, h["seed"], h["agent"]),
-        lambda first, last, _: [_event(game, game.events[i]) for i in range(first, last)],
-        lambda decisions: dict(game.round_results[-1], decisions=decisions),
-    )
+def _spec(h: dict, secret: int) -> GameSpec:
+    return GameSpec("sab2", h["players"], (h["agent"],), h["seed"], secret=secret)
+
+
+RECORDING = Recording(
+    what="a Saboteur 2 game",
+    options=lambda spec: {"game": "sab2", "num_players": spec.players},
+    seats=lambda spec: [(spec.names[0],)] * spec.players,  # the cell's agent in every seat
+    agent=lambda cfg, name: make_sab2_agent(name, cfg),
+    header=lambda game, spec: _header(game.config, game, spec.seed, spec.names[0]),
+    event=lambda game, index, _: _event(game, game.events[index]),
+    end=lambda game, decisions: dict(game.round_results[-1], decisions=decisions),
+    observer=lambda game, _: Sab2Observer(game),
+    spec=lambda records: _spec(records[0]["header"], logged_secret(records)),
+)
 
 
 class Sab2Tables:
