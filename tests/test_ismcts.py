@@ -14,15 +14,11 @@ import numpy as np
 import pytest
 from hidden import RESAMPLERS
 
-from agents.determinize import (
-    BaseDeterminizer,
-    DuelDeterminizer,
-    RoleSample,
-    Sab2Determinizer,
-    _new_events,
-    make_determinizer,
-)
+from agents.base.determinize import BaseDeterminizer
+from agents.determinize import RoleSample, _new_events, make_determinizer
+from agents.duel.determinize import DuelDeterminizer
 from agents.ismcts import ISMCTSAgent, rollout_weights
+from agents.sab2.determinize import Sab2Determinizer
 from saboteur_env import GameConfig, action_to_string, apply_action, encode_observation, legal_action_mask, new_game
 from saboteur_env.base.cards import deck_counts
 from saboteur_env.base.positions import make_state

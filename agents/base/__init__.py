@@ -23,7 +23,9 @@ from agents.base.ladder import (
     SuspiciousMiner,
 )
 from agents.base.scripted import ScriptedAgent
+from agents.determinize import Determinizer, RoleSampler, register_determinizer
 from agents.registry import register_agent
+from saboteur_env import GameConfig
 
 # name -> (miner policy, saboteur policy), in ladder order (``random`` is every game's, registered by ``agents``).
 # The route planners read base-game views only: Saboteur 2 has its own expert (agents.sab2).
@@ -46,3 +48,12 @@ _ORACLES = frozenset({"role_oracle", "gold_oracle"})  # read hidden state: never
 
 for _name, _roles in _POLICIES.items():
     register_agent(_name, games=("base",), roles=_roles, oracle=_name in _ORACLES)
+
+
+def _determinizer(config: GameConfig, seat: int, roles: RoleSampler | None) -> Determinizer:
+    from agents.base.determinize import BaseDeterminizer
+
+    return BaseDeterminizer(config, seat, roles)
+
+
+register_determinizer("base", _determinizer)

@@ -11,7 +11,7 @@ same prior, same goal handling) in which each decision of seat ``s`` is scored b
   public part of the action (a face-down discard shows no card, so every discard id is one observable).
 * The decision context is rebuilt from public information only: the observer gets each actor's *public
   observation* (:func:`public_observation`: the actor's observation with its hand, role, map results, nuggets and
-  own discard kinds erased), a :class:`~agents.determinize.BaseDeterminizer` turns it into a full game state, and
+  own discard kinds erased), a :class:`~agents.base.determinize.BaseDeterminizer` turns it into a full game state, and
   the actor's hand, role and (for the seat's own map results) the gold slot are then set per hypothesis; the
   policy sees ``encode_observation`` of that state and its legal mask, as the engine would give them.
 * Hands: ``samples`` hands of the actor's hand size, drawn uniformly from the cards unseen by the public this round
@@ -55,8 +55,9 @@ from numpy.typing import NDArray
 from agents.agent import is_oracle
 from agents.base.belief_features import BeliefFeatures
 from agents.base.beliefs import BayesModel
+from agents.base.determinize import BaseDeterminizer
 from agents.base.ladder import LadderAgent
-from agents.determinize import BaseDeterminizer, RoleSample
+from agents.determinize import RoleSample
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout, legal_action_mask
 from saboteur_env.base import board as bboard
 from saboteur_env.base import observation as bobs

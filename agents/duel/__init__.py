@@ -6,6 +6,7 @@ the route planner ``expert`` (``agents.duel.expert``), and the goal-pool and han
 from __future__ import annotations
 
 from agents.agent import Agent
+from agents.determinize import Determinizer, RoleSampler, register_determinizer
 from agents.registry import register_agent
 from saboteur_env import GameConfig
 
@@ -33,3 +34,12 @@ def _expert(config: GameConfig, role: str | None, param: str | None) -> Agent:
 register_agent("greedy", games=GAMES, factory=_greedy, summary="greedy digger (DuelGreedyAgent)")
 register_agent("believer", games=GAMES, factory=_believer, summary="greedy on goal-pool beliefs (DuelBeliever)")
 register_agent("expert", games=GAMES, factory=_expert, summary="route planner (DuelExpert)")
+
+
+def _determinizer(config: GameConfig, seat: int, roles: RoleSampler | None) -> Determinizer:
+    from agents.duel.determinize import DuelDeterminizer
+
+    return DuelDeterminizer(config, seat)  # no roles in the Duel
+
+
+register_determinizer("duel", _determinizer)

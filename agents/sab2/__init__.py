@@ -9,6 +9,7 @@ base-game views); ``greedy`` is its role-blind digger; the oracles are its cheat
 from __future__ import annotations
 
 from agents.agent import Agent
+from agents.determinize import Determinizer, RoleSampler, register_determinizer
 from agents.registry import AgentFactory, register_agent
 from saboteur_env import GameConfig
 
@@ -52,3 +53,12 @@ register_agent("believer", games=GAMES, factory=_believer, summary="the heuristi
 register_agent("role_oracle", games=GAMES, factory=_oracle("roles"), oracle=True, summary="reads the roles")
 register_agent("gold_oracle", games=GAMES, factory=_oracle("gold"), oracle=True, summary="reads the gold goal")
 register_agent("expert", games=GAMES, factory=_expert, summary="route planner (Sab2Expert)")
+
+
+def _determinizer(config: GameConfig, seat: int, roles: RoleSampler | None) -> Determinizer:
+    from agents.sab2.determinize import Sab2Determinizer
+
+    return Sab2Determinizer(config, seat, roles)
+
+
+register_determinizer("sab2", _determinizer)
