@@ -1,6 +1,6 @@
 """saboteur-env: Saboteur, Saboteur 2 and Saboteur: The Duel as numpy rules engines and a PettingZoo AEC env.
 
-Every game is a :class:`~saboteur_env.variant.Variant` in the registry ``saboteur_env.variants`` (``"base"``,
+Every game is a :class:`~saboteur_env.common.config.Variant` in the registry ``saboteur_env.variants`` (``"base"``,
 ``"sab2"``, ``"duel"``, plus any a user registers); ``GameConfig(game=...)`` picks one. The engine API below is
 the same for every game: ``new_game``, ``legal_action_mask``, ``apply_action``, ``returns``, the action codec
 (``decode_action``, ``encode_action``, ``action_to_string``, ``num_actions``), observations (``encode_observation``,
@@ -40,7 +40,7 @@ from saboteur_env.api import (
 from saboteur_env.base.actions import Action, ActionType
 from saboteur_env.base.observation import PlayerView
 from saboteur_env.base.state import EventType, GameState
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import Frame, GameConfig, Variant
 from saboteur_env.common.errors import (
     ActionError,
     ConfigError,
@@ -49,7 +49,6 @@ from saboteur_env.common.errors import (
     SeatError,
     StateError,
 )
-from saboteur_env.variant import Frame, Variant
 
 __version__ = "0.3.0"
 RULES_VERSION = variants.get("base").rules_version  # the base game's (golden replays are tied to it)

@@ -231,6 +231,12 @@ Version History
   learner seat per game), ``saboteur_env.transitions.SeatTransitions``, ``VectorEnv.step_where`` and
   ``saboteur_env.puffer.SaboteurPuffer`` (docs/integrations.md). Games, spaces, observations and masks of the
   existing formats are unchanged.
+* v0, saboteur-env 0.3.0 (unreleased): modules moved (issue 39): the kernels, one-game states, converters and
+  reference engines into each game's package (``saboteur_env.<game>.kernels`` / ``compiled`` / ``convert`` /
+  ``reference``); the ``Variant`` protocol and the registry's storage into ``saboteur_env.common.config`` (the
+  modules ``saboteur_env.variant`` and ``saboteur_env.common.registry`` are gone; ``saboteur_env.Variant`` stays);
+  ``SingleSeatEnv`` into ``saboteur_env.single_seat`` (``saboteur_env.SingleSeatEnv`` stays). Games, spaces,
+  observations and masks are unchanged.
 """
 
 from __future__ import annotations

@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import GameConfig, Viewer
 from saboteur_env.common.errors import ConfigError, SeatError, check_seat
-from saboteur_env.variant import Viewer
 
 __all__ = [
     "action_layout",

@@ -6,7 +6,7 @@
 >>> variants.get("duel").title
 'Saboteur: The Duel'
 
-``register(variant)`` adds a user's own game (an object satisfying :class:`saboteur_env.variant.Variant`); after
+``register(variant)`` adds a user's own game (an object satisfying :class:`saboteur_env.common.config.Variant`); after
 that ``GameConfig(game=variant.name)``, the engine API, the PettingZoo environment and every tool that takes a
 config play it. ``variant_of(config_or_state)`` is the lookup the engine API uses.
 """
@@ -16,11 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from saboteur_env.base.compiled import CoreBaseVariant
-from saboteur_env.common import registry
+from saboteur_env.common.config import Variant, add_variant, lookup_variant, registered_names, remove_variant
 from saboteur_env.common.errors import ConfigError
 from saboteur_env.duel.compiled import CoreDuelVariant
 from saboteur_env.sab2.compiled import CoreSab2Variant
-from saboteur_env.variant import Variant
 
 # The games' variant classes, to subclass for a game on the same rules with other data (e.g. another deck: override
 # ``deck_counts``; tests/toy_variant.py). They play on the compiled core.
@@ -44,9 +43,9 @@ def register(variant: Variant, *, replace: bool = False) -> Variant:
         raise ConfigError(f"{variant!r} is not a Variant: it lacks {', '.join(missing)}")
     if not isinstance(variant.name, str) or not variant.name:
         raise ConfigError(f"variant name {variant.name!r} must be a non-empty str")
-    if variant.name in registry.names() and not replace:
+    if variant.name in registered_names() and not replace:
         raise ConfigError(f"a variant named {variant.name!r} is already registered (pass replace=True)")
-    registry.add(variant)
+    add_variant(variant)
     return variant
 
 
@@ -54,17 +53,17 @@ def unregister(name: str) -> None:
     """Remove a user variant (the three games cannot be removed)."""
     if name in ("base", "sab2", "duel"):
         raise ConfigError(f"the built-in variant {name!r} cannot be unregistered")
-    registry.lookup(name)
-    registry.remove(name)
+    lookup_variant(name)
+    remove_variant(name)
 
 
 def get(name: str) -> Variant:
     """The variant registered under ``name`` (``ConfigError`` listing the valid names otherwise)."""
-    return registry.lookup(name)
+    return lookup_variant(name)
 
 
 def names() -> tuple[str, ...]:
-    return registry.names()
+    return registered_names()
 
 
 def variant_of(obj: Any) -> Variant:
@@ -78,7 +77,7 @@ def variant_of(obj: Any) -> Variant:
 
 def rules_versions() -> dict[str, str]:
     """Rules version per registered variant (tournament logs and golden files record them)."""
-    return {name: registry.lookup(name).rules_version for name in registry.names()}
+    return {name: lookup_variant(name).rules_version for name in registered_names()}
 
 
 for _variant in (BASE, SAB2, DUEL):

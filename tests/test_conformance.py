@@ -48,8 +48,7 @@ from saboteur_env import (
 )
 from saboteur_env.base.cards import DECK_COUNTS, KIND_MAP, KIND_ROCKFALL
 from saboteur_env.base.scoring import card_conservation
-from saboteur_env.common.config import GAME_OPTIONS
-from saboteur_env.variant import Variant
+from saboteur_env.common.config import GAME_OPTIONS, Variant
 
 # A value other than the default for every game-specific option: each variant declaring the option gets one more
 # case (at its middle player count) playing with it.

@@ -7,7 +7,7 @@ the reference). Scalars (``round``, ``current``, ``deck_pos``, ...) are properti
 ``to_reference()`` gives the numpy engine's ``GameState`` of the same game (fingerprints, error explanations,
 pictures).
 
-:class:`CoreBaseVariant` is the base game's :class:`~saboteur_env.variant.Variant` on this state: set-up draws
+:class:`CoreBaseVariant` is the base game's :class:`~saboteur_env.common.config.Variant` on this state: set-up draws
 from the caller's generator exactly as the reference does (the generator's words are read, advanced in the
 kernel and written back), masks and observations come from the kernels, and illegal actions are refused before
 anything changes with the reference's explanation.
@@ -29,12 +29,11 @@ from saboteur_env.base.explain import explain_illegal
 from saboteur_env.base.observation import PlayerView
 from saboteur_env.base.state import GameState
 from saboteur_env.base.variant import RECORDS, BaseVariant
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import GameConfig, Viewer
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.common.geometry import geometry
 from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.jit import bound
-from saboteur_env.variant import Viewer
 
 _ARRAYS = (
     "round_decks", "round_roles", "round_goals", "gold_deck", "hands", "roles", "cell_shape", "cell_reach",

@@ -23,7 +23,7 @@ from saboteur_env.common.geometry import Geometry, geometry
 
 if TYPE_CHECKING:  # the layouts are reached through the variant at run time (see ``attach_tables``)
     from saboteur_env.base.actions import ActionLayout
-    from saboteur_env.variant import ObservationLayout  # the protocol: base.observation imports this module
+    from saboteur_env.common.config import ObservationLayout  # the protocol: base.observation imports this module
 
 
 class EventType(IntEnum):

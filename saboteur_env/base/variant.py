@@ -1,4 +1,4 @@
-"""The base game as a :class:`saboteur_env.variant.Variant` (rules reference §1: 3-10 players, 67 cards)."""
+"""The base game as a :class:`saboteur_env.Variant` (rules reference §1: 3-10 players, 67 cards)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from saboteur_env.base.cards import DECK_COUNTS, HAND_SIZE_BY_PLAYERS
 from saboteur_env.base.observation import ObservationLayout, PlayerView
 from saboteur_env.base.state import GameState
 from saboteur_env.common.checks import check_common, check_non_negative, check_observations
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import Frame, GameConfig, Viewer
 from saboteur_env.common.errors import StateError
-from saboteur_env.variant import Frame, Viewer
 
 FRAME = Frame(rows=5, cols=9, start_cells=((2, 0),), goal_cells=((0, 8), (2, 8), (4, 8)))
 

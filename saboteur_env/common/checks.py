@@ -9,7 +9,7 @@ import numpy as np
 from saboteur_env.common.errors import StateError
 
 if TYPE_CHECKING:
-    from saboteur_env.variant import State
+    from saboteur_env.common.config import State
 
 
 class _Encodes(Protocol):

@@ -1,8 +1,51 @@
-"""Game configuration with early validation; it knows no game and asks the registered variant for game facts.
+"""A game's configuration and the protocol of the game it names: :class:`GameConfig`, the :class:`Variant`
+protocol every game implements (with the shapes of its state and layouts), and the registry's storage.
 
-``GameConfig.game`` names a registered variant (``saboteur_env.variants``). The variant declares its player range,
-which game-specific fields apply (``options``), its frame, hand size and a bound on decisions per round; the config
-validates against those declarations and caches the variant on itself (``config.variant``).
+The two types refer to each other (a config caches its variant; a variant's functions take a config), so they live
+in one module: no import cycle, type-only ones included. ``saboteur_env.variants`` is the registry's public face
+(``register``, ``get``, ``names``); ``saboteur_env.Variant`` and ``saboteur_env.Frame`` are the public names.
+
+GameConfig. ``GameConfig.game`` names a registered variant. The variant declares its player range, which
+game-specific fields apply (``options``), its frame, hand size and a bound on decisions per round; the config
+validates against those declarations and caches the variant on itself (``config.variant``). It knows no game.
+
+The protocol. A variant is one object holding the game's facts as data (name, rules version, player range, which
+config options apply, frame) and its functions (set-up, legality, transition, observation, rendering). The engine API
+(``saboteur_env.api``) and the PettingZoo environment (``saboteur_env.aec``) only ever talk to a variant through
+this protocol, so they know no game; ``saboteur_env.variants`` is the registry that maps ``config.game`` to a
+variant. This module imports nothing from any game.
+
+=========================  ==================================================================================
+member                     meaning
+=========================  ==================================================================================
+``name``                   the ``GameConfig.game`` value (``"base"``, ``"sab2"``, ``"duel"``, or a user's own)
+``title``                  human name of the game
+``rules_version``          bumped whenever game behaviour changes (golden files and logs record it)
+``min_players``            smallest ``num_players``
+``max_players``            largest ``num_players``
+``default_players``        ``num_players`` when the config leaves it out
+``options``                the game-specific ``GameConfig`` fields that apply (others must keep defaults)
+``state_type``             the class of the game's states
+``check_config``           raise ``ConfigError`` for a bad value of a game-specific option
+``frame``                  ``Frame`` of a config: rows x cols of the rulebook frame, start and goal cells
+``hand_size``              cards dealt per hand
+``max_decisions_per_round``  a true upper bound on decisions in one round (so ``max_game_length`` is a bound)
+``reward_range``           bounds of one seat's summed rewards over a game
+``action_layout``          the flat action space (``ActionLayout``), built once per config
+``observation_layout``     the flat observation vector (``ObservationLayout``), built once per config
+``state_size``             length of ``encode_state``
+``new_game``               every random element of a whole game drawn from ``rng``; round 1 started
+``legal_action_mask``      bool mask of the seat to act (the one legality predicate)
+``apply_action``           the transition (pure unless ``inplace``); raises on illegal input
+``returns``                score per seat so far
+``encode_observation``     the one gate for hidden information: what ``seat`` may know, as a vector
+``encode_state``           the full state as a vector, for centralised critics (not for agents)
+``player_view``            a structured view decoded from ``encode_observation`` (what scripted agents read)
+``render_text``            text picture for a seat, ``None`` (spectator) or ``"omniscient"``
+``render_image``           the same as an ``(H, W, 3)`` uint8 image
+``public_round_result``    a fresh copy of a round result holding only what ``seat`` may know
+``check_state``            raise ``StateError`` when a state breaks the game's invariants
+=========================  ==================================================================================
 """
 
 from __future__ import annotations
@@ -11,15 +54,159 @@ import dataclasses
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 import numpy as np
+from numpy.typing import NDArray
 
-from saboteur_env.common import registry
 from saboteur_env.common.errors import ConfigError, is_int
 
-if TYPE_CHECKING:
-    from saboteur_env.variant import Frame, Variant
+
+@dataclass(frozen=True)
+class Frame:
+    """The rulebook's card frame: ``rows x cols`` cells (frame coordinates), start and goal cells in it."""
+
+    rows: int
+    cols: int
+    start_cells: tuple[tuple[int, int], ...]
+    goal_cells: tuple[tuple[int, int], ...]
+
+
+@runtime_checkable
+class State(Protocol):
+    """What every game's state offers (the rest is the game's own)."""
+
+    config: GameConfig
+    current: int
+    game_over: bool
+    round: int
+    round_just_ended: bool
+    last_rewards: NDArray[np.float64]
+    round_results: list[dict[str, Any]]
+
+    def clone(self) -> Self: ...
+
+    def fingerprint(self) -> str: ...
+
+
+class ActionLayout(Protocol):
+    """A game's flat action space."""
+
+    num_actions: int
+
+    def check(self, action: object) -> int: ...
+
+    def decode(self, action: int) -> Any: ...
+
+    def to_string(self, action: int) -> str: ...
+
+
+class ObservationLayout(Protocol):
+    """A game's flat observation vector: named slices, shapes and per-element upper bounds."""
+
+    size: int
+    high: NDArray[np.float32]
+    slices: dict[str, slice]
+    shapes: dict[str, tuple[int, ...]]
+
+    def split(self, obs: NDArray[np.float32]) -> dict[str, NDArray[np.float32]]: ...
+
+
+Viewer = int | str | None
+
+
+@runtime_checkable
+class Variant(Protocol):
+    """One game behind the engine API; see the module docstring for the members."""
+
+    # Facts as data (read-only, so a class attribute of a narrower type satisfies them).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def rules_version(self) -> str: ...
+
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
+    @property
+    def default_players(self) -> int: ...
+
+    @property
+    def options(self) -> tuple[str, ...]: ...
+
+    @property
+    def state_type(self) -> type[Any]: ...
+
+
+    def check_config(self, config: GameConfig) -> None: ...
+
+    def frame(self, config: GameConfig) -> Frame: ...
+
+    def hand_size(self, config: GameConfig) -> int: ...
+
+    def max_decisions_per_round(self, config: GameConfig) -> int: ...
+
+    def reward_range(self, config: GameConfig) -> tuple[float, float]: ...
+
+    def action_layout(self, config: GameConfig) -> Any: ...
+
+    def observation_layout(self, config: GameConfig) -> Any: ...
+
+    def state_size(self, config: GameConfig) -> int: ...
+
+    def new_game(self, config: GameConfig, rng: np.random.Generator) -> Any: ...
+
+    def legal_action_mask(self, state: Any) -> NDArray[np.bool_]: ...
+
+    def apply_action(self, state: Any, action: int, *, inplace: bool = False) -> Any: ...
+
+    def returns(self, state: Any) -> NDArray[np.float64]: ...
+
+    def encode_observation(self, state: Any, seat: int) -> NDArray[np.float32]: ...
+
+    def encode_state(self, state: Any) -> NDArray[np.float32]: ...
+
+    def player_view(self, state: Any, seat: int) -> Any: ...
+
+    def render_text(self, state: Any, viewer: Viewer = None) -> str: ...
+
+    def render_image(self, state: Any, viewer: Viewer = None) -> NDArray[np.uint8]: ...
+
+    def public_round_result(self, result: dict[str, Any], seat: int) -> dict[str, Any]: ...
+
+    def check_state(self, state: Any) -> None: ...
+
+
+# ---- the registry's storage (``saboteur_env.variants`` registers the games) ----------------------------------------
+_VARIANTS: dict[str, Variant] = {}
+
+
+def registered_names() -> tuple[str, ...]:
+    """Registered variant names, in registration order."""
+    return tuple(_VARIANTS)
+
+
+def lookup_variant(name: str) -> Variant:
+    try:
+        return _VARIANTS[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"game={name!r} is not supported; valid: {', '.join(map(repr, _VARIANTS))}") from None
+
+
+def add_variant(variant: Variant) -> None:
+    _VARIANTS[variant.name] = variant
+
+
+def remove_variant(name: str) -> None:
+    del _VARIANTS[name]
+
 
 MAX_MARGIN = 10
 MAX_HISTORY = 256
@@ -81,8 +268,8 @@ class GameConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.game, str):
-            raise ConfigError(f"game={self.game!r} must be a str; valid: {', '.join(map(repr, registry.names()))}")
-        variant = registry.lookup(self.game)
+            raise ConfigError(f"game={self.game!r} must be a str; valid: {', '.join(map(repr, registered_names()))}")
+        variant = lookup_variant(self.game)
         object.__setattr__(self, "variant", variant)
         if not self.claims and self.claims_per_turn == CLAIM_OPTIONS["claims_per_turn"]:
             # ``dataclasses.fields``/``asdict``/``replace`` read the instance's ``__dataclass_fields__`` first: a
@@ -152,7 +339,7 @@ class GameConfig:
             raise ConfigError(f"rules={self.rules!r} is not valid; valid: {', '.join(map(repr, READINGS))}")
         for name, default in GAME_OPTIONS.items():
             if name not in variant.options and getattr(self, name) != default:
-                games = [v for v in registry.names() if name in registry.lookup(v).options]
+                games = [v for v in registered_names() if name in lookup_variant(v).options]
                 raise ConfigError(
                     f"{name}={getattr(self, name)!r} only applies to game={' or '.join(map(repr, games))} "
                     f"(game={self.game!r})"

@@ -8,7 +8,7 @@ properties over the core's ``sc`` row; ``score``, ``events`` and ``round_results
 as the reference's Python lists. ``to_reference()`` gives the numpy engine's ``DuelState`` of the same game
 (fingerprints, error explanations, pictures).
 
-:class:`CoreDuelVariant` is the Duel's :class:`~saboteur_env.variant.Variant` on this state: set-up draws from the
+:class:`CoreDuelVariant` is the Duel's :class:`~saboteur_env.common.config.Variant` on this state: set-up draws from the
 caller's generator exactly as the reference does (the generator's words are read, advanced in the kernel and written
 back), masks and observations come from the kernels, and illegal actions are refused before anything changes with
 the reference's explanation.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import GameConfig, Viewer
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.jit import bound
@@ -34,7 +34,6 @@ from saboteur_env.duel.explain import explain_illegal
 from saboteur_env.duel.state import DuelState
 from saboteur_env.duel.variant import RECORDS, DuelVariant
 from saboteur_env.duel.view import DuelView
-from saboteur_env.variant import Viewer
 
 # Array fields: name -> dtype the view is read as (bool for the core's int8 0/1 flags, uint8 for arm bits).
 _ARRAYS: dict[str, type | None] = {

@@ -1,4 +1,4 @@
-"""Saboteur: The Duel as a :class:`saboteur_env.variant.Variant` (rules reference §3: two players, two layouts)."""
+"""Saboteur: The Duel as a :class:`saboteur_env.Variant` (rules reference §3: two players, two layouts)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.checks import check_common, check_non_negative, check_observations
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import Frame, GameConfig, Viewer
 from saboteur_env.common.errors import ConfigError, StateError
 from saboteur_env.duel import board, observation, render, scoring
 from saboteur_env.duel import cards as dc
@@ -17,7 +17,6 @@ from saboteur_env.duel.actions import DuelActionLayout, duel_action_layout
 from saboteur_env.duel.observation import DuelObservationLayout
 from saboteur_env.duel.state import DuelState
 from saboteur_env.duel.view import DuelView, duel_view
-from saboteur_env.variant import Frame, Viewer
 
 # Rules reference §3.2: the two layouts (frame coordinates): blue start, green start, then the six goal cells.
 DUEL_LAYOUTS: dict[str, Frame] = {

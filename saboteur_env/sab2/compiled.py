@@ -8,7 +8,7 @@ the core's ``sc`` row; the reference's Python objects (``events`` as a list of t
 ``to_reference()`` gives the numpy engine's ``Sab2State`` of the same game (fingerprints, error explanations,
 pictures).
 
-:class:`CoreSab2Variant` is Saboteur 2's :class:`~saboteur_env.variant.Variant` on this state: set-up draws from
+:class:`CoreSab2Variant` is Saboteur 2's :class:`~saboteur_env.common.config.Variant` on this state: set-up draws from
 the caller's generator exactly as the reference does (the generator's words are read, advanced in the kernel and
 written back), masks and observations come from the kernels, and illegal actions are refused before anything
 changes, with the reference's explanation.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import GameConfig, Viewer
 from saboteur_env.common.errors import GameOverError, IllegalActionError, StateError
 from saboteur_env.core.batch import Batch, OneGame, setup_one
 from saboteur_env.core.jit import bound
@@ -35,7 +35,6 @@ from saboteur_env.sab2.explain import explain_illegal
 from saboteur_env.sab2.state import Phase, Sab2State
 from saboteur_env.sab2.variant import RECORDS, Sab2Variant
 from saboteur_env.sab2.view import Sab2View
-from saboteur_env.variant import Viewer
 
 # Reference field -> the dtype its view shows (None: the core's own dtype). The int8 0/1 flags are bool views and
 # ``reach`` (arm bits 0..15) a uint8 view, as in the reference; the other integer fields keep the core's narrower

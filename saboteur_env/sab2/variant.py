@@ -1,4 +1,4 @@
-"""Saboteur 2 as a :class:`saboteur_env.variant.Variant` (rules reference §2: 2-12 players, the expansion cards)."""
+"""Saboteur 2 as a :class:`saboteur_env.Variant` (rules reference §2: 2-12 players, the expansion cards)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from saboteur_env.common.checks import check_common, check_non_negative, check_observations
-from saboteur_env.common.config import GameConfig
+from saboteur_env.common.config import Frame, GameConfig, Viewer
 from saboteur_env.common.errors import StateError
 from saboteur_env.common.geometry import geometry
 from saboteur_env.sab2 import board as sb
@@ -19,7 +19,6 @@ from saboteur_env.sab2.actions import Sab2ActionLayout, action_layout
 from saboteur_env.sab2.observation import Sab2ObservationLayout
 from saboteur_env.sab2.state import Sab2State
 from saboteur_env.sab2.view import Sab2View, sab2_view
-from saboteur_env.variant import Frame, Viewer
 
 FRAME = Frame(rows=5, cols=9, start_cells=((2, 0),), goal_cells=((0, 8), (2, 8), (4, 8)))
 
