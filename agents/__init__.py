@@ -23,6 +23,8 @@ miner and ``blocker`` as a saboteur. For ``game="sab2"`` and ``game="duel"``, ``
 
 from __future__ import annotations
 
+from typing import Any
+
 from agents.agent import Agent, RandomAgent, RoleDispatch
 from agents.registry import (
     AgentSpec,
@@ -60,13 +62,37 @@ def _ismcts(config: GameConfig, role: str | None, sims: str | None) -> Agent:
     return ISMCTSAgent(config, simulations=int(sims) if sims else 100)
 
 
-def _search(config: GameConfig, role: str | None, budget: str | None) -> Agent:
+_SEARCH_KEYS = {
+    "depth": "decisions per rollout before the value head ends it",
+    "blueprint": "the rollout network, a learned .npz of this game and count",
+    "value": "the network whose value head ends cut rollouts (default: the blueprint's)",
+    "candidates": "moves searched (the prior's best)",
+}
+
+
+def _search(config: GameConfig, role: str | None, param: str | None) -> Agent:
     from agents.search import DEFAULT_ROLLOUTS, MAX_ROLLOUTS, SearchAgent
 
-    if budget is not None and not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= MAX_ROLLOUTS):
-        raise ValueError(f"agent {'search:' + budget!r}: search:BUDGET needs a whole number of rollouts per move "
-                         f"1..{MAX_ROLLOUTS}, got {budget!r}")  # fmt: skip
-    return SearchAgent(config, rollouts=int(budget) if budget else DEFAULT_ROLLOUTS)
+    # search[:BUDGET][,KEY=VALUE...]: BUDGET rollouts per move; keys in _SEARCH_KEYS (paths from the command line)
+    spec = "search:" + (param or "")
+    parts = (param or "").split(",")
+    budget = parts[0]
+    if budget and not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= MAX_ROLLOUTS):
+        raise ValueError(f"agent {spec!r}: search:BUDGET needs a whole number of rollouts per move 1..{MAX_ROLLOUTS}, "
+                         f"got {budget!r}")  # fmt: skip
+    kwargs: dict[str, Any] = {}
+    for part in parts[1:]:
+        key, eq, value = part.partition("=")
+        if key not in _SEARCH_KEYS or not eq or not value or key in kwargs:
+            valid = "; ".join(f"{k}= ({v})" for k, v in _SEARCH_KEYS.items())
+            raise ValueError(f"agent {spec!r}: {part!r} is not a KEY=VALUE option (once each); valid keys: {valid}")
+        if key in ("depth", "candidates"):
+            if not (value.isascii() and value.isdigit()):
+                raise ValueError(f"agent {spec!r}: {key}={value!r} needs a whole number")
+            kwargs[key] = int(value)
+        else:
+            kwargs[key] = value
+    return SearchAgent(config, rollouts=int(budget) if budget else DEFAULT_ROLLOUTS, **kwargs)
 
 
 def _learned(config: GameConfig, role: str | None, path: str | None) -> Agent:
@@ -110,8 +136,14 @@ def _claims(config: GameConfig, role: str | None, inner: str | None) -> Agent:
 
 
 register_agent("ismcts", kind="search", factory=_ismcts, param="SIMS", summary="IS-MCTS, SIMS simulations (100)")
-register_agent("search", kind="search", factory=_search, param="BUDGET",
-               summary="rollouts of the blueprint network, BUDGET rollouts per move (128)")
+register_agent(
+    "search",
+    kind="search",
+    factory=_search,
+    param="BUDGET",
+    summary="rollouts of the blueprint network, BUDGET rollouts per move (128); options ,depth=D "
+    ",blueprint=PATH ,value=PATH ,candidates=M",
+)
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")
 register_agent("llm", kind="remote", factory=_llm, summary="a chat endpoint (SABOTEUR_LLM_* variables)")

@@ -39,6 +39,7 @@ from threadpoolctl import ThreadpoolController
 from agents.blueprint import NetworkBlueprint, WeightsBlueprint, load_network, rollout_blueprint, shipped_network
 from agents.determinize import Determinizer, make_determinizer
 from agents.learned import LearnedAgent, NumpyPolicy
+from agents.value import ValueHead, value_head_for
 from saboteur_env import GameConfig
 from saboteur_env.core.batch import Batch, padded
 from saboteur_env.core.rollout import rollout
@@ -51,11 +52,11 @@ MAX_CANDIDATES = 64
 _THEFT = 3  # Saboteur 2's Phase.THEFT
 
 
-
 @functools.cache
 def _blas_controller() -> ThreadpoolController:
     """The process's BLAS libraries (found once; kept out of the agents, which are pickled and copied)."""
     return ThreadpoolController()
+
 
 class SearchAgent:
     """See the module docstring."""
@@ -72,6 +73,8 @@ class SearchAgent:
         blueprint: str | Path | None = None,
         wave: int = 4,
         blas_threads: int | None = 1,
+        depth: int | None = None,
+        value: str | Path | None = None,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -86,6 +89,9 @@ class SearchAgent:
         if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)
                                          or not 1 <= blas_threads <= 1024):  # fmt: skip
             raise ValueError(f"blas_threads={blas_threads!r} is out of range; valid: 1..1024 or None (BLAS's own)")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 10_000):
+            raise ValueError(f"depth={depth!r} is out of range; valid: 1..10000 decisions per rollout or None (to the "
+                             "round's end)")  # fmt: skip
         # The trunk's products are small (K x M rows): BLAS threads only wait on each other, badly so on a loaded
         # machine (docs/search.md, "BLAS threads"), so a search runs them in one thread by default.
         self.blas_threads = blas_threads
@@ -105,6 +111,17 @@ class SearchAgent:
             from agents.ismcts import rollout_weights
 
             self._weights = rollout_weights(config)
+        # The value head that ends a rollout cut after ``depth`` decisions (agents.value): a given head file, else
+        # the one shipped for the configuration; it belongs to the rollout network's trunk.
+        self.depth = depth
+        self.value_head: ValueHead | None = None
+        if depth is not None:
+            if not isinstance(self.blueprint, NetworkBlueprint):
+                raise ValueError(f"depth={depth} needs a rollout network; this configuration rolls out the IS-MCTS "
+                                 "weights (no observation-only network is shipped for it)")  # fmt: skip
+            self.value_head = value_head_for(self.blueprint.policy, config, value)
+        elif value is not None:
+            raise ValueError("value= is read only with depth= (the decisions after which rollouts are cut)")
         self.rng = np.random.default_rng()
         self.seat = 0
         self.det: Determinizer | None = None
@@ -195,10 +212,23 @@ class SearchAgent:
         games = base.take(np.repeat(np.arange(k), m))
         seed = int(self.rng.integers(2**63))
         res = rollout(games, self.blueprint, first_actions=first, streams=np.repeat(np.arange(k), m), seed=seed,
-                      temperature=self.temperature, deadline=deadline)  # fmt: skip
+                      temperature=self.temperature, deadline=deadline, max_steps=self.depth,
+                      leaf=self._leaf if self.value_head is not None else None)  # fmt: skip
         r = res.returns
         value = r[:, self.seat] - r[:, 1 - self.seat] if self.config.game == "duel" else r[:, self.seat]
-        return value.reshape(k, m), ok & res.finished.reshape(k, m)
+        done = res.finished if res.estimated is None else res.finished | res.estimated
+        return value.reshape(k, m), ok & done.reshape(k, m)
+
+    def _leaf(self, batch: Batch, slots: NDArray[np.int64], rows: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The value head's estimate of the searching seat's gold in the rest of the round (the Duel: minus the
+        opponent's), from the seat's own observation in each cut game."""
+        assert self.value_head is not None
+        hi = int(slots.max()) + 1
+        out = np.zeros((hi, batch.obs_size), dtype=np.float32)
+        batch.observe(np.full(hi, self.seat, dtype=np.int64), out, 0, hi)
+        est = np.zeros((slots.size, self.config.num_players))
+        est[:, self.seat] = self.value_head.estimate(out[slots])
+        return est
 
     # ---- measurement ----
     def rollouts_per_decision(self, num_legal: int) -> int:
@@ -248,6 +278,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="rollouts per move")
     parser.add_argument("--candidates", type=int, default=8, help="candidate moves kept by the prior")
     parser.add_argument("--temperature", type=float, default=1.0, help="rollout temperature (0: greedy)")
+    parser.add_argument("--depth", type=int, default=None, help="decisions per rollout before the value head (none)")
+    parser.add_argument("--blueprint", default=None, help="rollout network file (default: the shipped one)")
+    parser.add_argument("--value", default=None, help="value head file (default: the blueprint's)")
     args = parser.parse_args(argv)
     if not args.bench:
         parser.error("nothing to do: pass --bench")
@@ -256,10 +289,15 @@ def main(argv: list[str] | None = None) -> None:
         config = GameConfig(game=game, num_players=int(players or 2))
         t0 = time.perf_counter()
         r = bench(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
-                  temperature=args.temperature)  # fmt: skip
-        print(f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} moves={int(r['moves'])} "
-              f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
-              f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s", flush=True)
+                  temperature=args.temperature, depth=args.depth, blueprint=args.blueprint,
+                  value=args.value)  # fmt: skip
+        print(
+            f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} depth={args.depth} "
+            f"moves={int(r['moves'])} "
+            f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
+            f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ continues from it.
    spreads its mass over moves the teacher made in similar observations; T < 1 plays its likely moves more often
    (at 5 players, 300 paired deals against ``heuristic`` in the same seat: docs/training.md).
 
+**Fine-tuning** (``--init POLICY.npz --init-temperature T``): the fit starts from a policy of the same shape (its
+head multiplied by ``T``, the temperature it was exported at, so training starts from the fitted logits); expert
+iteration (:mod:`experiments.train.exit`) fits each iteration this way.
+
 **DAgger** (``--student POLICY.npz --student-share p``, with ``--extra OLD/data.npz`` to aggregate): a teacher
 seat's moves are played by the student policy in a share ``p`` of the teacher seats (drawn per seat and game),
 while the teacher still labels every decision of that seat. The recorded states are then the ones the student's
@@ -90,6 +94,8 @@ class Options:
     student_share: float = 0.5  # probability, per teacher seat and game, that the student plays it
     extra: str = ""  # comma-separated data.npz files of earlier collections, fitted together with this one
     features: str = ""  # belief features the network reads besides the observation ("bayes"; "" = none)
+    init: str = ""  # a policy.npz of the same shape to start the fit from (expert iteration fine-tunes); "": fresh
+    init_temperature: float = 1.0  # the temperature --init was exported at: its head times this is the fitted one
 
     def check(self) -> None:
         for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
@@ -102,7 +108,12 @@ class Options:
             raise ValueError(f"workers={self.workers} is out of range; valid: 1..64")
         if not 0.0 < self.teacher_share <= 1.0:
             raise ValueError(f"teacher_share={self.teacher_share!r} is out of range; valid: (0, 1]")
-        for name, lo, hi in (("gamma", 0.0, 1.0), ("lr", 0.0, 1.0), ("temperature", 0.0, 10.0)):
+        for name, lo, hi in (
+            ("gamma", 0.0, 1.0),
+            ("lr", 0.0, 1.0),
+            ("temperature", 0.0, 10.0),
+            ("init_temperature", 0.0, 10.0),
+        ):
             v = getattr(self, name)
             if not lo < v <= hi:
                 raise ValueError(f"{name}={v!r} is out of range; valid: ({lo}, {hi}]")
@@ -125,6 +136,10 @@ class Options:
             if Path(self.student).resolve() == (Path(self.out) / "policy.npz").resolve():
                 raise ValueError(f"student {self.student!r} is this run's own output (it would be overwritten); "
                                  "copy it elsewhere first")  # fmt: skip
+        if self.init:  # a missing, foreign or differently shaped file fails here, naming the difference
+            from experiments.train.selfplay.policy import Policy, load_npz
+
+            load_npz(Policy(config, self.hidden, self.role_heads, self.embed, self.features), self.init, config)
         extra = [Path(p).resolve() for p in self.extra_paths()]
         for path in self.extra_paths():
             if not Path(path).is_file():
@@ -334,6 +349,11 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
     torch.manual_seed(opt.seed)
     gen = np.random.default_rng([opt.seed, 0xF17])
     model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed, opt.features)
+    if opt.init:
+        from experiments.train.selfplay.policy import load_npz
+
+        load_npz(model, opt.init, opt.config())
+        sharpen(model, 1.0 / opt.init_temperature)  # undo the export's sharpening: fine-tune the fitted logits
     optim = torch.optim.Adam(model.parameters(), lr=opt.lr, eps=1e-5)
     games = np.unique(data.game)
     held = set(gen.choice(games, size=max(1, games.size // 10), replace=False).tolist()) if games.size > 1 else set()
@@ -378,8 +398,12 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
             with log.open("a", newline="") as fh:
                 csv.writer(fh).writerow([last[c] for c in cols])
         if not quiet:
-            print(f"epoch {epoch}/{opt.epochs}: train nll {tr[1]:.3f} agree {tr[3]:.3f} | held-out nll {val[0]:.3f} "
-                  f"agree {val[2]:.3f} v_loss {val[1]:.3f} ({last['seconds']:.1f} s)", file=sys.stderr, flush=True)
+            print(
+                f"epoch {epoch}/{opt.epochs}: train nll {tr[1]:.3f} agree {tr[3]:.3f} | held-out nll {val[0]:.3f} "
+                f"agree {val[2]:.3f} v_loss {val[1]:.3f} ({last['seconds']:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     return model, last
 
 
@@ -457,6 +481,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "embed": "width of a linear bottleneck before the policy heads (0: none)",
              "features": "belief features read besides the observation: bayes (base game) or '' for none",
              "epochs": "passes over the data", "batch": "minibatch rows",
+             "init": "a policy.npz of the same shape to start the fit from ('': a fresh network)",
+             "init_temperature": "the temperature --init was exported at (undone before fitting)",
              "out": "output folder"}  # fmt: skip
     from dataclasses import fields
 

@@ -25,6 +25,7 @@ The core knows no game and no agent: the policy is any object with a ``logits`` 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -58,6 +59,12 @@ class RolloutResult:
     returns: NDArray[np.float64]  # (B, P): rewards per seat from the first action to the round's end
     steps: NDArray[np.int64]  # (B,): decisions played
     finished: NDArray[np.bool_]  # (B,): the round (or the game) ended; False: cut by max_steps or the deadline
+    estimated: NDArray[np.bool_] | None = None  # (B,): cut rows whose returns include the ``leaf`` estimate
+
+
+# leaf(batch, slots, rows) -> (len(slots), P): the estimated rewards per seat from the cut to the round's end of the
+# games in batch slots ``slots`` (the caller's rows ``rows``), added to their returns.
+Leaf = Callable[[Batch, NDArray[np.int64], NDArray[np.int64]], NDArray[np.floating[Any]]]
 
 
 def pick(
@@ -95,6 +102,7 @@ def rollout(
     temperature: float = 1.0,
     max_steps: int | None = None,
     deadline: float | None = None,
+    leaf: Leaf | None = None,
 ) -> RolloutResult:
     """Play every game of ``batch`` (changed in place) with ``policy`` to the end of its round.
 
@@ -104,7 +112,9 @@ def rollout(
     ``seed``: a non-negative int, the streams' root seed. ``temperature``: 0 plays the policy's highest logit, > 0
     samples ``softmax(logits / temperature)``. ``max_steps``: decisions at most per row (None: to the round's end;
     the game's length bounds it). ``deadline``: a ``time.perf_counter()`` value after which no step starts (the rows
-    still playing come back unfinished).
+    still playing come back unfinished). ``leaf``: called once on the rows still playing when the loop stops (by
+    ``max_steps`` or the deadline) with their batch slots; its estimates of their remaining rewards are added to
+    their returns and ``estimated`` marks them (a value function cuts the rollouts short).
     """
     if not (isinstance(temperature, int | float) and 0 <= temperature <= 100):
         raise ConfigError(f"temperature={temperature!r} is out of range; valid: 0..100")
@@ -186,7 +196,18 @@ def rollout(
             alive[:left] = True
             n = left
             call = batch.step_call(0, n, acts, buf, _OBS_FLOAT)
-    return RolloutResult(returns=returns, steps=steps, finished=finished)
+    estimated = None
+    if leaf is not None:
+        estimated = np.zeros(b, dtype=bool)
+        slots = np.flatnonzero(alive[:n] & ~finished[row_id[:n]])
+        if slots.size:
+            ids = row_id[slots]
+            est = np.asarray(leaf(batch, slots, ids), dtype=np.float64)
+            if est.shape != (slots.size, p):
+                raise ConfigError(f"leaf returned shape {est.shape}; expected {(slots.size, p)}")
+            returns[ids] += est
+            estimated[ids] = True
+    return RolloutResult(returns=returns, steps=steps, finished=finished, estimated=estimated)
 
 
 def _legal(mask: NDArray[np.int8], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -1,0 +1,272 @@
+"""Expert iteration (issue 35, item 3): ``python -m experiments.train.exit --game base --players 5 --iterations 2``.
+
+The ``search`` agent (``agents.search``: sampled determinizations, batched rollouts of a blueprint network) plays
+better than its blueprint; expert iteration (Anthony et al. 2017, AlphaZero's loop without the tree) trains the
+network on the search's choices and then searches on the new network:
+
+    iteration i:  blueprint_{i-1}  --search plays every seat-->  decisions (observation, legal moves, the search's
+                  choice, the seat's return)  --fit, starting from blueprint_{i-1}-->  blueprint_i
+
+* **Iteration 0** is the network shipped for the configuration (``agents/policies/``), copied into ``OUT/it0``.
+* **Collect** (``OUT/it<i>/chunk<j>.npz``): games of ``search:BUDGET,blueprint=blueprint_{i-1}`` in every seat, through
+  :func:`experiments.train.imitate.collect_all` with the search as the teacher (its choice is the label, every
+  decision of every seat is recorded, the value target is the seat's discounted return as in the imitation
+  fit). In chunks of ``--chunk`` decisions, each on its own seed stream and written atomically: an interrupted run
+  loses at most the chunk in flight, and re-running the same command resumes.
+* **Fit** (``OUT/it<i>/policy.npz``, ``fit.csv``, ``meta.json``): cross-entropy toward the search's choice
+  (the search is deterministic given its samples, so its choice distribution is a point mass) plus the value
+  error, fine-tuning blueprint_{i-1} (``imitate --init``) on the decisions of iterations ``1..i`` (aggregated, as
+  DAgger does: earlier searches stay valid labels of the states they saw).
+* **Measure** each iteration against ``expert`` with the paired tournaments the command prints (the network
+  itself, ``learned:OUT/it<i>/policy.npz``, and the search on it, ``search:BUDGET,blueprint=OUT/it<i>/policy.npz``).
+
+Every output records the commit and the options; a finished stage is skipped on a rerun only if its recorded
+options equal the current ones (otherwise the command stops and names the difference, instead of mixing runs).
+Data and checkpoints stay under ``OUT`` (outside git); a shipped result is copied into ``agents/policies/`` by
+``experiments.train.ship``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.learned import NumpyPolicy, shipped_path
+from experiments.train.imitate import Options as ImitateOptions
+from experiments.train.imitate import collect_all, fit
+from experiments.train.imitate_data import Data, concat, with_features
+from saboteur_env import GameConfig
+
+EXIT_VERSION = 1
+
+
+@dataclass
+class Options:
+    """Command-line options (see ``--help``)."""
+
+    game: str = "base"
+    players: int | None = None
+    iterations: int = 2  # iterations to reach (a rerun with more continues from the last finished one)
+    decisions: int = 24_000  # search decisions collected per iteration
+    chunk: int = 1_500  # decisions per chunk file (the most an interruption loses)
+    budget: int = 128  # rollouts per searched move (search:BUDGET)
+    num_envs: int = 4  # games in lock-step per collecting worker (the search, not the engine, is the cost)
+    workers: int = 1
+    epochs: int = 4
+    lr: float = 3e-4
+    batch: int = 512
+    vf_coef: float = 0.5
+    temperature: float = 0.3  # every iteration's network is exported at this temperature, as the shipped ones are
+    seed: int = 0
+    out: str = "runs/exit"
+
+    def check(self) -> None:
+        for name, lo, hi in (("iterations", 1, 100), ("decisions", 1, 10**8), ("chunk", 1, 10**7),
+                             ("budget", 1, 100_000), ("num_envs", 1, 4096), ("workers", 1, 64), ("epochs", 1, 1000),
+                             ("batch", 1, 10**6), ("seed", 0, 2**31 - 1)):  # fmt: skip
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise ValueError(f"{name}={v!r} is out of range; valid: integers {lo}..{hi}")
+        if not 0.0 < self.lr <= 1.0:
+            raise ValueError(f"lr={self.lr!r} is out of range; valid: (0, 1]")
+        if not 0.0 < self.temperature <= 10.0:
+            raise ValueError(f"temperature={self.temperature!r} is out of range; valid: (0, 10]")
+        if not self.vf_coef >= 0:
+            raise ValueError(f"vf_coef={self.vf_coef!r} must be >= 0")
+        start = shipped_path(self.config())  # NoShippedPolicyError (a ValueError) names the shipped configurations
+        NumpyPolicy(start).check_config(self.config())
+
+    def config(self) -> GameConfig:
+        return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
+
+    def chunks(self) -> int:
+        return -(-self.decisions // self.chunk)
+
+    def stage_key(self, i: int) -> dict[str, Any]:
+        """What fixes iteration ``i``'s data and network (a rerun must match it to reuse them)."""
+        keys = ("game", "players", "decisions", "chunk", "budget", "num_envs", "workers", "epochs", "lr", "batch",
+                "vf_coef", "temperature", "seed")  # fmt: skip
+        return {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _atomic_json(path: Path, obj: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+class ExitRun:
+    """The stages of one ``OUT`` folder; every method is idempotent (a finished stage is read back)."""
+
+    def __init__(self, opt: Options, quiet: bool = False) -> None:
+        opt.check()
+        self.opt, self.quiet = opt, quiet
+        self.config = opt.config()
+        self.out = Path(opt.out)
+
+    def log(self, msg: str) -> None:
+        if not self.quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    def dir(self, i: int) -> Path:
+        return self.out / f"it{i}"
+
+    def blueprint(self, i: int) -> Path:
+        """Iteration ``i``'s network (0: a copy of the shipped one, so the run does not change with a new ship)."""
+        path = self.dir(i) / "policy.npz"
+        if i == 0 and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            shutil.copyfile(shipped_path(self.config), tmp)
+            tmp.replace(path)
+        return path
+
+    def _check_key(self, i: int) -> None:
+        key_path = self.dir(i) / "key.json"
+        key = self.opt.stage_key(i)
+        if key_path.exists():
+            old = json.loads(key_path.read_text())
+            if old != key:
+                diff = {k: (old.get(k), key.get(k)) for k in sorted(set(old) | set(key)) if old.get(k) != key.get(k)}
+                raise ValueError(f"{self.dir(i)} was made with other options (recorded, now): {diff}; use another "
+                                 "--out or the recorded options")  # fmt: skip
+        else:
+            key_path.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_json(key_path, key)
+
+    def imitate_options(self, i: int, seed: int, decisions: int) -> ImitateOptions:
+        pol = NumpyPolicy(self.blueprint(i - 1))
+        o = self.opt
+        teacher = f"search:{o.budget},blueprint={self.blueprint(i - 1)}"
+        return ImitateOptions(game=o.game, players=self.config.num_players, teacher=teacher, partners="",
+                              teacher_share=1.0, decisions=decisions, num_envs=o.num_envs, workers=o.workers,
+                              hidden=int(pol.meta["hidden"]),
+                              embed=int(pol.meta.get("embed", 0)), role_heads=pol.num_heads > 1, epochs=o.epochs,
+                              batch=o.batch, lr=o.lr, vf_coef=o.vf_coef, seed=seed, out=str(self.dir(i)),
+                              features=str(pol.features or ""), init=str(self.blueprint(i - 1)),
+                              temperature=o.temperature, init_temperature=o.temperature)  # fmt: skip
+
+    def collect(self, i: int) -> Data:
+        """Iteration ``i``'s decisions, chunk by chunk (existing chunks are read back)."""
+        self._check_key(i)
+        parts = []
+        for j in range(self.opt.chunks()):
+            path = self.dir(i) / f"chunk{j:03d}.npz"
+            if path.exists():
+                with np.load(path, allow_pickle=False) as z:
+                    parts.append(Data.from_npz(z))
+                continue
+            n = min(self.opt.chunk, self.opt.decisions - j * self.opt.chunk)
+            iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + j, decisions=n)
+            t0 = time.perf_counter()
+            data = collect_all(iopt)
+            tmp = path.with_suffix(".tmp.npz")
+            with tmp.open("wb") as fh:
+                np.savez(fh, **data.arrays())  # type: ignore[arg-type]
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(path)
+            parts.append(data)
+            self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in "
+                     f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
+        return concat(parts)
+
+    def train(self, i: int) -> Path:
+        """Iteration ``i``'s network: fitted once its data are complete (a finished fit is kept)."""
+        from experiments.train.imitate import sharpen
+        from experiments.train.selfplay.policy import export_npz
+
+        path = self.dir(i) / "policy.npz"
+        meta_path = self.dir(i) / "meta.json"
+        if path.exists() and meta_path.exists():
+            return path
+        data = concat([self.collect(k) for k in range(1, i + 1)])
+        iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + 999, decisions=len(data))
+        data = with_features(data, self.config, iopt.features, self.opt.workers)
+        t0 = time.perf_counter()
+        model, last = fit(iopt, data, self.dir(i) / "fit.csv", quiet=self.quiet)
+        sharpen(model, self.opt.temperature)
+        export_npz(model, self.config, path, len(data))
+        _atomic_json(meta_path, {"key": self.opt.stage_key(i), "commit": _commit(), "decisions": len(data),
+                                 "games": int(np.unique(data.game).size), "fit_s": round(time.perf_counter() - t0, 1),
+                                 "init": str(self.blueprint(i - 1)), "final": last,
+                                 "options": asdict(self.opt)})  # fmt: skip
+        return path
+
+    def run(self) -> list[Path]:
+        paths = []
+        for i in range(1, self.opt.iterations + 1):
+            paths.append(self.train(i))
+            self.log(f"iteration {i} done: {paths[-1]}")
+            for line in eval_commands(self.opt, i):
+                self.log("  measure: " + line)
+        return paths
+
+
+def eval_commands(opt: Options, i: int, games: int = 1000, seed: int = 7_300_000_000) -> list[str]:
+    """The paired tournaments that measure iteration ``i`` against ``expert`` (fresh deals: the seed range is the
+    evidence's, never the collection's)."""
+    net = Path(opt.out) / f"it{i}" / "policy.npz"
+    n = opt.config().num_players
+    common = (f"--miners expert --saboteurs expert --players {n} --workers 1 --no-beliefs "
+              f"--seed {seed} --secret 5a1e0c35e71de7ce5ea5c4bd0b5e35aa")  # fmt: skip
+    if opt.game != "base":
+        common = f"--game {opt.game} " + common
+    return [f"python -m experiments.tournament --insert learned:{net} expert {common} --games {games} "
+            f"--out {opt.out}/eval-it{i}-learned",
+            f"python -m experiments.tournament --insert search:{opt.budget},blueprint={net} expert {common} --games "
+            f"{games // 2} --out {opt.out}/eval-it{i}-search"]  # fmt: skip
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    d = Options()
+    p = argparse.ArgumentParser(prog="python -m experiments.train.exit", description=__doc__.splitlines()[0])
+    p.add_argument("--game", default=d.game, help="base, sab2 or duel")
+    p.add_argument("--players", type=int, default=None, help="seats per game (a count with a shipped network)")
+    helps = {"iterations": "iterations to reach", "decisions": "search decisions collected per iteration",
+             "chunk": "decisions per chunk file (the most an interruption loses)",
+             "budget": "rollouts per searched move", "num_envs": "games in lock-step per worker",
+             "workers": "collecting processes", "epochs": "passes over the data per fit", "lr": "Adam step size",
+             "batch": "minibatch rows", "vf_coef": "weight of the value error",
+             "temperature": "the temperature each network is exported at (the shipped networks': 0.3)",
+             "seed": "the run's seed",
+             "out": "output folder (outside git)"}  # fmt: skip
+    for name, default in asdict(d).items():
+        if name in ("game", "players"):
+            continue
+        p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default,
+                       help=f"{helps[name]} (default: {default})")  # fmt: skip
+    return Options(**vars(p.parse_args(argv)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        opt = parse_args(argv)
+        run = ExitRun(opt)
+        run.run()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

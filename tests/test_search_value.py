@@ -1,0 +1,168 @@
+"""Rollouts cut short by a value head (issue 35, item 2): the rollout loop's ``leaf``, the value head files
+(agents/value.py), their fit (experiments/train/value.py) and the search agent's ``depth``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.blueprint import rollout_blueprint, shipped_network
+from agents.learned import NumpyPolicy, shipped_path
+from agents.search import SearchAgent
+from agents.value import ValueHead, ValueHeadError, file_sha256
+from experiments.train import value as fitv
+from saboteur_env import GameConfig, apply_action, encode_observation, legal_action_mask, new_game
+from saboteur_env.core.batch import Batch
+from saboteur_env.core.rollout import rollout
+
+BASE5 = GameConfig(num_players=5)
+
+
+def _states(config: GameConfig, seeds: list[int], steps: int) -> list:
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        s = new_game(config, rng)
+        for _ in range(steps):
+            s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+        out.append(s)
+    return out
+
+
+@pytest.fixture(scope="module")
+def head_file(tmp_path_factory) -> str:
+    """A head fitted on a little blueprint play (what experiments.train.value ships, smaller)."""
+    out = tmp_path_factory.mktemp("value") / "base-5p.json"
+    fitv.run(fitv.Options(players=5, samples=600, envs=16, seed=3, out=str(out)), quiet=True)
+    return str(out)
+
+
+# ---- the rollout loop's leaf ----------------------------------------------------------------------------------
+def test_rollout_leaf__adds_the_estimate_to_the_cut_rows_of_the_right_games():
+    """The leaf sees each cut game in its batch slot (slots move as finished rows leave): it reports each slot's
+    decisions played since the rollout began, which must be the row's own step count."""
+    states = _states(BASE5, list(range(40, 52)), steps=3)
+    start = np.array([s.num_decisions for s in states])
+    policy = rollout_blueprint(BASE5, shipped_network(BASE5))
+    plain = rollout(Batch.from_states(states), policy, seed=7, max_steps=9)
+    seen: dict[int, int] = {}
+
+    def leaf(batch, slots, rows):
+        est = np.zeros((slots.size, 5))
+        est[:, 2] = 100.0 + rows  # the caller's row, so the test can see which row got what
+        dec = batch.scalar(batch.k.SC_DECISIONS)[slots]
+        for r, d in zip(rows.tolist(), dec.tolist(), strict=True):
+            seen[r] = int(d)
+        return est
+
+    res = rollout(Batch.from_states(states), policy, seed=7, max_steps=9, leaf=leaf)
+    assert np.array_equal(res.steps, plain.steps) and np.array_equal(res.finished, plain.finished)
+    cut = ~plain.finished
+    assert cut.any() and np.array_equal(res.estimated, cut)
+    expect = plain.returns.copy()
+    expect[cut, 2] += 100.0 + np.flatnonzero(cut)
+    assert np.allclose(res.returns, expect)
+    assert sorted(seen) == np.flatnonzero(cut).tolist()
+    for r, d in seen.items():
+        assert d - start[r] == res.steps[r]
+
+
+def test_rollout_leaf__wrong_shape_is_refused():
+    states = _states(BASE5, [60, 61], steps=2)
+    policy = rollout_blueprint(BASE5, shipped_network(BASE5))
+    with pytest.raises(ValueError, match=r"leaf returned shape \(.*\); expected"):
+        rollout(Batch.from_states(states), policy, seed=1, max_steps=2, leaf=lambda b, s, r: np.zeros((s.size, 2)))
+
+
+# ---- head files --------------------------------------------------------------------------------------------------
+def test_fit_heads__recovers_a_linear_value_exactly():
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((400, 6)).astype(np.float32)
+    head = (rng.random(400) < 0.5).astype(np.int64)
+    w_true = np.array([[1.0, -2.0, 0.5, 0.0, 3.0, 1.0], [0.0, 1.0, 1.0, -1.0, 0.0, 2.0]])
+    b_true = np.array([0.5, -1.5])
+    y = (np.einsum("ij,ij->i", h, w_true[head]) + b_true[head]).astype(np.float32)
+    data = fitv.ValueData(h, head, y, np.arange(400), np.zeros(400, np.float32))
+    w, b = fitv.fit_heads(data, 2, 6, 0.0, np.arange(400))
+    assert np.allclose(w, w_true, atol=1e-4) and np.allclose(b, b_true, atol=1e-4)
+    err = fitv.errors(data, w, b, np.arange(400), np.arange(400))
+    assert err["mse"] < 1e-8 and err["r2"] > 0.9999
+
+
+def test_value_head__file_checks_and_estimate(head_file, tmp_path):
+    bp = NumpyPolicy(shipped_path(BASE5))
+    vh = ValueHead(head_file, bp)
+    rec = json.loads(open(head_file).read())
+    assert rec["target"] == "round_gold" and rec["blueprint_sha256"] == file_sha256(shipped_path(BASE5))
+    assert rec["command"].startswith("python -m experiments.train.value")
+    assert set(rec["held_out"]) == {"mse", "mse_constant", "mse_old_head", "r2"}
+    obs = np.stack([encode_observation(s, 1) for s in _states(BASE5, [70, 71, 72], steps=4)])
+    h, head = bp._hidden(obs)
+    w = np.array([x["w"] for x in rec["heads"]], dtype=np.float32)
+    b = np.array([x["b"] for x in rec["heads"]], dtype=np.float32)
+    assert np.allclose(vh.estimate(obs), np.einsum("ij,ij->i", h, w[head]) + b[head], atol=1e-5)
+    # another blueprint, a broken or foreign file, a missing one: ValueHeadError naming the problem
+    other = NumpyPolicy(shipped_path(GameConfig(num_players=6)))
+    with pytest.raises(ValueHeadError, match="fitted on another blueprint"):
+        ValueHead(head_file, other)
+    bad = tmp_path / "bad.json"
+    for text, match in (("{", "not a JSON value head"), ('{"format": "x"}', "is not a saboteur-env/value-head"),
+                        (json.dumps({**rec, "target": "game"}), "predicts 'game'"),
+                        (json.dumps({**rec, "heads": rec["heads"][:1]}), "needs 2 heads"),
+                        (json.dumps({**rec, "heads": [{"w": [0.0], "b": 0}] * 2}), "head 0 needs 'w'")):  # fmt: skip
+        bad.write_text(text)
+        with pytest.raises(ValueHeadError, match=match):
+            ValueHead(bad, bp)
+    nan = json.dumps({**rec, "heads": [{**rec["heads"][0], "b": float("nan")}, rec["heads"][1]]})
+    bad.write_text(nan)
+    with pytest.raises(ValueHeadError, match="finite"):
+        ValueHead(bad, bp)
+    with pytest.raises(ValueHeadError, match=r"value head file .*missing\.json"):
+        ValueHead(tmp_path / "missing.json", bp)
+
+
+def test_value_collect__targets_are_round_gold_of_the_sampled_seat():
+    """Every target is gold a seat can win in what is left of a round (base game: 0..5 nuggets... plus the
+    saboteurs' shares), and the samples come from many games."""
+    pol = NumpyPolicy(shipped_path(BASE5))
+    data = fitv.collect(pol, BASE5, 400, seed=1, envs=8, keep=0.5)
+    assert data.target.size >= 400 and data.h.shape == (data.target.size, 128)
+    assert (data.target >= 0).all() and (data.target <= 5).all() and (data.target == np.round(data.target)).all()
+    assert np.unique(data.game).size >= 8 and set(np.unique(data.head).tolist()) <= {0, 1}
+    again = fitv.collect(pol, BASE5, 400, seed=1, envs=8, keep=0.5)
+    assert np.array_equal(again.target, data.target) and np.array_equal(again.h, data.h)  # the seed fixes it
+
+
+# ---- the search with depth -------------------------------------------------------------------------------------
+def test_search_depth__deterministic_legal_and_faster(head_file):
+    state = _states(BASE5, [80], steps=6)[0]
+    seat = state.current
+    obs, mask = encode_observation(state, seat), legal_action_mask(state).astype(np.int8)
+    moves = []
+    for _ in range(2):
+        agent = SearchAgent(BASE5, rollouts=32, depth=4, value=head_file)
+        agent.reset(seat, 5, seed=11)
+        moves.append((agent.act(obs, mask), agent.last_stats.get("values")))
+    assert moves[0] == moves[1] and mask[moves[0][0]]
+    full = SearchAgent(BASE5, rollouts=32)
+    full.reset(seat, 5, seed=11)
+    full.act(obs, mask)
+    assert agent.last_stats["rollouts"] == full.last_stats["rollouts"]  # cut rollouts count: none is dropped
+
+
+def test_search_depth__spec_and_bad_input(head_file):
+    agent = make_agent(f"search:16,depth=3,value={head_file}", BASE5)
+    assert isinstance(agent, SearchAgent) and agent.depth == 3 and agent.rollouts == 16
+    for spec, match in (("search:16,depth=0", r"depth=0 is out of range"),
+                        ("search:16,depth=x", "needs a whole number"), ("search:16,deep=3", "valid keys: depth="),
+                        ("search:16,depth=3,depth=4", "once each"), ("search:abc,depth=3", "search:BUDGET needs"),
+                        (f"search:16,value={head_file}", "value= is read only with depth=")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            make_agent(spec, BASE5)
+    with pytest.raises(ValueError, match="IS-MCTS weights"):  # no observation-only network at 4 players
+        SearchAgent(GameConfig(num_players=4), depth=3)
+    with pytest.raises(ValueError, match="no value head is shipped for game 'base' at 6 players"):
+        SearchAgent(GameConfig(num_players=6), depth=3)
