@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 __all__ = ["FileRefusedError", "open_regular"]
 
@@ -60,3 +61,22 @@ def open_regular(path: str | Path, max_bytes: int) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def write_atomic(path: Path, write: Callable[[Any], None]) -> None:
+    """``write(fh)`` into a temporary file beside ``path``, fsync-ed, renamed over ``path``, the folder fsync-ed: a
+    kill or power loss at any instant leaves the old file or the new one, never a torn one under the real name."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)  # the rename itself
+    finally:
+        os.close(fd)

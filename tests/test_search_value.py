@@ -166,3 +166,39 @@ def test_search_depth__spec_and_bad_input(head_file):
         SearchAgent(GameConfig(num_players=4), depth=3)
     with pytest.raises(ValueError, match="no value head is shipped for game 'base' at 6 players"):
         SearchAgent(GameConfig(num_players=6), depth=3)
+
+
+# ---- expert iteration ------------------------------------------------------------------------------------------
+def test_exit__chunks_resume_and_refuse_other_options(tmp_path):
+    """Iteration 1 of a tiny run: the chunks, a network fine-tuned from the shipped one, a rerun that reuses
+    everything, a lost chunk re-collected identically, and other options refused for the same folder."""
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train import exit as ex
+
+    opt = ex.Options(players=5, iterations=1, decisions=30, chunk=15, budget=4, num_envs=1, epochs=1, seed=5,
+                     out=str(tmp_path))  # fmt: skip
+    ex.ExitRun(opt, quiet=True).run()
+    it1 = tmp_path / "it1"
+    chunks = sorted(p.name for p in it1.glob("chunk*.npz"))
+    assert chunks == ["chunk000.npz", "chunk001.npz"]
+    assert file_sha256(tmp_path / "it0" / "policy.npz") == file_sha256(shipped_path(BASE5))
+    net = NumpyPolicy(it1 / "policy.npz")
+    net.check_config(BASE5)
+    assert net.meta["decisions"] >= 30 and int(net.meta["hidden"]) == 128  # the shipped network's shape
+    meta = json.loads((it1 / "meta.json").read_text())
+    assert meta["init"].endswith("it0/policy.npz") and meta["key"]["iteration"] == 1
+    before = {p.name: p.stat().st_mtime_ns for p in it1.iterdir()}
+    ex.ExitRun(opt, quiet=True).run()  # everything is reused
+    assert {p.name: p.stat().st_mtime_ns for p in it1.iterdir()} == before
+    old = (it1 / "chunk001.npz").read_bytes()
+    (it1 / "chunk001.npz").unlink()
+    (it1 / "policy.npz").unlink()  # as if killed while collecting chunk 1
+    ex.ExitRun(opt, quiet=True).run()
+    assert (it1 / "chunk001.npz").read_bytes() == old  # the same seed stream: the same decisions
+    with pytest.raises(ValueError, match=r"was made with other options .*'budget': \(4, 8\)"):
+        ex.ExitRun(ex.Options(**{**opt.__dict__, "budget": 8}), quiet=True).collect(1)
+    for bad, match in (({"iterations": 0}, "iterations=0 is out of range"), ({"lr": 0.0}, "lr=0.0 is out of range"),
+                       ({"players": 4, "game": "duel"}, "num_players|players")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            ex.Options(**{**opt.__dict__, **bad}).check()
+    assert ex.main(["--players", "5", "--chunk", "0", "--out", str(tmp_path / "x")]) == 2

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -41,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import write_atomic
 from agents.learned import NumpyPolicy, shipped_path
 from experiments.train.imitate import Options as ImitateOptions
 from experiments.train.imitate import collect_all, fit
@@ -108,9 +107,7 @@ def _commit() -> str:
 
 
 def _atomic_json(path: Path, obj: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_atomic(path, lambda fh: fh.write((json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()))
 
 
 class ExitRun:
@@ -134,9 +131,8 @@ class ExitRun:
         path = self.dir(i) / "policy.npz"
         if i == 0 and not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            shutil.copyfile(shipped_path(self.config), tmp)
-            tmp.replace(path)
+            src = shipped_path(self.config).read_bytes()
+            write_atomic(path, lambda fh: fh.write(src))
         return path
 
     def _check_key(self, i: int) -> None:
@@ -178,12 +174,7 @@ class ExitRun:
             iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + j, decisions=n)
             t0 = time.perf_counter()
             data = collect_all(iopt)
-            tmp = path.with_suffix(".tmp.npz")
-            with tmp.open("wb") as fh:
-                np.savez(fh, **data.arrays())  # type: ignore[arg-type]
-                fh.flush()
-                os.fsync(fh.fileno())
-            tmp.replace(path)
+            write_atomic(path, lambda fh, d=data: np.savez(fh, **d.arrays()))  # type: ignore[arg-type]
             parts.append(data)
             self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in "
                      f"{time.perf_counter() - t0:.0f} s")  # fmt: skip

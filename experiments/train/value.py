@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.blueprint import NetworkBlueprint, load_network
+from agents.files import write_atomic
 from agents.learned import NumpyPolicy, shipped_path
 from agents.value import FORMAT, FORMAT_VERSION, VALUE_TARGET, ValueHead, file_sha256, shipped_value_path
 from saboteur_env import GameConfig
@@ -171,8 +172,6 @@ def errors(data: ValueData, w: NDArray[np.float64], bias: NDArray[np.float64], r
 def export(blueprint: Path, dst: Path, w: NDArray[np.float64], bias: NDArray[np.float64],
            record: dict[str, Any]) -> None:  # fmt: skip
     """The head file (``agents.value`` format) for ``blueprint``, written atomically."""
-    from experiments.train.selfplay.policy import write_atomic
-
     data = {"format": FORMAT, "version": FORMAT_VERSION, "target": VALUE_TARGET,
             "blueprint": blueprint.name, "blueprint_sha256": file_sha256(blueprint),
             "heads": [{"w": [round(float(x), 6) for x in w[r]], "b": round(float(bias[r]), 6)}

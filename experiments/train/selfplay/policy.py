@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents.base.belief_features import feature_size
+from agents.files import write_atomic
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_slice
 from saboteur_env import GameConfig, num_actions, observation_layout
 
@@ -141,25 +141,6 @@ class CheckpointError(ValueError):
 def _first_line(err: BaseException) -> str:
     text = str(err).strip()
     return text.splitlines()[0][:300] if text else "no detail"
-
-
-def write_atomic(path: Path, write: Callable[[Any], None]) -> None:
-    """``write(fh)`` into a temporary file beside ``path``, fsync-ed, renamed over ``path``, the folder fsync-ed: a
-    kill or power loss at any instant leaves the old file or the new one, never a torn one under the real name."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)  # the rename itself
-    finally:
-        os.close(fd)
 
 
 def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: int = 0) -> Path:
