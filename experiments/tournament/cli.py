@@ -7,6 +7,12 @@ Examples::
         --games 2000 --workers 2 --out runs/x
     python -m experiments.tournament.report runs/x
 
+The main job (the base game with none of ``--miners``, ``--saboteurs`` and ``--insert``): the top of the ladder,
+``expert``, ``learned`` and ``search``, each inserted into one seat of a table of ``expert`` miners and saboteurs,
+12 games at 5 players unless ``--games`` / ``--players`` say otherwise. Naming any of the three options plays the
+tables asked for instead (the missing ones default to ``random suspicious`` miners and ``random covert``
+saboteurs).
+
 Every combination of ``--miners`` x ``--saboteurs`` x ``--players`` is a cell. In a cell every gold-digger seat plays
 the miner policy and every saboteur seat the saboteur policy (roles are dealt each round, so a seat switches policy with
 its role). Game ``g`` of every cell uses seed ``seed + g`` (duplicate deals: the same decks, roles, goals and seats in
@@ -67,6 +73,9 @@ from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
 
 DEFAULT_MINERS = ("random", "suspicious")
 DEFAULT_SABOTEURS = ("random", "covert")
+# README's main job (no --miners, --saboteurs or --insert): the top of the ladder in one seat of an expert table.
+MAIN_JOB_TABLE = "expert"
+MAIN_JOB_INSERT = ("expert", "learned", "search")
 
 
 
@@ -129,8 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
                         "agent, which plays every seat")  # fmt: skip
     parser.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default="seed_5x9", help="duel geometry")
-    parser.add_argument("--miners", nargs="+", default=list(DEFAULT_MINERS), help="miner policies")
-    parser.add_argument("--saboteurs", nargs="+", default=list(DEFAULT_SABOTEURS), help="saboteur policies")
+    parser.add_argument("--miners", nargs="+", default=None,
+                        help=f"miner policies (default: {' '.join(DEFAULT_MINERS)}; none of the three: the main job)")
+    parser.add_argument("--saboteurs", nargs="+", default=None,
+                        help=f"saboteur policies (default: {' '.join(DEFAULT_SABOTEURS)})")  # fmt: skip
     parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
                         help="seat one AGENT (both roles) at seat seed mod N; each is a cell, the first is the "
                         "reference of the paired comparison")  # fmt: skip
@@ -226,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     for n in players:
         if not 3 <= n <= 10:
             parser.error(f"--players {n} is out of range; valid: 3..10")
+    if args.miners is None and args.saboteurs is None and args.insert is None:
+        args.miners, args.saboteurs = [MAIN_JOB_TABLE], [MAIN_JOB_TABLE]
+        args.insert = list(MAIN_JOB_INSERT)
+    args.miners = args.miners or list(DEFAULT_MINERS)
+    args.saboteurs = args.saboteurs or list(DEFAULT_SABOTEURS)
     for option, names in (("--miners", args.miners), ("--saboteurs", args.saboteurs), ("--insert", args.insert or [])):
         _unique(parser, option, names)
         for name in names:
