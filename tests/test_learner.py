@@ -302,7 +302,10 @@ def test_seat_transitions__bad_batches_name_the_size():
 
 
 def _puffer():
-    return pytest.importorskip("saboteur_env.puffer", reason="needs the puffer extra (pip install -e '.[puffer]')")
+    pytest.importorskip("pufferlib", reason="needs the puffer extra (pip install -e '.[puffer]')")
+    from saboteur_env import puffer
+
+    return puffer
 
 
 def test_puffer__observation_then_mask_over_the_learner_stream():
