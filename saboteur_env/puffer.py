@@ -44,10 +44,12 @@ class SaboteurPuffer(pufferlib.PufferEnv):  # pufferlib ships no type informatio
     fields ...)."""
 
     def __init__(self, num_envs: int = 64, buf: Any = None, seed: int = 0, **kwargs: Any) -> None:
-        if "obs_format" in kwargs or "autoreset_mode" in kwargs:
-            raise ConfigError("SaboteurPuffer fixes obs_format and autoreset_mode (observation then mask, same-step)")
+        fixed = sorted({"obs_format", "autoreset_mode", "copy"} & set(kwargs))
+        if fixed:
+            raise ConfigError(f"SaboteurPuffer fixes {', '.join(fixed)} (observation then mask, same-step autoreset, "
+                              "written into PufferLib's buffers)")  # fmt: skip
         _check_seed(seed)
-        self.env = LearnerVectorEnv(num_envs, **kwargs)
+        self.env = LearnerVectorEnv(num_envs, copy=False, **kwargs)  # _write copies into PufferLib's buffers
         self.obs_size = d = self.env.obs_size
         self.num_actions = a = self.env.num_actions
         high = np.concatenate([self.env.obs_high, np.ones(a, dtype=np.float32)])

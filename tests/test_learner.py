@@ -387,3 +387,21 @@ class _OtherGame:
     def reset(self, seat, n, seed): ...
 
     def act(self, obs, mask): ...
+
+
+def test_learner__copy_false_gives_read_only_views_of_the_same_values():
+    kw = dict(num_players=3, opponent_secret=4, opponent_policy=first_legal)
+    fresh, views = LearnerVectorEnv(3, **kw), LearnerVectorEnv(3, copy=False, **kw)
+    (o1, i1), (o2, i2) = fresh.reset(seed=1), views.reset(seed=1)
+    for _ in range(60):
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(i1["action_mask"], i2["action_mask"])
+        assert o1.flags.writeable and not o2.flags.writeable and not i2["action_mask"].flags.writeable
+        old_view, before = o2, o2.copy()
+        acts = np.argmax(i1["action_mask"], axis=1)
+        o1, r1, t1, _, i1 = fresh.step(acts)
+        o2, r2, t2, _, i2 = views.step(acts)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(t1, t2)
+        np.testing.assert_array_equal(old_view, o2)  # a view: the step overwrote it ...
+        assert not np.array_equal(before, o2)  # ... with the next observations
