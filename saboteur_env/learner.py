@@ -24,6 +24,9 @@ this view gives a single-agent learner one seat per game (``learner_seat``: a fi
   ``stats_key=None`` leaves them to that wrapper).
 * ``obs_format="float"``: the learner's observation (the float layout of the AEC environment); ``"dict"``:
   ``{"observation": ..., "action_mask": ...}`` for libraries that read the mask from the observation.
+* ``copy=True`` (the default) returns fresh observations and masks; ``copy=False`` read-only views of buffers that
+  the next ``step`` overwrites (as ``VectorEnv``'s: for code that copies them into its own storage at once, like
+  the PufferLib binding).
 
 Opponents (keyword ``opponents``, one of):
 
@@ -55,7 +58,7 @@ from numpy.typing import NDArray
 from saboteur_env.common.config import GameConfig
 from saboteur_env.common.errors import ConfigError, IllegalActionError
 from saboteur_env.common.seeding import SecretError, check_secret, draw_secret, seat_seeds
-from saboteur_env.vector import LegalSampler, VectorEnv
+from saboteur_env.vector import LegalSampler, VectorEnv, _read_only
 
 BatchPolicy = Callable[[NDArray[np.float32], NDArray[np.int8], NDArray[np.int64]], Any]
 LEARNER_SEATS = ("rotate", "random")
@@ -79,6 +82,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         stats_key: str | None = "episode",
         opponent_secret: int | None = None,
+        copy: bool = True,
         num_threads: int = 1,
         config: GameConfig | None = None,
         **config_kwargs: Any,
@@ -133,6 +137,7 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         self.num_players = n
         self.learner_seat = learner_seat
         self.obs_format, self.stats_key = obs_format, stats_key
+        self.copy = bool(copy)
         self._venv = VectorEnv(b, config=cfg, obs_format="float", num_threads=num_threads, copy=False)
         self.num_actions = a = self._venv.num_actions
         self._policy = opponent_policy
@@ -350,13 +355,15 @@ class LearnerVectorEnv(gym.vector.VectorEnv):
         return acts
 
     def _out_obs(self) -> Any:
-        obs = self._venv._buf["obs_f"].copy()
+        obs = self._venv._buf["obs_f"]
+        obs = obs.copy() if self.copy else _read_only(obs)
         if self.obs_format == "dict":
             return {"observation": obs, "action_mask": self._mask()}
         return obs
 
     def _mask(self) -> NDArray[np.int8]:
-        return self._venv._buf["mask"][:, : self.num_actions].copy()
+        mask = self._venv._buf["mask"][:, : self.num_actions]
+        return mask.copy() if self.copy else _read_only(mask)
 
     def _info(self, final: dict[str, NDArray[Any]], ended: NDArray[np.bool_]) -> dict[str, Any]:
         info: dict[str, Any] = {"action_mask": self._mask(), "seat": self._ls.copy()}

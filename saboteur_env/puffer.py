@@ -11,6 +11,9 @@ one process).
 * Action: ``Discrete(A)``; rewards, terminals (same-step autoreset), truncations (never) as ``LearnerVectorEnv``.
 * ``infos``: a list with one dict of means (``episode_return``, ``episode_length``, ``games``) when games ended in the
   step (PufferLib's loggers average dicts of scalars), empty otherwise.
+* Seeds: ``reset(seed=s)`` deals slot ``b`` from seed ``s * num_envs + b``. PufferLib's vectorisation seeds its
+  workers ``s, s + 1, ...``: spaced this way their games never share a deal (``LearnerVectorEnv.reset(seed=s)``
+  deals slot ``b`` from ``s + b``, so two workers would play the same deals one slot apart).
 
 Requires the ``puffer`` extra (``pufferlib-core``).
 """
@@ -41,29 +44,39 @@ class SaboteurPuffer(pufferlib.PufferEnv):  # pufferlib ships no type informatio
     fields ...)."""
 
     def __init__(self, num_envs: int = 64, buf: Any = None, seed: int = 0, **kwargs: Any) -> None:
-        if "obs_format" in kwargs or "autoreset_mode" in kwargs:
-            raise ConfigError("SaboteurPuffer fixes obs_format and autoreset_mode (observation then mask, same-step)")
-        self.env = LearnerVectorEnv(num_envs, **kwargs)
+        fixed = sorted({"obs_format", "autoreset_mode", "copy"} & set(kwargs))
+        if fixed:
+            raise ConfigError(f"SaboteurPuffer fixes {', '.join(fixed)} (observation then mask, same-step autoreset, "
+                              "written into PufferLib's buffers)")  # fmt: skip
+        _check_seed(seed)
+        self.env = LearnerVectorEnv(num_envs, copy=False, **kwargs)  # _write copies into PufferLib's buffers
         self.obs_size = d = self.env.obs_size
         self.num_actions = a = self.env.num_actions
         high = np.concatenate([self.env.obs_high, np.ones(a, dtype=np.float32)])
         self.single_observation_space = gymnasium.spaces.Box(0.0, high, (d + a,), dtype=np.float32)
         self.single_action_space: gymnasium.spaces.Discrete = gymnasium.spaces.Discrete(a)
         self.num_agents = num_envs
-        self.seed = seed
+        self.seed = int(seed)
         super().__init__(buf)
+        want = (self.num_agents, d + a)
+        if self.observations.shape != want or self.actions.shape != (self.num_agents,):
+            raise ConfigError(f"buf holds observations of shape {self.observations.shape} and actions of shape "
+                              f"{self.actions.shape}; this env needs {want} and ({self.num_agents},) "
+                              f"(num_envs={num_envs} games, {d} observation + {a} mask entries)")  # fmt: skip
 
     def split(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
         """The observations and the boolean masks of a batch of this env's observations."""
         return obs[..., : self.obs_size], obs[..., self.obs_size :] > 0.5
 
     def reset(self, seed: int | None = None) -> tuple[NDArray[np.float32], list[dict[str, float]]]:
-        obs, info = self.env.reset(seed=self.seed if seed is None else seed)
+        s = self.seed if seed is None else _check_seed(seed)
+        b = self.num_agents
+        obs, info = self.env.reset(seed=[s * b + i for i in range(b)])  # disjoint from the workers s+1, s+2, ...
         self._write(obs, info["action_mask"])
         return self.observations, []
 
     def step(self, actions: Any) -> tuple[Any, ...]:
-        obs, reward, term, trunc, info = self.env.step(np.asarray(actions).astype(np.int64, copy=False))
+        obs, reward, term, trunc, info = self.env.step(actions)  # checks the batch: size, integer ids, legality
         self._write(obs, info["action_mask"])
         self.rewards[:] = reward
         self.terminals[:] = term
@@ -81,6 +94,12 @@ class SaboteurPuffer(pufferlib.PufferEnv):  # pufferlib ships no type informatio
 
     def close(self) -> None:
         self.env.close()
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ConfigError(f"seed={seed!r} must be a non-negative int")
+    return int(seed)
 
 
 __all__ = ["SaboteurPuffer"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from experiments.bench import run as bench
@@ -113,3 +114,43 @@ def test_the_reference_and_the_aec_targets_are_warmed_before_the_clock(monkeypat
     assert bench.main(["--target", "raw_env", "engine", *TINY, "--games", "2"]) == 0
     # warm-ups (1 game each), then the timed repeat: connect_four plays --games x 5
     assert calls == [("connect_four", 1), ("env", 1), ("engine", 1), ("connect_four", 10), ("env", 2), ("engine", 2)]
+
+
+def test_learner_and_puffer_targets_count_learner_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    """``learner`` and ``puffer`` (both PufferLib backends, when PufferLib is installed; a note on stderr otherwise)
+    are cells of the same interleaved run as the raw ``vector`` and the connect_four reference."""
+    try:
+        import pufferlib.vector  # noqa: F401
+
+        puffer = ["puffer Serial B=2", "puffer Multiprocessing B=2"]
+    except ImportError:
+        puffer = []
+    assert bench.main(["--target", "vector", "learner", "puffer", *TINY]) == 0
+    out, err = capsys.readouterr()
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["label"] for r in records] == ["connect_four_v3 raw_env", "vector B=2 float", "learner B=2", *puffer]
+    assert ("--target puffer skipped: PufferLib is missing" in err) == (not puffer)
+    for r in records[2:]:
+        assert r["counted"] == "learner steps" and r["num_envs"] == 2 and r["decisions_per_s"] > 0
+    assert [r.get("backend") for r in records[3:]] == ["Serial", "Multiprocessing"][: len(puffer)]
+
+
+def test_learner_helpers_draw_uniform_legal_actions() -> None:
+    from experiments.bench.learner import random_legal
+
+    mask = np.zeros((4, 6), dtype=np.int8)
+    mask[0, [1, 4]] = mask[1, 5] = mask[2, :] = mask[3, 0] = 1
+    rng = np.random.default_rng(0)
+    draws = np.array([random_legal(mask, rng) for _ in range(3000)])
+    assert mask[np.arange(4), draws].all()  # always legal
+    counts = [np.bincount(draws[:, r], minlength=6)[mask[r] == 1] for r in range(4)]
+    assert all(abs(c / 3000 - 1 / len(c)).max() < 0.05 for c in counts)  # every legal action about equally often
+
+
+def test_puffer_target_needs_an_even_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--target", "puffer", "--num-envs", "1024", "7"])
+    assert exc.value.code == 2
+    assert "--target puffer splits --num-envs over 2 environments: give multiples of 2, got 1024 7" in (
+        capsys.readouterr().err
+    )

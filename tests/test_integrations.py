@@ -18,6 +18,9 @@ NEEDS = {
     "sb3": (("sb3_contrib", "stable_baselines3"), "train", True),
     "cleanrl": (("torch",), "train", True),
     "pufferlib": (("pufferlib",), "puffer", True),
+    "tianshou": (("tianshou",), "tianshou", True),
+    "torchrl": (("torchrl",), "torchrl", True),
+    "rllib": (("ray.rllib", "torch"), "ray", True),
 }
 
 

@@ -286,3 +286,122 @@ def test_vector_step_where__only_the_chosen_games_move():
         venv.step_where(bad, where)
     with pytest.raises(ConfigError, match="where must be 4 bools"):
         venv.step_where(acts, np.ones(3, dtype=bool))
+
+
+def test_seat_transitions__bad_batches_name_the_size():
+    tr = SeatTransitions(3, 4)
+    with pytest.raises(ConfigError, match=r"keys must be 3 integer keys, one per game \(got shape \(2,\)"):
+        tr.decide(np.array([0, 1, 2]), np.array([0, 1]))
+    with pytest.raises(ConfigError, match=r"keys must be >= 0 \(got -1\)"):
+        tr.decide(np.array([0, 1, 2]), np.array([0, -1, 2]))
+    with pytest.raises(ConfigError, match=r"ended must be 3 bools, one per game \(got shape \(4,\)"):
+        tr.earn(np.zeros((3, 4)), np.zeros(4, dtype=bool))
+    with pytest.raises(SeatError, match=r"seats must be 3 integer seats.*float64"):
+        tr.decide(np.zeros(3), np.arange(3))
+    assert (tr.open_keys() == -1).all()  # nothing was recorded by the refused calls
+
+
+def _puffer():
+    pytest.importorskip("pufferlib", reason="needs the puffer extra (pip install -e '.[puffer]')")
+    from saboteur_env import puffer
+
+    return puffer
+
+
+def test_puffer__observation_then_mask_over_the_learner_stream():
+    """SaboteurPuffer's agents are LearnerVectorEnv's games: the same observations (then the mask), rewards and
+    terminals; slot ``b`` is dealt from ``seed * num_envs + b``; ended games' means reach ``infos``."""
+    puffer = _puffer()
+    b, kw = 4, dict(num_players=3, opponent_secret=3, learner_seat="random")
+    env = puffer.SaboteurPuffer(num_envs=b, seed=2, **kw)
+    ref = LearnerVectorEnv(b, **kw)
+    obs, infos = env.reset()
+    want, info = ref.reset(seed=[2 * b + i for i in range(b)])
+    assert infos == [] and all(row in env.single_observation_space for row in obs)
+    ended = 0
+    for _ in range(200):
+        o, m = env.split(obs)
+        np.testing.assert_array_equal(o, want)
+        np.testing.assert_array_equal(m, info["action_mask"] == 1)
+        acts = np.argmax(info["action_mask"], axis=1).astype(np.int32)  # PufferLib's action buffer is int32
+        obs, rewards, terminals, truncations, infos = env.step(acts)
+        want, r, term, _, info = ref.step(acts)
+        np.testing.assert_array_equal(rewards, r)
+        np.testing.assert_array_equal(terminals, term)
+        assert not truncations.any()
+        if term.any():
+            assert infos[0]["games"] == term.sum()
+            assert infos[0]["episode_return"] == pytest.approx(info["episode"]["r"][term].mean())
+            ended += int(term.sum())
+        else:
+            assert infos == []
+    assert ended >= 2
+
+
+def test_puffer__pufferlib_workers_deal_disjoint_games():
+    """PufferLib seeds its workers seed, seed + 1, ...: no two of their games share a deal (with a fixed learner seat
+    and opponent secret, a shared deal would show as identical first observations)."""
+    puffer = _puffer()
+    import pufferlib.vector
+
+    vecenv = pufferlib.vector.make(puffer.SaboteurPuffer, backend=pufferlib.vector.Serial, num_envs=3,
+                                   env_kwargs=dict(num_envs=8, num_players=4, learner_seat=0, opponent_secret=1))
+    vecenv.async_reset(seed=0)
+    obs = vecenv.recv()[0]
+    vecenv.close()
+    assert obs.shape[0] == 24 and len({row.tobytes() for row in obs}) == 24
+
+
+def test_puffer__bad_input_before_any_game():
+    puffer = _puffer()
+    with pytest.raises(ConfigError, match=r"seed=-1 must be a non-negative int"):
+        puffer.SaboteurPuffer(num_envs=2, seed=-1)
+    with pytest.raises(ConfigError, match="fixes obs_format"):
+        puffer.SaboteurPuffer(num_envs=2, obs_format="dict")
+    with pytest.raises(ConfigError, match=r"learner_seat=4 is out of range for 4 players; valid: a seat 0..3"):
+        puffer.SaboteurPuffer(num_envs=2, num_players=4, learner_seat=4)
+    with pytest.raises(ConfigError, match=r"num_envs=0 is out of range; valid: 1.."):
+        puffer.SaboteurPuffer(num_envs=0)
+    with pytest.raises(ConfigError, match="game='base' with 5 players; this env plays game='base' with 3"):
+        puffer.SaboteurPuffer(num_envs=2, num_players=3, opponents=lambda s: _OtherGame())
+    probe = puffer.SaboteurPuffer(num_envs=2, num_players=3)
+    shape = probe.single_observation_space.shape
+    buf = {k: np.zeros((3, *shape) if k == "observations" else 3, dtype=np.float32 if k != "actions" else np.int32)
+           for k in ("observations", "rewards", "terminals", "truncations", "teacher_actions", "masks", "actions")}
+    with pytest.raises(ConfigError, match=rf"observations of shape \(3, {shape[0]}\).*needs \(2, {shape[0]}\)"):
+        puffer.SaboteurPuffer(num_envs=2, num_players=3, buf=buf)
+    _, _ = probe.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"must give 2 integer action ids, one per row \(got shape \(3,\)"):
+        probe.step(np.zeros(3, dtype=np.int32))
+    with pytest.raises(IllegalActionError, match=r"got shape \(2,\), float64"):
+        probe.step(np.zeros(2))
+    with pytest.raises(ConfigError, match=r"seed=1.5 must be a non-negative int"):
+        probe.reset(seed=1.5)
+
+
+class _OtherGame:
+    """An agent built for another player count (5)."""
+
+    config = GameConfig(num_players=5)
+
+    def reset(self, seat, n, seed): ...
+
+    def act(self, obs, mask): ...
+
+
+def test_learner__copy_false_gives_read_only_views_of_the_same_values():
+    kw = dict(num_players=3, opponent_secret=4, opponent_policy=first_legal)
+    fresh, views = LearnerVectorEnv(3, **kw), LearnerVectorEnv(3, copy=False, **kw)
+    (o1, i1), (o2, i2) = fresh.reset(seed=1), views.reset(seed=1)
+    for _ in range(60):
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(i1["action_mask"], i2["action_mask"])
+        assert o1.flags.writeable and not o2.flags.writeable and not i2["action_mask"].flags.writeable
+        old_view, before = o2, o2.copy()
+        acts = np.argmax(i1["action_mask"], axis=1)
+        o1, r1, t1, _, i1 = fresh.step(acts)
+        o2, r2, t2, _, i2 = views.step(acts)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(t1, t2)
+        np.testing.assert_array_equal(old_view, o2)  # a view: the step overwrote it ...
+        assert not np.array_equal(before, o2)  # ... with the next observations

@@ -9,6 +9,7 @@
     python -m experiments.bench --target vector raw_env --players 4 --num-envs 4096 --json   # one JSON per line
     python -m experiments.bench --target vector --players 4 --history-length 16 0   # with and without history rows
     python -m experiments.bench --target vector fill --players 4 --num-envs 4096 --obs float   # vs. the row ceiling
+    python -m experiments.bench --target vector learner puffer --players 4 --num-envs 1024 --obs float   # issue 38
 
 Targets: ``engine`` (the rules functions), ``raw_env``, ``env`` (PettingZoo's wrapped env), ``vector``
 (``saboteur_env.vector.VectorEnv``: lock-step batches of ``--num-envs`` games, the acting seat's observation in
@@ -16,7 +17,11 @@ each ``--obs`` format and the int8 mask produced every step, actions from the in
 ``--threads`` shards), ``fill`` (no game is played: ``--num-envs`` float observation rows of the game's size are
 zero-filled by numpy in one thread, again and again, each row counted as a decision; an upper bound, set by memory
 bandwidth at large B, on a one-thread lock-step that writes its whole float row every decision; ``--obs`` and
-``--threads`` do not apply, and its games/s is 0). ``vector`` and ``fill`` run for ``--seconds``; there ``--games``
+``--threads`` do not apply, and its games/s is 0), ``learner`` (``LearnerVectorEnv``: learner steps/s, random
+opponents played inside in batch) and ``puffer`` (PufferLib's ``Serial`` and ``Multiprocessing`` over
+``SaboteurPuffer``, B games in 2 environments; skipped, with a note, without the ``puffer`` extra): their
+"decisions" are learner steps, see :mod:`experiments.bench.learner`. ``vector``, ``fill``, ``learner`` and
+``puffer`` run for ``--seconds``; there ``--games``
 only sizes the connect_four reference (``--games`` x 5 games; a game of the other targets has 3 rounds). A
 B = 4096 Duel row can show 0.0 games/s at short ``--seconds``: no game finished in that time. ``--json``
 prints one object per measured target (median decisions/s, the connect_four
@@ -36,11 +41,13 @@ import os
 import platform
 import resource
 import subprocess
+import sys
 import time
 from typing import Any
 
 import numpy as np
 
+from experiments.bench.learner import PUFFER_BACKENDS, PUFFER_WORKERS, bench_learner, bench_puffer
 from saboteur_env import (
     GameConfig,
     apply_action,
@@ -56,7 +63,7 @@ from saboteur_env.common.config import MAX_HISTORY
 
 GAMES = ("base", "duel", "sab2")
 AEC_TARGETS = ("engine", "raw_env", "env")  # a game at a time, timed over --games games
-TARGETS = (*AEC_TARGETS, "vector", "fill")
+TARGETS = (*AEC_TARGETS, "vector", "fill", "learner", "puffer")
 OBS_FORMATS = ("float", "compact", "none")
 
 
@@ -288,6 +295,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds {args.seconds} must be > 0")
     if args.seed < 0:
         parser.error(f"--seed {args.seed} must be >= 0")
+    if "puffer" in args.target:
+        if any(b % PUFFER_WORKERS for b in args.num_envs):
+            parser.error(f"--target puffer splits --num-envs over {PUFFER_WORKERS} environments: give multiples "
+                         f"of {PUFFER_WORKERS}, got {' '.join(map(str, args.num_envs))}")  # fmt: skip
+        try:
+            import pufferlib.vector  # noqa: F401
+        except ImportError:
+            print("--target puffer skipped: PufferLib is missing (the puffer extra, docs/integrations.md)",
+                  file=sys.stderr)  # fmt: skip
+            args.target = [t for t in args.target if t != "puffer"]
     if args.game != "duel":
         check_players(parser, args.game, args.players)
     for h in args.history_length or ():
@@ -345,6 +362,21 @@ def main(argv: list[str] | None = None) -> int:
                                 extra[key] = {"num_envs": b, "obs": obs, "threads": k, **mem}
                                 if h is not None:
                                     extra[key]["history_length"] = h
+                    continue
+                if target == "learner":
+                    for b in args.num_envs:
+                        key = (f"learner B={b}" + suffix, label)
+                        dps, gps, facts_ = bench_learner(n, b, args.seconds, args.seed, **config)
+                        runs.setdefault(key, []).append((dps, gps))
+                        extra[key] = {**facts_, **({} if h is None else {"history_length": h})}
+                    continue
+                if target == "puffer":
+                    for b in args.num_envs:
+                        for backend in PUFFER_BACKENDS:
+                            key = (f"puffer {backend} B={b}" + suffix, label)
+                            dps, gps, facts_ = bench_puffer(backend, n, b, args.seconds, args.seed, **config)
+                            runs.setdefault(key, []).append((dps, gps))
+                            extra[key] = {**facts_, **({} if h is None else {"history_length": h})}
                     continue
                 if target == "fill":
                     for b in args.num_envs:
