@@ -10,7 +10,7 @@ role, the claim's kind and the phase of the round, as Beta posteriors with their
 * :func:`handset_table` - the hand-set model (a saboteur's goal claim is true with 0.3, ...) as a table with no
   counts: the named baseline ``handset``.
 * :func:`honesty_model` - a model by name, as the agent names ``claims+fit:NAME`` / ``claims+fit=PATH:NAME`` give
-  it: ``handset``, ``fit`` (the model shipped for the game and player count, ``agents/policies/honesty-*.json``)
+  it: ``handset``, ``fit`` (the model shipped for the game and player count, ``agents/fitted/honesty-*.json``)
   or a path to a JSON file.
 
 A Saboteur 2 speaker's role is its dealt role (saboteur or not); the Duel has no roles: every claim is the digger
@@ -34,7 +34,7 @@ FORMAT = "saboteur-honesty-v1"
 ROLES = ("digger", "saboteur")  # digger side: every role but the saboteur (the Duel: its speakers)
 KINDS = ("goal", "accuse", "clear", "suspect")  # the claim kinds' order of saboteur_env.claims (GOAL = 0, ...)
 PRIOR_STRENGTH = 2.0  # the prior is worth this many claims
-SHIPPED_DIR = Path(__file__).resolve().parent / "policies"
+SHIPPED_DIR = Path(__file__).resolve().parent / "fitted"  # fitted honesty models shipped with the repository
 LEVEL = 0.95
 
 
@@ -154,7 +154,7 @@ def handset_table(game: str) -> HonestyTable:
 
 
 def shipped_path(game: str, players: int) -> Path:
-    """Where the fitted model shipped for a game and player count lives (``agents/policies/honesty-base-5.json``)."""
+    """Where the fitted model shipped for a game and player count lives (``agents/fitted/honesty-base-5.json``)."""
     return SHIPPED_DIR / f"honesty-{game}-{players}.json"
 
 

@@ -352,6 +352,19 @@ def run_sab2(
     yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 
+def run_tasks(
+    tasks: list[Task],
+    workers: int = 1,
+    out: Path | None = None,
+    chunk: int = 4,
+    secret: int | None = None,
+) -> Iterator[list[dict]]:
+    """Play arbitrary tournament tasks (``experiments.tournament.tasks.Task``: any game, any seeds, inserted seats)
+    locally through the one loop, logged and resumable like :func:`run`; yields each game's records in task order.
+    For experiments that choose their own deals (the bluffing benchmark's sealed seeds)."""
+    yield from _execute(list(tasks), workers, out, "local", None, chunk, secret)
+
+
 def _execute(
     tasks: list[Task],
     workers: int,
