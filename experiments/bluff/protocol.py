@@ -73,7 +73,8 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("base-5", "base", 5, (("claims+fit:heuristic", "claims+fit:heuristic"),
                                        ("claims+fit:suspicious", "claims+fit:covert")), 40,
                  "6113bc391cdb2b95fde8ca4cc7b0b413c8b6de0069ba96874265fcb9a6e671e0"),
-        Protocol("duel", "duel", 2, (("claims+fit:greedy",), ("claims+fit:believer",)), 30, ""),
+        Protocol("duel", "duel", 2, (("claims+fit:greedy",), ("claims+fit:believer",)), 30,
+                 "39ec93b378415c5d502891eac50b91a5414c62d6bcb3f6972253159848eb136b"),
     )
 }  # fmt: skip
 
