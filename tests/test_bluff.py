@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from agents import make_agent
 from agents.claims import ClaimsAgent, claims_kwargs
 from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims, phase_of
 from agents.honesty import HonestyTable, handset_table, honesty_model
@@ -20,7 +21,6 @@ from experiments.bluff.metrics import saboteur_metrics, seat_rounds
 from experiments.bluff.protocol import SEED_OFFSET, VERSION, deal_seeds, protocol
 from experiments.bluff.run import arm_name, benchmark_name
 from experiments.tournament.claims import _bare, _claims_k, claims_options, with_claims_per_turn
-from agents import make_agent
 from saboteur_env import GameConfig
 
 CFG5 = GameConfig(num_players=5, claims=True)
@@ -78,7 +78,7 @@ def test_honesty_table__json_round_trip_and_the_handset_baseline(tmp_path) -> No
     assert h.truth(1, 0, 0) == pytest.approx(0.3) and h.truth(0, 2, 1) == pytest.approx(0.7)
     assert honesty_model("handset", "base", 5) == HonestyModel()
     assert honesty_model(str(path), "base", 5) == table.model()
-    with pytest.raises(ValueError, match="honesty model 'nope.json': no file 'nope.json'; valid: handset, fit"):
+    with pytest.raises(ValueError, match=r"honesty model .nope\.json.: no file .nope\.json.; valid: handset, fit"):
         honesty_model("nope.json", "base", 5)
     with pytest.raises(ValueError, match="was fitted for game 'base', not 'duel'"):
         honesty_model(str(path), "duel", 2)

@@ -12,6 +12,10 @@ play every deal:
 * ``pool`` - no agent: the pool member in that seat too (the reference its rating is measured against; one per
   deal, shared by every agent of a leaderboard).
 
+Every arm of a deal gives every seat the same agent seed (one game secret per deal and game, drawn from the secret,
+not from the log key that names the arm), so the paired differences come from the agent's talk and listening, not
+from its dice.
+
 An agent name without the claims prefix (``heuristic``, ``learned``, ``ismcts:50``, ``llm``) is benchmarked as
 ``claims+mute:NAME``: it plays its own moves and says nothing (its ``deaf`` and ``mute`` arms are itself, so they
 are not played).
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents import find_agent, make_agent
-from experiments.bluff.protocol import SEED_OFFSET, Protocol, deal_seeds, pool_member
+from experiments.bluff.protocol import SEED_OFFSET, VERSION, Protocol, deal_seeds, pool_member
 from experiments.tournament.claims import (
     _bare,
     _claims_k,
@@ -35,6 +39,7 @@ from experiments.tournament.claims import (
 from experiments.tournament.run import run_tasks
 from experiments.tournament.tasks import Task
 from saboteur_env import GameConfig
+from saboteur_env.common.seeding import game_secret
 
 ARMS = ("play", "deaf", "mute")
 LAYOUT = "seed_5x9"  # the Duel's geometry in every protocol of this version
@@ -103,16 +108,20 @@ def play(p: Protocol, name: str | None, secret: int, deals: int | None = None, a
     """Play the arms of ``name`` (``None``: the ``pool`` arm) on the protocol's sealed deals under ``secret``."""
     seeds = deal_seeds(p, secret, deals)
     _check_held_out(p, seeds)
-    plan: list[tuple[str, int, Task]] = []
+    plan: list[tuple[str, int, Task, int]] = []
     for arm in ("pool",) if name is None else arms:
         seated = None if name is None else arm_name(name, arm)
         if name is not None and seated is None:
             continue
         for i, seed in enumerate(seeds):
-            plan += [(arm, i, t) for t in _tasks(p, seed, pool_member(p, i), seated)]
+            # Every arm of a deal draws the same agent randomness (the same game secret): the arms differ in the
+            # agent's talk and listening alone.
+            plan += [(arm, i, t, game_secret(secret, (VERSION, p.name, "agents", i, j)))
+                     for j, t in enumerate(_tasks(p, seed, pool_member(p, i), seated))]  # fmt: skip
     result = Played(p, name, seeds)
-    games: Iterator[list[dict]] = run_tasks([t for _, _, t in plan], workers=workers, out=out, secret=secret)
-    for (arm, i, _), records in zip(plan, games, strict=True):
+    games: Iterator[list[dict]] = run_tasks([t for _, _, t, _ in plan], workers=workers, out=out, secret=secret,
+                                            game_secrets=[s for _, _, _, s in plan])  # fmt: skip
+    for (arm, i, _, _), records in zip(plan, games, strict=True):
         result.games.setdefault(arm, {}).setdefault(i, []).append(records)
     return result
 
