@@ -90,8 +90,8 @@ class HonestyTable:
         cdf = np.cumsum(pdf, axis=-1)
         cdf /= cdf[..., -1:]
         flat = cdf.reshape(-1, grid)
-        lo = np.array([x[np.searchsorted(c, (1 - level) / 2)] for c in flat]).reshape(a.shape)
-        hi = np.array([x[min(grid - 1, np.searchsorted(c, (1 + level) / 2))] for c in flat]).reshape(a.shape)
+        lo = np.array([x[int(np.searchsorted(c, (1 - level) / 2))] for c in flat]).reshape(a.shape)
+        hi = np.array([x[min(grid - 1, int(np.searchsorted(c, (1 + level) / 2)))] for c in flat]).reshape(a.shape)
         return lo, hi
 
     def model(self) -> HonestyModel:

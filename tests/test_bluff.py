@@ -209,3 +209,12 @@ def test_benchmark_name__silent_plain_agents() -> None:
     p = protocol("base-5")
     assert benchmark_name("heuristic", p) == "claims+mute:heuristic"
     assert benchmark_name("claims+fit:bayes", p) == "claims+fit:bayes"
+
+
+def test_benchmark__arms_share_agent_seeds_so_talk_that_changes_nothing_measures_zero() -> None:
+    # In the Duel claims change no move (honest talk, no reaction): with the same agent seeds in every arm, the
+    # paired differences are exactly 0 on every deal.
+    b = benchmark(protocol("duel"), ["claims:greedy"], secret=5, deals=2, quiet=True)
+    r = b["rows"][0]
+    assert r["talk_value"] == (0.0, 0.0, 0.0) and r["listening_value"] == (0.0, 0.0, 0.0)
+    assert r["version"] == VERSION and r["protocol"] == f"{VERSION}/duel"

@@ -71,8 +71,8 @@ PROTOCOLS: dict[str, Protocol] = {
     p.name: p
     for p in (
         Protocol("base-5", "base", 5, (("claims+fit:heuristic", "claims+fit:heuristic"),
-                                       ("claims+fit:suspicious", "claims+fit:covert")), 40,
-                 "6113bc391cdb2b95fde8ca4cc7b0b413c8b6de0069ba96874265fcb9a6e671e0"),
+                                       ("claims+fit:planner", "claims+fit:blocker")), 60,
+                 "2046962c5f39bd6bb8109d3b6c5a723301d0e8f8c0061765bf4933fe5d749e9a"),
         Protocol("duel", "duel", 2, (("claims+fit:greedy",), ("claims+fit:believer",)), 30,
                  "39ec93b378415c5d502891eac50b91a5414c62d6bcb3f6972253159848eb136b"),
     )
