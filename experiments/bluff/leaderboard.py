@@ -83,7 +83,7 @@ def markdown(boards: list[dict[str, Any]]) -> str:
                   f"arms play, deaf, mute, plus the pool's own). Honesty model of the pool: `{b['honesty']}` "
                   f"(SHA-256 {str(b['honesty_sha256'])[:12]}). Deals drawn from a secret with SHA-256 "
                   f"{b['secret_sha256'][:12]}.", ""]  # fmt: skip
-        cal = b.get("calibration") or {}
+        cal = {k: v for k, v in (b.get("calibration") or {}).items() if v["items"]}  # the Duel has no roles
         if cal:
             parts = [f"{k} {_num(v['ece'], 3)} ({v['items']} seat-rounds)" for k, v in cal.items()]
             lines += ["Public claims observer on the pool's games, ECE of its end-of-round P(saboteur): "

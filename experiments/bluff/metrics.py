@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims
+from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims, phase_of
+from experiments.bluff.run import Played
 from experiments.tournament.stats import auc_interval, bootstrap_ratio, ece, paired_difference
 from saboteur_env import GameConfig
 
@@ -127,11 +128,11 @@ def calibration(pool: list[SeatRound], config: GameConfig, models: dict[str, Hon
     """The public claims observer's calibration on the pool's games: its P(saboteur) for every seat at each round's
     end against the roles dealt (ECE with an interval), per honesty model."""
     out: dict[str, Any] = {}
-    rounds = {(r.deal, id(r.claims)): r for r in pool if r.role is not None}  # the Duel pool: both seats, once
+    rounds = [r for r in pool if r.role is not None]  # games with roles (one seat-round per round of the pool arm)
     for label, model in models.items():
         obs = ClaimsObserver(config, model)
         items = []
-        for r in rounds.values():
+        for r in rounds:
             p = _public(obs, r.claims, r.players)
             items += [(r.deal, float(p[s]), int(r.roles[s])) for s in range(r.players)]
         out[label] = {"ece": ece(items, deals), "items": len(items)}
@@ -153,7 +154,7 @@ def saboteur_metrics(rs: list[SeatRound], observer: ClaimsObserver, deals: int) 
                 continue
             lap = c["t"] // r.players
             laps.append((r.deal, lap, 1.0))
-            lies.append((r.deal, float(lap < 2), 1.0))
+            lies.append((r.deal, float(phase_of(c["t"], r.players) == 0), 1.0))
             before, after = _public(observer, r.claims[:i], r.players), _public(observer, r.claims[: i + 1], r.players)
             pointed = c["target"] if c["kind"] != "goal" else None
             shift["public"].append((r.deal, float(after[r.seat] - before[r.seat]), 1.0))
@@ -212,7 +213,7 @@ def digger_metrics(rs: list[SeatRound], deaf: list[SeatRound], deals: int) -> di
     }
 
 
-def agent_metrics(played: Any, pool: Any, config: GameConfig, model: HonestyModel) -> dict[str, Any]:
+def agent_metrics(played: Played, pool: Played, config: GameConfig, model: HonestyModel) -> dict[str, Any]:
     """Every number of one agent's row (module docstring). ``played`` / ``pool``: :class:`experiments.bluff.run.
     Played` of the agent and of the pool arm on the same deals; ``model``: the public observer's honesty model."""
     deals = len(played.seeds)
