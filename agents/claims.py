@@ -20,7 +20,8 @@ Agents read only their observation (the claims block holds public claims only, n
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ from agents.claims_beliefs import (
     ClaimsObserver,
     HonestyModel,
     PublicClaims,
+    phase_of,
 )
 from saboteur_env import GameConfig
 from saboteur_env.claims import ACCUSE, CLEAR, GOAL, SUSPECT, layout
@@ -72,6 +74,12 @@ class _Reader:
                     self.repair_of[a] = d.target
                 elif kind == "break":
                     self.break_of[a] = d.target
+
+    def round_index(self, obs: NDArray[np.float32]) -> int:
+        """The round being played (every game's observation has it one-hot: Saboteur 2 inside ``status``)."""
+        sl = self.obs_layout.slices
+        part = obs[sl["round"]] if "round" in sl else obs[sl["status"]][3:6]
+        return int(np.argmax(part))
 
     def saboteur(self, obs: NDArray[np.float32]) -> bool:
         if not self.lay.roles:
@@ -154,6 +162,11 @@ class ClaimsAgent:
 
     ``miner`` / ``saboteur``: the claim policies by role (default: honest diggers, covert saboteurs who lie when it
     pays; the Duel uses ``miner``). ``model``: the observer's honesty model.
+
+    Phases: a fitted honesty model's rates depend on the phase of the round a claim was made in
+    (``agents.claims_beliefs.phase_of``: its lap). The agent sees the others' claims only at its own decisions, so it
+    stamps each claim with its own count of game decisions this round when it first sees it: the lap it was made in,
+    or the next one (the speaker may have spoken after this seat's turn in that lap).
     """
 
     def __init__(self, inner: Agent, config: GameConfig, *, miner: ClaimPolicy | None = None,
@@ -172,6 +185,8 @@ class ClaimsAgent:
         self.rng = np.random.default_rng()
         self.last_beliefs: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
         self.hooked: ClaimsBayesModel | ClaimsBeliefs | None = None
+        self._round, self._laps = -1, 0
+        self._stamps: dict[tuple[int, ...], int] = {}
 
     @property
     def oracle(self) -> bool:
@@ -188,6 +203,17 @@ class ClaimsAgent:
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         self.last_beliefs = None
         self.hooked = self._hook() if self.miner_policy.react else None
+        self._round, self._laps, self._stamps = -1, 0, {}
+
+    def _stamped(self, claims: PublicClaims, game_obs: NDArray[np.float32]) -> PublicClaims:
+        """``claims`` with the phase each was first seen in (class docstring)."""
+        rnd = self.reader.round_index(game_obs)
+        if rnd != self._round:
+            self._round, self._laps, self._stamps = rnd, 0, {}
+        now = phase_of(self._laps * self.config.num_players, self.config.num_players)
+        goals = tuple(self._stamps.setdefault((0, s, g, int(v)), now) for s, g, v in claims.goals)
+        seats = tuple(self._stamps.setdefault((1, s, k, t), now) for s, k, t in claims.seats)
+        return dataclasses.replace(claims, goal_phases=goals, seat_phases=seats)
 
     def _hook(self) -> ClaimsBayesModel | ClaimsBeliefs | None:
         """Put the claims into the digger policy's own belief model (base-game ladder agents: ``beliefs`` with
@@ -212,7 +238,8 @@ class ClaimsAgent:
     def beliefs(self, observation: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(P(gold) per goal, P(saboteur) per absolute seat) from this observation's claims and own knowledge."""
         game_obs = observation[: self.reader.game_size]
-        claims = PublicClaims.from_block(self.lay, observation[self.reader.game_size:], self.seat)
+        claims = self._stamped(PublicClaims.from_block(self.lay, observation[self.reader.game_size:], self.seat),
+                               game_obs)  # fmt: skip
         is_sab = self.reader.saboteur(game_obs)
         if self.hooked is not None:
             if isinstance(self.hooked, ClaimsBayesModel):
@@ -258,6 +285,12 @@ class ClaimsAgent:
 
     # ---- decisions ----
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        action = self._act(observation, action_mask)
+        if action < self.lay.game_actions:
+            self._laps += 1  # this seat's game decisions this round: the lap its next observation is in
+        return action
+
+    def _act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         obs = np.asarray(observation, dtype=np.float32)
         mask = np.asarray(action_mask)
         a = self.lay.game_actions
@@ -341,13 +374,46 @@ class ClaimsAgent:
         return gm
 
 
-def make_claims_agent(name: str, config: GameConfig, role: str | None = None, **kwargs: Any) -> ClaimsAgent:
-    """``make_agent(name, config.game_config)`` wrapped in a :class:`ClaimsAgent` for a claims config."""
+CLAIMS_OPTIONS = ("deaf", "mute", "fit", "fit=PATH")
+
+
+def claims_kwargs(options: Iterable[str], config: GameConfig) -> dict[str, Any]:
+    """:class:`ClaimsAgent` keyword arguments for the options of a name ``claims+OPTION...:NAME``: ``deaf`` - talks
+    but plays as without claims in both roles (``react=False``: the listening arm of the bluffing benchmark);
+    ``mute`` - never talks and plays as without claims (the wrapped agent's own moves, ``done`` in report windows);
+    ``fit`` / ``fit=PATH`` - its beliefs use the fitted honesty model shipped for the game and player count / in
+    PATH (``agents.honesty.honesty_model``; default: the hand-set ``handset``). ``ValueError`` naming an unknown
+    option."""
+    opts = list(options)
+    for o in opts:
+        if o not in ("deaf", "mute", "fit") and not (o.startswith("fit=") and len(o) > 4):
+            raise ValueError(f"claims option {o!r} is unknown; valid: {', '.join(CLAIMS_OPTIONS)}")
+    miner, saboteur = ClaimPolicy(), ClaimPolicy(honest=False, suspect_above=2.0, accuse_above=2.0)
+    if "deaf" in opts or "mute" in opts:
+        talk = "mute" not in opts
+        miner = dataclasses.replace(miner, react=False, talk=talk)
+        saboteur = dataclasses.replace(saboteur, react=False, talk=talk)
+    out: dict[str, Any] = {"miner": miner, "saboteur": saboteur}
+    fits = [o for o in opts if o.startswith("fit")]
+    if len(fits) > 1:
+        raise ValueError(f"claims options {opts}: at most one honesty model (fit or fit=PATH)")
+    if fits:
+        from agents.honesty import honesty_model
+
+        out["model"] = honesty_model("fit" if fits[0] == "fit" else fits[0][4:], config.game, config.num_players)
+    return out
+
+
+def make_claims_agent(name: str, config: GameConfig, role: str | None = None, options: Iterable[str] = (),
+                      **kwargs: Any) -> ClaimsAgent:  # fmt: skip
+    """``make_agent(name, config.game_config)`` wrapped in a :class:`ClaimsAgent` for a claims config
+    (``options``: :func:`claims_kwargs`)."""
     from agents.registry import make_agent
 
     if not config.claims:
         raise ValueError(f"make_claims_agent needs claims=True in the config (got {config!r})")
-    return ClaimsAgent(make_agent(name, config.game_config, role), config, **kwargs)
+    return ClaimsAgent(make_agent(name, config.game_config, role), config, **{**claims_kwargs(options, config),
+                                                                              **kwargs})
 
 
-__all__ = ["ClaimPolicy", "ClaimsAgent", "make_claims_agent"]
+__all__ = ["CLAIMS_OPTIONS", "ClaimPolicy", "ClaimsAgent", "claims_kwargs", "make_claims_agent"]

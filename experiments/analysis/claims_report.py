@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from agents import make_agent
 from agents.claims import ClaimPolicy, make_claims_agent
-from agents.claims_beliefs import ClaimsObserver, PublicClaims
+from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
     draw_secret,
@@ -37,7 +37,7 @@ from experiments.tournament.rounds import (
     seat_agents,
     session_secret,
 )
-from experiments.tournament.stats import bootstrap_mean, bootstrap_ratio, resample_weights
+from experiments.tournament.stats import auc_interval, bootstrap_mean, bootstrap_ratio, ece
 from saboteur_env import GameConfig, raw_env
 from saboteur_env.claims import layout, state_fields
 
@@ -54,7 +54,7 @@ def _public_goals(env: Any) -> NDArray[np.int8]:
 
 
 def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bool = True,
-              agent_secret: int | None = None) -> dict[str, Any]:  # fmt: skip
+              agent_secret: int | None = None, honesty: HonestyModel | None = None) -> dict[str, Any]:  # fmt: skip
     """One game of deal ``seed``: round results, and with claims every claim (with the speaker's role when made)
     and the public observer's last P(saboteur) per seat in each round. ``react=False``: the diggers talk but play
     as without claims (``ClaimPolicy(react=False)``). The seats' seeds are sealed (``experiments.tournament.rounds``):
@@ -67,7 +67,7 @@ def play_deal(config: GameConfig, agent: str, seed: int, claims: bool, react: bo
               for _ in range(n)]  # fmt: skip
     env.reset(seed=seed)
     seat_agents(agents, draw_secret() if agent_secret is None else agent_secret, seed, env.state)
-    observer = ClaimsObserver(cfg) if claims else None
+    observer = ClaimsObserver(cfg, honesty) if claims else None
     roles_at: list[int] = []
     scores: dict[int, list[float]] = {}
     # The last score of each round while every goal was still face down, with the decision it was taken before.
@@ -112,40 +112,16 @@ def _team_win(config: GameConfig, result: dict[str, Any]) -> float:
     return float(result["winner"] == "gold-diggers")
 
 
-def _auc(pos: list[tuple[int, float]], neg: list[tuple[int, float]], weights: NDArray[np.float64]) -> float:
-    """Weighted Mann-Whitney AUC (ties count one half); items are (deal index, score)."""
-    if not pos or not neg:
-        return float("nan")
-    pg, ps = np.array([g for g, _ in pos]), np.array([s for _, s in pos])
-    ng, ns = np.array([g for g, _ in neg]), np.array([s for _, s in neg])
-    wp, wn = weights[pg], weights[ng]
-    cmp = (ps[:, None] > ns[None, :]) + 0.5 * (ps[:, None] == ns[None, :])
-    den = wp.sum() * wn.sum()
-    return float(wp @ cmp @ wn / den) if den > 0 else float("nan")
-
-
-def auc_interval(pos: list[tuple[int, float]], neg: list[tuple[int, float]], deals: int, boot: int = BOOT
-                 ) -> tuple[float, float, float]:
-    """AUC with a percentile bootstrap interval over deals."""
-    point = _auc(pos, neg, np.ones(deals))
-    est = np.array([_auc(pos, neg, w) for chunk in resample_weights(deals, boot, seed=1) for w in chunk])
-    est = est[np.isfinite(est)]
-    if est.size == 0:
-        return point, float("nan"), float("nan")
-    lo, hi = np.quantile(est, [0.025, 0.975])
-    return point, float(lo), float(hi)
-
-
 def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: bool = True,
-           secret: int | None = None) -> dict[str, Any]:  # fmt: skip
+           secret: int | None = None, honesty: HonestyModel | None = None) -> dict[str, Any]:  # fmt: skip
     """The numbers of docs/claims.md. ``reaction``: also play the deals with claims but non-reacting diggers, to
     split the effect of claims into the talk and the diggers' reaction to it. ``secret``: where the agents' seeds
     come from (``experiments.tournament.rounds``; default this process's session secret): the arms of a deal share
-    them."""
+    them. ``honesty``: the public observer's honesty model (default the hand-set one; the agents keep theirs)."""
     secret = session_secret() if secret is None else secret
     keys = [game_secret(secret, ("claims_report", config.game, config.num_players, agent, seed + g))
             for g in range(deals)]  # fmt: skip
-    on = [play_deal(config, agent, seed + g, True, agent_secret=keys[g]) for g in range(deals)]
+    on = [play_deal(config, agent, seed + g, True, agent_secret=keys[g], honesty=honesty) for g in range(deals)]
     off = [play_deal(config, agent, seed + g, False, agent_secret=keys[g]) for g in range(deals)]
     deaf = ([play_deal(config, agent, seed + g, True, react=False, agent_secret=keys[g]) for g in range(deals)]
             if reaction else None)  # fmt: skip
@@ -194,7 +170,9 @@ def report(config: GameConfig, agent: str, deals: int, seed: int = 0, reaction: 
         out["detection"] = {"liars": len(liars), "truth_tellers": len(honest),
                             "auc_liars": auc_interval(liars, honest, deals),
                             "auc_liars_face_down": auc_interval(early_liars, early_honest, deals),
-                            "auc_saboteurs": auc_interval(sabs, rest, deals)}  # fmt: skip
+                            "auc_saboteurs": auc_interval(sabs, rest, deals),
+                            "ece_saboteurs": ece([(g, p, 1) for g, p in sabs] + [(g, p, 0) for g, p in rest], deals),
+                            "honesty": (honesty or HonestyModel()).name}  # fmt: skip
     # Effect on win rates, paired by deal.
     rate_on = [np.mean([_team_win(config, r) for r in d["rounds"]]) for d in on]
     rate_off = [np.mean([_team_win(config, r) for r in d["rounds"]]) for d in off]
@@ -230,6 +208,9 @@ def render(r: dict[str, Any]) -> str:
                   f"({d['truth_tellers']}) {_ci(d['auc_liars'], False)}; the same while every goal was face down "
                   f"{_ci(d['auc_liars_face_down'], False)}; AUC saboteurs vs the rest "
                   f"{_ci(d['auc_saboteurs'], False)}"]
+        if "ece_saboteurs" in d:
+            lines += [f"calibration of that P(saboteur) (honesty model {d['honesty']}): ECE "
+                      f"{_ci(d['ece_saboteurs'], False)}"]
     w = r["win_rate"]
     lines += ["", f"rate that {what[r['game']]}: claims {_ci(w['claims'])}, no claims {_ci(w['no_claims'])}, "
               f"paired difference {_ci(w['difference'])} ({w['identical_deals']} of {r['deals']} deals with equal "
@@ -259,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reaction-arm", action="store_true",
                     help="skip the third arm (claims, diggers that do not react)")
     ap.add_argument("--json", default=None, help="also write the numbers to this file")
+    ap.add_argument("--honesty", default="handset", help="the public observer's honesty model: handset (default), "
+                    "fit (the fitted model shipped for the game and player count) or a honesty JSON file")
     ap.add_argument("--secret", default=None, help="hex secret the agents' seeds come from (default: drawn from "
                     "os.urandom, printed); never derived from the deal seeds")
     args = ap.parse_args(argv)
@@ -268,7 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         config = GameConfig(game=args.game, num_players=args.players, rounds=args.rounds, claims=True,
                             claims_per_turn=args.claims_per_turn)  # fmt: skip
         secret = None if args.secret is None else parse_secret(args.secret)
-        r = report(config, args.agent, args.deals, args.seed, reaction=not args.no_reaction_arm, secret=secret)
+        from agents.honesty import honesty_model
+
+        model = honesty_model(args.honesty, config.game, config.num_players)
+        r = report(config, args.agent, args.deals, args.seed, reaction=not args.no_reaction_arm, secret=secret,
+                   honesty=model)
     except ValueError as e:
         ap.error(str(e))
     print(render(r))

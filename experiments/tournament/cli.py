@@ -54,6 +54,7 @@ from experiments.tournament.claims import (
     _bare,
     _claims_cell,
     _claims_k,
+    check_claims_options,
     with_claims_per_turn,
 )
 from experiments.tournament.duel import DuelTable
@@ -198,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             parser.error(str(err))
         for name in args.agents:
+            try:
+                check_claims_options(name, "duel", 2)
+            except ValueError as err:
+                parser.error(str(err))
             if _claims_k(name) and _bare(name) in agent_names("duel", kind="scripted"):
                 continue
             if not _known(name, "duel"):
@@ -222,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             parser.error(str(err))
         for name in args.agents:
+            try:
+                for n in players:
+                    check_claims_options(name, "sab2", n)
+            except ValueError as err:
+                parser.error(str(err))
             if _claims_k(name) and _bare(name) in agent_names("sab2", kind="scripted"):
                 continue
             if not _known(name, "sab2") or name.startswith("ppo:"):
@@ -246,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         _unique(parser, option, names)
         for name in names:
             try:
+                for n in players:
+                    check_claims_options(name, "base", n)
                 if _claims_k(name) and _bare(name) in agent_names("base", kind="scripted"):
                     continue
             except ValueError as err:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from experiments.tournament import base, duel, sab2
-from experiments.tournament.claims import _bare, _claims_cell
+from experiments.tournament.claims import _bare, _claims_cell, claims_options
 from experiments.tournament.logs.format import claim_record
 from experiments.tournament.rounds import (
     GameSpec,
@@ -56,6 +56,16 @@ def _with_claims(header: dict, k: int) -> dict:
     return {**header, "claims_per_turn": k} if k else header
 
 
+def _claims_agent(inner: Any, config: GameConfig, names: tuple[str, ...]) -> Any:
+    """A claims seat: ``ClaimsAgent`` around the seat's agent, with its names' options (``claims+OPTION:NAME``). A
+    base-game seat has a miner and a saboteur name: the digger's claim policy and the honesty model (the believer's)
+    come from the first, the saboteur's claim policy from the last."""
+    from agents.claims import ClaimsAgent, claims_kwargs
+
+    first, last = (claims_kwargs(claims_options(n), config) for n in (names[0], names[-1]))
+    return ClaimsAgent(inner, config, miner=first["miner"], saboteur=last["saboteur"], model=first.get("model"))
+
+
 def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
     """Play one seeded game; returns one record per round.
 
@@ -71,11 +81,10 @@ def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
     if env is None or env.config != GameConfig(**options):
         env = raw_env(**options)
     cfg = env.config.game_config  # what the agents play: the game itself (claims are a layer over it)
-    agents: list[Any] = [rec.agent(cfg, *(_bare(n) for n in names)) for names in rec.seats(spec)]
+    seats = rec.seats(spec)
+    agents: list[Any] = [rec.agent(cfg, *(_bare(n) for n in names)) for names in seats]
     if k:
-        from agents.claims import ClaimsAgent
-
-        agents = [ClaimsAgent(a, env.config) for a in agents]
+        agents = [_claims_agent(a, env.config, names) for a, names in zip(agents, seats, strict=True)]
     env.reset(seed=spec.seed)
     game = env.unwrapped.game
     secret = draw_secret() if spec.secret is None else spec.secret

@@ -96,7 +96,7 @@ def oracle_name(name: str, game: str = "base") -> bool:
     return is_oracle(agent)
 
 
-CLAIMS_NAME = re.compile(r"^claims(?:@\d+)?:(.+)$")  # claims:NAME / claims@K:NAME -> NAME
+CLAIMS_NAME = re.compile(r"^claims(?:@\d+)?(?:\+[^:+]+)*:(.+)$")  # claims[@K][+OPTION...]:NAME -> NAME
 
 
 ORACLE_NOTE = "* oracle: reads the hidden state (declared `oracle = True`); an upper bound, never in ratings"

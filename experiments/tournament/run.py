@@ -352,6 +352,22 @@ def run_sab2(
     yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 
+def run_tasks(
+    tasks: list[Task],
+    workers: int = 1,
+    out: Path | None = None,
+    chunk: int = 4,
+    secret: int | None = None,
+    game_secrets: list[int] | None = None,
+) -> Iterator[list[dict]]:
+    """Play arbitrary tournament tasks (``experiments.tournament.tasks.Task``: any game, any seeds, inserted seats)
+    locally through the one loop, logged and resumable like :func:`run`; yields each game's records in task order.
+    For experiments that choose their own deals (the bluffing benchmark's sealed seeds). ``game_secrets``: each
+    task's game secret (default: derived from ``secret`` and the task's log key); paired arms that must draw the
+    same agent randomness give their games the same one."""
+    yield from _execute(list(tasks), workers, out, "local", None, chunk, secret, game_secrets)
+
+
 def _execute(
     tasks: list[Task],
     workers: int,
@@ -360,12 +376,17 @@ def _execute(
     address: str | None,
     chunk: int,
     secret: int | None = None,
+    game_secrets: list[int] | None = None,
 ) -> Iterator[list[dict]]:
     keys = [task_key(t) for t in tasks]
     if len(set(keys)) != len(keys):
         raise ValueError("the same game is listed twice (a player count, agent or insert given twice?)")
     secret = session_secret() if secret is None else secret
-    tasks = [(*t, game_secret(secret, k)) for t, k in zip(tasks, keys, strict=True)]  # sealed agent seeds
+    if game_secrets is None:
+        game_secrets = [game_secret(secret, k) for k in keys]  # sealed agent seeds
+    if len(game_secrets) != len(tasks):
+        raise ValueError(f"{len(game_secrets)} game secrets for {len(tasks)} tasks")
+    tasks = [(*t, s) for t, s in zip(tasks, game_secrets, strict=True)]
     signals = _Signals()
     signals.install()
     writer: LogWriter | None = None

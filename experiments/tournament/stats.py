@@ -272,3 +272,52 @@ class RunningMean:
             return self.mean, NAN, NAN
         half = z * math.sqrt(self._m2 / (self.n - 1)) / math.sqrt(self.n)
         return self.mean, self.mean - half, self.mean + half
+
+
+# ---- ranking and calibration of probabilities (claims observers, the bluffing benchmark) ----
+def _auc(pos: list[tuple[int, float]], neg: list[tuple[int, float]], weights: NDArray[np.float64]) -> float:
+    """Weighted Mann-Whitney AUC (ties count one half); items are (deal index, score)."""
+    if not pos or not neg:
+        return float("nan")
+    pg, ps = np.array([g for g, _ in pos]), np.array([s for _, s in pos])
+    ng, ns = np.array([g for g, _ in neg]), np.array([s for _, s in neg])
+    wp, wn = weights[pg], weights[ng]
+    cmp = (ps[:, None] > ns[None, :]) + 0.5 * (ps[:, None] == ns[None, :])
+    den = wp.sum() * wn.sum()
+    return float(wp @ cmp @ wn / den) if den > 0 else float("nan")
+
+
+def auc_interval(pos: list[tuple[int, float]], neg: list[tuple[int, float]], deals: int, boot: int = 1000
+                 ) -> tuple[float, float, float]:
+    """AUC with a percentile bootstrap interval over deals."""
+    point = _auc(pos, neg, np.ones(deals))
+    est = np.array([_auc(pos, neg, w) for chunk in resample_weights(deals, boot, seed=1) for w in chunk])
+    est = est[np.isfinite(est)]
+    if est.size == 0:
+        return point, float("nan"), float("nan")
+    lo, hi = np.quantile(est, [0.025, 0.975])
+    return point, float(lo), float(hi)
+
+
+def ece(items: Sequence[tuple[int, float, int]], units: int, bins: int = 10, boot: int = 1000
+        ) -> tuple[float, float, float]:  # fmt: skip
+    """Expected calibration error of probabilities, ``items`` = (unit index, p, outcome 0/1): equal-width bins, each
+    weighted by its share of the items; with a percentile bootstrap interval over units (deals)."""
+    if not items:
+        return NAN, NAN, NAN
+    d = np.array([i[0] for i in items])
+    p = np.array([i[1] for i in items], float)
+    y = np.array([i[2] for i in items], float)
+    b = np.minimum((p * bins).astype(int), bins - 1)
+
+    def one(w: NDArray[np.float64]) -> float:
+        wi = w[d]
+        tot = wi.sum()
+        if tot == 0:
+            return NAN
+        gap = np.abs(np.bincount(b, wi * p, bins) - np.bincount(b, wi * y, bins))
+        return float(gap.sum() / tot)
+
+    point = one(np.ones(units))
+    est = np.array([one(w) for chunk in resample_weights(units, boot, seed=1) for w in chunk])
+    return (point, *_interval(est, LEVEL))

@@ -1,0 +1,127 @@
+"""``python -m experiments.bluff``: benchmark agents under the bluffing protocol, or regenerate the leaderboard.
+
+    python -m experiments.bluff claims:heuristic                      # base game, 5 players (protocol base-5)
+    python -m experiments.bluff claims+fit:bayes heuristic --deals 20 --json out.json --md out.md
+    python -m experiments.bluff --game duel claims:greedy
+    python -m experiments.bluff --leaderboard --secret HEX            # docs/bluff/leaderboard.{md,json}
+
+AGENT is any name the tournament seats: scripted (``heuristic``), ``claims:NAME`` / ``claims+OPTION:NAME``,
+``learned``, ``ismcts:N``, ``text:NAME``, ``llm``; a name without ``claims`` plays silent (``claims+mute:NAME``).
+The deals are drawn from ``--secret`` (default: from ``os.urandom``, printed at the end); the same secret gives the
+same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from agents.honesty import honesty_model
+from experiments.bluff import leaderboard as lb
+from experiments.bluff.metrics import agent_metrics, arm_rounds, calibration
+from experiments.bluff.protocol import PROTOCOLS, VERSION, Protocol, protocol, protocol_for
+from experiments.bluff.run import Played, benchmark_name, play
+from experiments.tournament.rounds import SecretError, format_secret, oracle_name, parse_secret, session_secret
+from saboteur_env import GameConfig
+
+LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderboard"
+# The rows of the repository's leaderboard, per protocol: the scripted claims agents, hand-set and fitted believers,
+# and one silent agent.
+LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
+    "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
+               "heuristic"),
+    "duel": ("claims:greedy", "claims:believer", "greedy"),
+}  # fmt: skip
+
+
+def benchmark(p: Protocol, agents: list[str], secret: int, deals: int | None = None, workers: int = 1,
+              out: Path | None = None, quiet: bool = False) -> dict[str, Any]:  # fmt: skip
+    """The protocol's board for ``agents`` (names checked first: ``ValueError`` naming a bad one)."""
+    p.check_honesty()
+    names = [benchmark_name(a, p) for a in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"agents {agents} name the same agent twice (as seated: {names})")
+    config = GameConfig(game=p.game, num_players=p.players)
+    model = honesty_model("fit", p.game, p.players)
+
+    def log(name: str) -> Path | None:
+        return None if out is None else out / name.replace(":", "_").replace("/", "_")
+
+    pool: Played = play(p, None, secret, deals, workers=workers, out=log("pool"))
+    cal = calibration(arm_rounds(pool.games["pool"], duel_pool=p.game == "duel"), config,
+                      {"handset": honesty_model("handset", p.game, p.players), "fit": model},
+                      len(pool.seeds))  # fmt: skip
+    rows = []
+    for agent, name in zip(agents, names, strict=True):
+        if not quiet:
+            print(f"{p.id}: {agent} (seated as {name})", file=sys.stderr)
+        played = play(p, name, secret, deals, workers=workers, out=log(name))
+        rows.append(lb.row(p, agent, name, oracle_name(name, p.game), agent_metrics(played, pool, config, model),
+                           secret))  # fmt: skip
+    b = lb.board(p, rows, cal, secret)
+    b["deals"] = len(pool.seeds)
+    return b
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m experiments.bluff", description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("agents", nargs="*", metavar="AGENT", help="agents to benchmark")
+    ap.add_argument("--game", default="base", help=f"game of the protocol ({VERSION}: "
+                    f"{', '.join(sorted({p.game for p in PROTOCOLS.values()}))})")  # fmt: skip
+    ap.add_argument("--players", type=int, default=None, help="player count of the protocol")
+    ap.add_argument("--deals", type=int, default=None, help="deals per agent (default: the protocol's); a run with "
+                    "fewer or more deals is not the protocol's: its rows say how many")  # fmt: skip
+    ap.add_argument("--secret", default=None, metavar="HEX", help="secret the deals and agent seeds come from "
+                    "(default: drawn from os.urandom, printed at the end)")  # fmt: skip
+    ap.add_argument("--workers", type=int, default=1, help="worker processes")
+    ap.add_argument("--out", type=Path, default=None, help="log directory (one tournament log per arm; resumable)")
+    ap.add_argument("--json", type=Path, default=None, help="write the board as JSON")
+    ap.add_argument("--md", type=Path, default=None, help="write the board as Markdown")
+    ap.add_argument("--leaderboard", action="store_true", help="regenerate docs/bluff/leaderboard.{md,json}: every "
+                    "protocol, its LEADERBOARD_AGENTS, the protocol's deals")  # fmt: skip
+    args = ap.parse_args(argv)
+    if args.deals is not None and args.deals < 1:
+        ap.error(f"--deals {args.deals} must be at least 1")
+    if args.workers < 1:
+        ap.error(f"--workers {args.workers} must be at least 1")
+    try:
+        secret = session_secret() if args.secret is None else parse_secret(args.secret)
+    except SecretError as err:
+        ap.error(f"--secret: {err}")
+    if args.leaderboard:
+        if args.agents:
+            ap.error("--leaderboard benchmarks its own agents (LEADERBOARD_AGENTS); give no AGENT")
+        todo = [(protocol(name), list(agents)) for name, agents in LEADERBOARD_AGENTS.items()]
+    else:
+        if not args.agents:
+            ap.error("give at least one AGENT (or --leaderboard)")
+        try:
+            todo = [(protocol_for(args.game, args.players), args.agents)]
+        except ValueError as err:
+            ap.error(str(err))
+    boards = []
+    try:
+        for p, agents in todo:
+            boards.append(benchmark(p, agents, secret, args.deals, args.workers,
+                                    None if args.out is None else args.out / p.name))  # fmt: skip
+    except ValueError as err:
+        ap.error(str(err))
+    finally:
+        print(f"deal secret: {format_secret(secret)} (--secret re-plays these deals exactly)", file=sys.stderr)
+    json_path, md_path = args.json, args.md
+    if args.leaderboard:
+        json_path = json_path or LEADERBOARD.with_suffix(".json")
+        md_path = md_path or LEADERBOARD.with_suffix(".md")
+    if json_path:
+        lb.write_json(boards, json_path)
+    if md_path:
+        lb.write_markdown(boards, md_path)
+    print(lb.markdown(boards))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

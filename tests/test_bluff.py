@@ -1,0 +1,220 @@
+"""Fitted honesty (agents.honesty) and the bluffing benchmark (experiments.bluff): the fit recovering a known honesty
+from synthetic claims, the believers' exact update under a fitted model, metrics on a hand-made log, the sealed and
+deterministic protocol, the version in every row, and bad input named."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.claims import ClaimsAgent, claims_kwargs
+from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims, phase_of
+from agents.honesty import HonestyTable, handset_table, honesty_model
+from experiments.bluff import leaderboard as lb
+from experiments.bluff.cli import benchmark, main
+from experiments.bluff.honesty import claim_rows, fit, held_out
+from experiments.bluff.metrics import saboteur_metrics, seat_rounds
+from experiments.bluff.protocol import SEED_OFFSET, VERSION, deal_seeds, protocol
+from experiments.bluff.run import arm_name, benchmark_name
+from experiments.tournament.claims import _bare, _claims_k, claims_options, with_claims_per_turn
+from saboteur_env import GameConfig
+
+CFG5 = GameConfig(num_players=5, claims=True)
+
+
+# ---- phases and the fit ---------------------------------------------------------------------------------------
+def test_phase_of__laps_of_the_round() -> None:
+    assert [phase_of(t, 5) for t in (0, 9, 10, 24, 25, 99)] == [0, 0, 1, 1, 2, 2]
+
+
+def _claim(t: int, speaker: int, kind: str, target: int, value: int, truth: bool, known: bool = True) -> dict:
+    return {"t": t, "speaker": speaker, "kind": kind, "target": target, "value": value, "truth": truth,
+            "known": known, "lie": known and not truth}  # fmt: skip
+
+
+def _round(seed: int, roles: list[int], claims: list[dict], winner: str = "saboteurs", beliefs: list | None = None,
+           insert_seat: int = 0) -> dict:  # fmt: skip
+    return {"header": {"seed": seed, "players": len(roles), "roles": roles, "round": 0, "insert_seat": insert_seat,
+                       "agents": ["claims:x"] * len(roles)},
+            "claims": claims, "end": {"winner": winner}, "beliefs": beliefs or []}  # fmt: skip
+
+
+def test_fit__recovers_a_known_honesty_from_synthetic_claims() -> None:
+    # Saboteurs (seat 1) tell the truth in 20 of 100 early goal claims and in 60 of 60 late ones; diggers always.
+    rng = np.random.default_rng(0)
+    truths = rng.permutation([True] * 20 + [False] * 80)
+    claims = [_claim(0, 1, "goal", 0, 1, bool(v)) for v in truths] + [_claim(50, 1, "goal", 0, 1, True)] * 60
+    claims += [_claim(12, 0, "accuse", 1, 1, True)] * 9 + [_claim(12, 0, "accuse", 2, 1, False)]
+    games = [[_round(7, [0, 1, 0, 0, 0], claims)]]
+    assert sorted(set(claim_rows(games))) == [(0, 1, 1, False), (0, 1, 1, True), (1, 0, 0, False), (1, 0, 0, True),
+                                              (1, 0, 2, True)]  # fmt: skip
+    table = HonestyTable.fit(claim_rows(games), "base")
+    assert table.counts[1, 0, 0].tolist() == [20, 80] and table.counts[1, 0, 2].tolist() == [60, 0]
+    assert table.counts[0, 1, 1].tolist() == [9, 1]
+    mean = table.mean()
+    # Beta prior: the hand-set rate worth 2 claims (saboteur goal 0.3, digger accuse 0.7)
+    assert mean[1, 0, 0] == pytest.approx((0.6 + 20) / 102)
+    assert mean[1, 0, 2] == pytest.approx((0.6 + 60) / 62)
+    assert mean[0, 1, 1] == pytest.approx((1.4 + 9) / 12)
+    assert mean[1, 0, 1] == pytest.approx(0.3)  # no claims: the prior
+    lo, hi = table.interval()
+    assert lo[1, 0, 0] < 0.2 < hi[1, 0, 0] and hi[1, 0, 0] < 0.3  # the known 0.2 inside, the hand-set 0.3 out
+    assert table.mean(pooled=True)[1, 0] == pytest.approx((0.6 + 80) / 162)
+
+
+def test_honesty_table__json_round_trip_and_the_handset_baseline(tmp_path) -> None:
+    table = HonestyTable.fit([(1, 0, 0, False), (1, 0, 0, True), (0, 3, 2, True)], "base", name="x", seeds=[0, 3])
+    path = tmp_path / "h.json"
+    table.save(path)
+    back = HonestyTable.load(path)
+    assert back.counts.tolist() == table.counts.tolist() and back.meta == table.meta
+    assert back.model() == table.model()
+    # the named baseline: no counts, the hand-set numbers
+    h = handset_table("base").model()
+    assert h.truth(1, 0, 0) == pytest.approx(0.3) and h.truth(0, 2, 1) == pytest.approx(0.7)
+    assert honesty_model("handset", "base", 5) == HonestyModel()
+    assert honesty_model(str(path), "base", 5) == table.model()
+    with pytest.raises(ValueError, match=r"honesty model .nope\.json.: no file .nope\.json.; valid: handset, fit"):
+        honesty_model("nope.json", "base", 5)
+    with pytest.raises(ValueError, match="was fitted for game 'base', not 'duel'"):
+        honesty_model(str(path), "duel", 2)
+
+
+def test_believers__exact_update_under_a_fitted_model_by_phase() -> None:
+    # Goal claims: diggers true with 0.8 early, saboteurs 0.2 early; late both 0.5 (the claim says nothing).
+    q = np.full((2, 4, 3), 0.5)
+    q[0, 0, 0], q[1, 0, 0] = 0.8, 0.2
+    nest = tuple(tuple(tuple(float(x) for x in k) for k in r) for r in q)
+    model = HonestyModel(table=nest, pooled=tuple(tuple(float(x) for x in r[:, 0]) for r in q))
+    obs = ClaimsObserver(CFG5, model)  # 5 players: prior P(saboteur) 2/6
+    early = PublicClaims(goals=((1, 0, True),), goal_phases=(0,))
+    p_gold, p_sab = obs.posterior(early)
+    # P(claim | gold at 0) = 2/3 * 0.8 + 1/3 * 0.2 = 0.6; elsewhere 2/3 * 0.2 + 1/3 * 0.8 = 0.4
+    assert p_gold == pytest.approx([3 / 7, 2 / 7, 2 / 7])
+    assert p_sab[1] == pytest.approx(3 / 7 * (1 / 3 * 0.2 / 0.6) + 4 / 7 * (1 / 3 * 0.8 / 0.4))
+    late = PublicClaims(goals=((1, 0, True),), goal_phases=(2,))
+    assert obs.posterior(late)[0] == pytest.approx([1 / 3] * 3)
+    # the hand-set model ignores phases: the same numbers as before phases existed
+    hand = ClaimsObserver(CFG5)
+    assert hand.posterior(early)[0] == pytest.approx(hand.posterior(PublicClaims(goals=((1, 0, True),)))[0])
+
+
+def test_claims_agent__stamps_each_claim_with_the_lap_it_was_first_seen_in() -> None:
+    agent = ClaimsAgent(make_agent("heuristic", CFG5.game_config), CFG5, **claims_kwargs(["fit"], CFG5))
+    agent.reset(2, 5, 0)
+    game_obs = np.zeros(agent.reader.game_size, dtype=np.float32)
+    first = agent._stamped(PublicClaims(goals=((1, 0, True),)), game_obs)
+    assert first.goal_phases == (0,)
+    agent._laps = 3  # three own game decisions later: the middle phase
+    later = agent._stamped(PublicClaims(goals=((1, 0, True), (3, 2, False)), seats=((4, 1, 0),)), game_obs)
+    assert later.goal_phases == (0, 1) and later.seat_phases == (1,)
+    assert agent.observer.model.table is not None  # +fit: the shipped fitted model
+
+
+def test_fit__held_out_deals_are_not_fitted_and_calibration_is_measured_on_them() -> None:
+    seeds = list(range(40))
+    test_seeds = [s for s in seeds if held_out(s, 0.25)]
+    assert 0 < len(test_seeds) < 40 and test_seeds == [s for s in seeds if held_out(s, 0.25)]
+    games = [[_round(s, [0, 1, 0, 0, 0], [_claim(0, 1, "goal", 0, 1, s in test_seeds)])] for s in seeds]
+    table, calib = fit(games, "base", 5, 0.25)
+    # only the training games' claims (all false) are counted
+    assert table.counts[1, 0, 0].tolist() == [0, 40 - len(test_seeds)]
+    assert calib["games"] == len(test_seeds) and set(calib) == {"games", "handset", "fit"}
+    assert table.meta["seeds"] == [0, 40] and table.meta["held_out"] == len(test_seeds)
+
+
+# ---- names ------------------------------------------------------------------------------------------------------
+def test_claims_names__options_parse_and_keep_through_k() -> None:
+    name = "claims+fit+deaf:bayes"
+    assert (_claims_k(name), _bare(name), claims_options(name)) == (1, "bayes", ("fit", "deaf"))
+    assert with_claims_per_turn(name, 2) == "claims@2+fit+deaf:bayes"
+    assert claims_options("claims@3:text:random") == () and _bare("claims@3:text:random") == "text:random"
+    assert arm_name(name, "mute") == "claims+fit+mute:bayes" and arm_name(name, "deaf") is None
+    assert arm_name("claims+mute:heuristic", "deaf") is None
+    with pytest.raises(ValueError, match="claims option 'loud' is unknown; valid: deaf, mute, fit, fit=PATH"):
+        claims_kwargs(["loud"], CFG5)
+
+
+# ---- metrics on a hand-made log ------------------------------------------------------------------------------
+def test_saboteur_metrics__on_a_hand_made_round() -> None:
+    # Seat 0 (saboteur) lies about goal 0 before decision 3; seat 1 (digger) held P(saboteur on 0) 0.3 at decision 1
+    # and 0.2 at decision 6; seat 4 is the other saboteur (its beliefs do not count).
+    beliefs = [{"t": 1, "actor": 1, "agent": [300, 0, 250, 250, 250]},
+               {"t": 2, "actor": 4, "agent": [900, 100, 100, 100, 1000]},
+               {"t": 6, "actor": 1, "agent": [200, 0, 300, 300, 300]}]  # fmt: skip
+    game = [_round(11, [1, 0, 0, 0, 1], [_claim(3, 0, "goal", 0, 1, False)], "saboteurs", beliefs)]
+    rs = seat_rounds(game, 0)
+    assert (rs[0].seat, rs[0].role, rs[0].win) == (0, 1, True)
+    m = saboteur_metrics(rs, ClaimsObserver(CFG5), 1)
+    assert (m["rounds"], m["lies"], m["known_claims"]) == (1, 1, 1)
+    assert m["lie_rate"][0] == 1.0 and m["lie_lap"][0] == 0.0 and m["lies_early"][0] == 1.0
+    assert m["lie_shift"]["opponents"]["mean"][0] == pytest.approx(-0.1)
+    # hand-set public observer: prior 1/3, after "goal 0 is gold" by seat 0: 17/39
+    assert m["lie_shift"]["public"]["mean"][0] == pytest.approx(float(Fraction(17, 39) - Fraction(1, 3)))
+    assert m["lie_shift"]["target_public"]["n"] == 0  # a goal lie points at no seat
+    assert m["undetected"][0] == 1.0  # the digger's last P(saboteur) on it: 0.2
+    assert m["win_rate"][0] == 1.0
+
+
+# ---- the protocol --------------------------------------------------------------------------------------------------
+def test_protocol__sealed_deals_from_the_secret_held_out_of_the_fit() -> None:
+    p = protocol("base-5")
+    a, b = deal_seeds(p, 1, 5), deal_seeds(p, 2, 5)
+    assert a == deal_seeds(p, 1, 5) and a != b and len(set(a)) == 5
+    assert all(s >= SEED_OFFSET for s in a + b)  # never a tournament's or the honesty fit's public seed
+    p.check_honesty()  # the shipped honesty file is the one bluff-v1 pinned
+    with pytest.raises(ValueError, match="deals=0 must be an int >= 1"):
+        deal_seeds(p, 1, 0)
+
+
+def test_benchmark__deterministic_for_a_fixed_secret_with_the_version_in_every_row(tmp_path) -> None:
+    p = protocol("base-5")
+    one = benchmark(p, ["claims:random", "random"], secret=7, deals=2, quiet=True)
+    two = benchmark(p, ["claims:random", "random"], secret=7, deals=2, quiet=True)
+    lb.write_json([one], tmp_path / "a.json")
+    lb.write_json([two], tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    data = json.loads((tmp_path / "a.json").read_text())
+    rows = data["boards"][0]["rows"]
+    assert [r["agent"] for r in rows] == ["claims:random", "random"]
+    assert all(r["version"] == VERSION and r["protocol"] == f"{VERSION}/base-5" for r in rows)
+    assert rows[1]["seated_as"] == "claims+mute:random" and rows[1]["claims_per_round"][0] == 0
+    assert rows[1]["talk_value"] == [None, None, None]  # a silent agent has no silent arm
+    lb.write_markdown([one], tmp_path / "a.md")
+    table_rows = [ln for ln in (tmp_path / "a.md").read_text().splitlines() if ln.startswith("| `")]
+    assert table_rows and all(f"| {VERSION} |" in ln for ln in table_rows)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["nosuchagent"], "agent 'nosuchagent' is unknown for game 'base'; valid: random"),
+    (["claims:heuristic", "--deals", "0"], "--deals 0 must be at least 1"),
+    (["claims@2:heuristic"], "protocol bluff-v1/base-5 plays one claim per turn"),
+    (["claims+loud:heuristic"], "claims option 'loud' is unknown"),
+    (["greedy", "--game", "duel", "--players", "5"], "no bluff-v1 protocol for game 'duel' with players 5; valid:"),
+    (["ppo:/no/such/model.zip"], "does not fit protocol bluff-v1/base-5"),
+    ([], "give at least one AGENT"),
+])  # fmt: skip
+def test_cli__bad_input_is_named(argv: list[str], words: str, capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_benchmark_name__silent_plain_agents() -> None:
+    p = protocol("base-5")
+    assert benchmark_name("heuristic", p) == "claims+mute:heuristic"
+    assert benchmark_name("claims+fit:bayes", p) == "claims+fit:bayes"
+
+
+def test_benchmark__arms_share_agent_seeds_so_talk_that_changes_nothing_measures_zero() -> None:
+    # In the Duel claims change no move (honest talk, no reaction): with the same agent seeds in every arm, the
+    # paired differences are exactly 0 on every deal.
+    b = benchmark(protocol("duel"), ["claims:greedy"], secret=5, deals=2, quiet=True)
+    r = b["rows"][0]
+    assert r["talk_value"] == (0.0, 0.0, 0.0) and r["listening_value"] == (0.0, 0.0, 0.0)
+    assert r["version"] == VERSION and r["protocol"] == f"{VERSION}/duel"
