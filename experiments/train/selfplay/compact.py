@@ -92,7 +92,7 @@ class _Bag(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: torch.Tensor) -> tuple[torch.Tensor, None]:  # type: ignore[override]
+    def backward(ctx: Any, g: torch.Tensor) -> tuple[torch.Tensor, None]:
         (idx,) = ctx.saved_tensors
         gw = torch.zeros((ctx.rows, g.shape[1]), dtype=g.dtype)
         _bag_bwd(_np(g), _np(idx), gw.numpy())
@@ -111,7 +111,7 @@ class _Dot(torch.autograd.Function):
         return out
 
     @staticmethod
-    def backward(ctx: Any, g: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+    def backward(ctx: Any, g: torch.Tensor) -> tuple[Any, ...]:
         w, x, key, rows = ctx.saved_tensors
         gw, gb, gx = torch.zeros_like(w), torch.zeros(w.shape[0], dtype=w.dtype), torch.zeros_like(x)
         _dot_bwd(_np(g), _np(w), _np(x), _np(key), _np(rows), gw.numpy(), gb.numpy(), gx.numpy())
@@ -121,7 +121,7 @@ class _Dot(torch.autograd.Function):
 def token_sum(w: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """Sum of the embedding rows ``idx`` (batch x places, -1: none) of ``w``."""
     if w.device.type == "cpu":
-        return _Bag.apply(w, idx)  # type: ignore[no-any-return]
+        return _Bag.apply(w, idx)
     pad = w.new_zeros((1, w.shape[1]))  # row R: the padding row (no gradient reaches w through it)
     return nn.functional.embedding_bag(torch.where(idx < 0, w.shape[0], idx), torch.cat([w, pad]), mode="sum")
 
@@ -129,7 +129,7 @@ def token_sum(w: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
 def legal_logits(w: torch.Tensor, bias: torch.Tensor, x: torch.Tensor, key: torch.Tensor,
                  rows: torch.Tensor) -> torch.Tensor:  # fmt: skip
     if w.device.type == "cpu":
-        return _Dot.apply(w, bias, x, key, rows)  # type: ignore[no-any-return]
+        return _Dot.apply(w, bias, x, key, rows)
     return (w[key] * x[rows]).sum(dim=1) + bias[key]
 
 
@@ -224,7 +224,7 @@ class CompactPolicy(nn.Module):
         a = self.num_actions
 
         def t(x: NDArray[np.float32]) -> torch.Tensor:
-            return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+            return torch.from_numpy(np.array(x, dtype=np.float32))  # a copy: the file's arrays are read-only
 
         with torch.no_grad():
             self.emb.copy_(t(w["emb"]))
@@ -270,8 +270,10 @@ def load_init(model: nn.Module, path: str | Path, config: GameConfig) -> None:
     pol = NumpyPolicy(path)
     pol.check_config(config)
     if pol.net != "compact" or (pol.num_heads, pol.meta["hidden"]) != (model.num_heads, model.hidden):
-        raise ValueError(f"{path} does not fit this network: file net={pol.net} heads={pol.num_heads} hidden="
-                         f"{pol.meta['hidden']}, network compact heads={model.num_heads} hidden={model.hidden}")
+        raise ValueError(
+            f"{path} does not fit this network: file net={pol.net} heads={pol.num_heads} hidden="
+            f"{pol.meta['hidden']}, network compact heads={model.num_heads} hidden={model.hidden}"
+        )
     model.load_arrays(pol.w)
     return None
 

@@ -131,7 +131,9 @@ class Trainer:
             for layer in (self.model.fc0, self.model.fc1, self.model.pe):
                 for prm in layer.parameters() if layer is not None else ():
                     prm.requires_grad_(False)
-        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5)
+        # fused: one pass per tensor instead of a dozen (the compact net's token table is ~1M weights)
+        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5,
+                                      fused=True)  # fmt: skip
         n = self.config.num_players
         # Belief features: one follower per (slot, seat) that a network plays (the learner, snapshots), reset when
         # its slot starts a game; self._fresh marks the seats whose follower has not seen this game yet.
@@ -274,7 +276,7 @@ class Trainer:
         if self.args.features:
             roll.obs[row, :, : self._env_obs] = self._obs
             self._features(row, seats, np.flatnonzero(learner | self.seating.snapshot))
-        elif self.compact:
+        elif isinstance(self.model, CompactPolicy):
             self.model.reader.pack(self._obs, out=roll.obs[row])
         else:
             np.copyto(roll.obs[row], self._obs)
@@ -290,7 +292,7 @@ class Trainer:
             roll.logp[row, theirs] = 0.0
             roll.value[row, theirs] = 0.0
             # scripted agents read float observations
-            obs = expand_compact(self._obs, self.config) if self.compact and self.league.scripted else self._obs
+            obs = expand_compact(self._obs, self.config) if self.compact and self.league.scripted else self._obs  # type: ignore[arg-type]
             self.seating.act(theirs, obs, roll.mask[row], seats, self.gen, roll.action[row], roll.obs[row])
         roll.learner[row] = learner
         if self.compact:
