@@ -14,6 +14,12 @@ seat's belief features (:mod:`agents.base.belief_features`), which the agent kee
 Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
 
+Version 2 files (header ``"net": "compact"``, ``experiments.train.selfplay --net compact``) hold the compact network:
+``emb`` (one row per token id of :class:`agents.compact_reader.CompactReader`), ``wd b0`` the first layer's count
+weights, ``w1 b1`` and the heads as above; the header records the reader's sizes and version, which must match the
+reader of the game. The agent rebuilds the compact observation from the float one (the base game; Saboteur 2 and
+the Duel files are evaluated by the trainer on compact observations, :meth:`NumpyPolicy.forward_packed`).
+
 ``make_agent("learned", cfg)`` plays the policy shipped for the config (:func:`shipped_agent`): the files of
 ``agents/policies/``, listed in its ``manifest.json`` (written by ``python -m experiments.train.ship``).
 """
@@ -32,11 +38,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agents.base.belief_features import BeliefFeatures, feature_size
+from agents.compact_reader import CompactReader, compress_base, reader
 from agents.files import FileRefusedError, open_regular
 from saboteur_env import GameConfig, PlayerView, num_actions, observation_layout
 
 FORMAT = "saboteur-env/learned-mlp"
 FORMAT_VERSION = 1
+COMPACT_VERSION = 2  # the compact network (header "net": "compact")
 # Config fields that fix what observation and action indices mean: a policy plays only games that agree on them.
 LAYOUT_FIELDS = ("game", "num_players", "margin", "history_length", "duel_layout")
 MAX_WIDTH = 4096
@@ -116,10 +124,13 @@ class NumpyPolicy:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
             raise PolicyFileError(f"{self.path} is not a {FORMAT} file (format {got!r})")
-        if meta.get("version") != FORMAT_VERSION:
-            raise PolicyFileError(
-                f"{self.path} has format version {meta.get('version')!r}; supported: {FORMAT_VERSION}"
-            )
+        if meta.get("version") not in (FORMAT_VERSION, COMPACT_VERSION):
+            raise PolicyFileError(f"{self.path} has format version {meta.get('version')!r}; supported: "
+                                  f"{FORMAT_VERSION}, {COMPACT_VERSION}")  # fmt: skip
+        self.net = "compact" if meta["version"] == COMPACT_VERSION else "mlp"
+        if meta.get("net", "mlp") != self.net:
+            raise PolicyFileError(f"{self.path}: net={meta.get('net')!r} does not fit format version "
+                                  f"{meta['version']} (1: 'mlp', 2: 'compact')")  # fmt: skip
         self.meta: dict[str, Any] = meta
         try:
             self.obs_size, self.num_actions = int(meta["obs_size"]), int(meta["num_actions"])
@@ -136,6 +147,17 @@ class NumpyPolicy:
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
             raise PolicyFileError(f"{self.path}: hidden={hidden} / embed={self.embed} / num_heads={self.num_heads} "
                                   "out of range (1..4096 / 0..hidden / 1..16)")
+        if self.net == "compact":
+            try:
+                self.reader_sizes = {k: meta[k] for k in ("reader_version", "num_tokens", "num_places", "num_dense",
+                                                          "num_roles")}  # fmt: skip
+            except KeyError as e:
+                raise PolicyFileError(f"{self.path}: header entry missing ({e!r})") from e
+            bad = {k: v for k, v in self.reader_sizes.items()
+                   if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1 << 20}  # fmt: skip
+            if bad or self.embed or self.features:
+                raise PolicyFileError(f"{self.path}: compact header out of range ({bad or 'embed/features'}; valid: "
+                                      "integers 0..1048576, no embed, no features)")  # fmt: skip
         if not (1 <= self.obs_size <= 1 << 20 and 1 <= self.num_actions <= 1 << 20):
             sizes = f"obs_size={self.obs_size} / num_actions={self.num_actions}"
             raise PolicyFileError(f"{self.path}: {sizes} out of range")
@@ -146,6 +168,10 @@ class NumpyPolicy:
         hidden = int(meta["hidden"])
         shapes = {"scale": (self.obs_size,), "w0": (self.obs_size, hidden), "b0": (hidden,), "w1": (hidden, hidden),
                   "b1": (hidden,)}  # fmt: skip
+        if self.net == "compact":
+            rs = self.reader_sizes
+            shapes = {"emb": (rs["num_tokens"], hidden), "wd": (rs["num_dense"], hidden), "b0": (hidden,),
+                      "w1": (hidden, hidden), "b1": (hidden,)}  # fmt: skip
         if self.embed:
             shapes.update({"pe_w": (hidden, self.embed), "pe_b": (self.embed,)})
         for r in range(self.num_heads):
@@ -169,6 +195,12 @@ class NumpyPolicy:
         except ValueError as e:
             raise PolicyFileError(f"{self.path}: {e}") from e
         size, n = observation_layout(config).size + extra, num_actions(config)
+        if self.net == "compact":
+            want = reader(config).header()
+            if want != self.reader_sizes:
+                raise PolicyMismatchError(f"policy {self.path} reads compact observations as {self.reader_sizes}; "
+                                          f"this game's reader: {want}")  # fmt: skip
+            size = reader(config).width
         if (size, n) != (self.obs_size, self.num_actions):
             raise PolicyMismatchError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
                                   f"actions; this game has {size} / {n}")  # fmt: skip
@@ -176,6 +208,8 @@ class NumpyPolicy:
     def _hidden(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """The trunk's output and each observation's head."""
         x = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        if self.net == "compact":
+            return self._hidden_packed(self.config_reader().pack(compress_base(x, self.config_reader().config)))
         if x.shape[1] != self.obs_size:
             raise ValueError(f"observation has {x.shape[1]} entries; this policy takes {self.obs_size}")
         h = np.tanh((x * self.w["scale"]) @ self.w["w0"] + self.w["b0"])
@@ -186,9 +220,35 @@ class NumpyPolicy:
             role = x[:, self.role_start : self.role_stop].argmax(axis=1)
         return h, role
 
+    def config_reader(self) -> CompactReader:
+        """The compact reader of the file's game (a compact net read from a float observation: the base game)."""
+        cfg = self.meta["config"]
+        if cfg.get("game") != "base":
+            raise PolicyFileError(f"{self.path}: a compact network of game {cfg.get('game')!r} reads compact "
+                                  "observations only (forward_packed); from float observations: the base game")
+        return reader(GameConfig(**cfg))
+
+    def _hidden_packed(self, x: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        d, k = int(self.reader_sizes["num_dense"]), int(self.reader_sizes["num_places"])
+        if x.ndim != 2 or x.shape[1] != d + k + 1:
+            raise ValueError(f"packed input has shape {x.shape}; this policy takes (batch, {d + k + 1})")
+        idx = x[:, d : d + k].astype(np.int64)
+        emb = np.concatenate([self.w["emb"], np.zeros((1, self.w["emb"].shape[1]), dtype=np.float32)])
+        first = emb[np.where(idx < 0, emb.shape[0] - 1, idx)].sum(axis=1)  # row R: the zero row of "no token"
+        h = np.tanh(first + x[:, :d] @ self.w["wd"] + self.w["b0"])
+        h = np.tanh(h @ self.w["w1"] + self.w["b1"])
+        role = x[:, -1].astype(np.int64) if self.num_heads > 1 else np.zeros(x.shape[0], dtype=np.int64)
+        return h, role
+
+    def forward_packed(self, packed: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """A compact network's logits and values of :meth:`CompactReader.pack` rows (any game)."""
+        return self._heads(*self._hidden_packed(np.atleast_2d(np.asarray(packed, dtype=np.float32))))
+
     def forward(self, obs: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
         """Raw logits (batch x actions) and values (batch) of a batch of observations."""
-        h, role = self._hidden(obs)
+        return self._heads(*self._hidden(obs))
+
+    def _heads(self, h: NDArray[np.float32], role: NDArray[np.int64]) -> tuple[NDArray[np.float32], NDArray[Any]]:
         e = h if not self.embed else h @ self.w["pe_w"] + self.w["pe_b"]
         logits = np.empty((h.shape[0], self.num_actions), dtype=np.float32)
         value = np.empty(h.shape[0], dtype=np.float32)

@@ -56,12 +56,13 @@ def sample_rows(model: PolicyLike, obs: NDArray[np.float32], mask: NDArray[np.in
     """Actions, their log-probabilities and the values of ``model`` for a batch of rows (masked sampling)."""
     from experiments.train.selfplay.policy import segment_sample
 
-    t_obs = torch.from_numpy(np.ascontiguousarray(obs))
+    dev = next(iter(model.parameters())).device if isinstance(model, torch.nn.Module) else torch.device("cpu")
+    t_obs = torch.from_numpy(np.ascontiguousarray(obs)).to(dev)
     rows, cols = map(torch.from_numpy, legal_indices(mask))
     with torch.inference_mode():
-        logp, value = model.legal(t_obs, rows, cols)
-        pick = segment_sample(logp, rows, t_obs.shape[0], gen)
-    return cols[pick].numpy(), logp[pick].numpy(), value.numpy()
+        logp, value = model.legal(t_obs, rows.to(dev), cols.to(dev))
+        pick = segment_sample(logp, rows.to(dev), t_obs.shape[0], gen)
+    return cols[pick].numpy(), logp.cpu()[pick].numpy(), value.cpu().numpy()
 
 
 @dataclass

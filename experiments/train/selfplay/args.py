@@ -53,6 +53,8 @@ class Args:
     train_role: str = ""  # train only the learner's decisions in this role ("": every role)
     freeze_trunk: bool = False  # train the heads only (the trunk keeps its --init weights)
     learner_seat: str = ""  # league games: "" any seat; "saboteur": a seat dealt the saboteur card most often
+    net: str = "mlp"  # "mlp": dense layers over the float observation; "compact": tokens of the compact one
+    device: str = "cpu"  # torch device of the network: "cpu" or "cuda" (training and the rollout's forward)
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -91,6 +93,15 @@ class Args:
         if self.learner_seat and (config.game != "base" or self.league <= 0):
             raise ValueError("learner_seat='saboteur' seats the learner of league games in the base game; it needs "
                              f"game base and league > 0 (got game={config.game!r}, league={self.league})")  # fmt: skip
+        if self.net not in ("mlp", "compact"):
+            raise ValueError(f"net={self.net!r} is unknown; valid: 'mlp', 'compact'")
+        if self.net == "compact" and (self.features or self.embed or self.freeze_trunk):
+            raise ValueError("net='compact' takes no --features, --embed or --freeze-trunk (mlp options)")
+        if self.net == "compact" and self.eval_every and config.game != "base":
+            raise ValueError(f"net='compact' ladder checks (--eval-every) read float observations: the base game "
+                             f"only (got game={config.game!r}); check its policy.npz with the trainer's env")
+        if self.device not in ("cpu", "cuda") or (self.device == "cuda" and not _cuda()):
+            raise ValueError(f"device={self.device!r} is not available; valid: 'cpu', 'cuda' (with a CUDA GPU)")
         if self.freeze_trunk and not self.init:
             raise ValueError("freeze_trunk keeps the trunk of an --init policy; give --init PATH")
         if self.league > 0 and not self.league_names() and not (self.snapshot_every and self.pool_size):
@@ -131,7 +142,15 @@ HELP = {
     "features": "belief features after the observation: bayes (base game; the shipped 4, 7, 10-player files)",
     "train_role": "train only the learner's decisions in this role, e.g. saboteur (default: every role)",
     "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
+    "net": "mlp (dense layers over the float observation) or compact (token embeddings of the compact one)",
+    "device": "torch device: cpu or cuda",
 }
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def parse_args(argv: list[str] | None = None) -> Args:

@@ -72,7 +72,7 @@ class Policy(nn.Module):
         """The head of each observation: its role's index with role heads, else 0."""
         parts = [obs] if isinstance(obs, torch.Tensor) else list(obs)
         if self.num_heads == 1:
-            return torch.zeros(sum(p.shape[0] for p in parts), dtype=torch.int64)
+            return torch.zeros(sum(p.shape[0] for p in parts), dtype=torch.int64, device=parts[0].device)
         return torch.cat([p[:, self.role_start : self.role_stop] for p in parts]).argmax(dim=1)
 
     def _trunk(self, obs: torch.Tensor | Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -114,19 +114,22 @@ class Policy(nn.Module):
 
 def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> torch.Tensor:
     """log_softmax within each segment ``rows == r`` of a flat vector (no padding to the longest row)."""
-    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, logits.detach(), "amax")  # shift only: exact
+    dev = logits.device
+    top = torch.full((m,), -math.inf, device=dev).scatter_reduce(0, rows, logits.detach(), "amax")  # shift: exact
     z = logits - top[rows]
-    total = torch.zeros(m, dtype=z.dtype).index_add(0, rows, z.exp())
+    total = torch.zeros(m, dtype=z.dtype, device=dev).index_add(0, rows, z.exp())
     return z - total.log()[rows]
 
 
 def segment_sample(logp: torch.Tensor, rows: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
     """One flat index per segment, drawn with the segment's probabilities (Gumbel-max; ties: the first)."""
-    g = logp - torch.log(-torch.log(torch.rand(logp.shape, generator=gen).clamp_(1e-12, 1.0)))
-    top = torch.full((m,), -math.inf).scatter_reduce(0, rows, g, "amax")
-    pos = torch.arange(logp.numel())
+    dev = logp.device  # the generator stays on the CPU (checkpoints): its draws move to the network's device
+    g = logp - torch.log(-torch.log(torch.rand(logp.shape, generator=gen).clamp_(1e-12, 1.0))).to(dev)
+    top = torch.full((m,), -math.inf, device=dev).scatter_reduce(0, rows, g, "amax")
+    pos = torch.arange(logp.numel(), device=dev)
     hit = g == top[rows]
-    return torch.full((m,), logp.numel(), dtype=torch.int64).scatter_reduce(0, rows[hit], pos[hit], "amin")
+    out = torch.full((m,), logp.numel(), dtype=torch.int64, device=dev)
+    return out.scatter_reduce(0, rows[hit], pos[hit], "amin").cpu()
 
 
 def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -50,19 +50,17 @@ from agents.files import FileRefusedError, open_regular
 from agents.learned import role_names, role_slice
 from experiments.train.league import League, Seating, evaluate, sample_rows
 from experiments.train.selfplay.args import Args, parse_args
+from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
 from experiments.train.selfplay.policy import (
     CheckpointError,
     Policy,
     _first_line,
-    export_npz,
-    load_npz,
-    segment_sample,
     write_atomic,
 )
 from experiments.train.selfplay.rollout import Rollout, _env_state, _load_env_state
 from saboteur_env import PlayerView
 from saboteur_env.base.cards import Role
-from saboteur_env.vector import VectorEnv, legal_indices
+from saboteur_env.vector import VectorEnv, expand_compact, legal_indices
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
 CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
@@ -119,15 +117,23 @@ class Trainer:
             pass
         torch.manual_seed(args.seed)
         self.gen = torch.Generator().manual_seed(args.seed)
-        self.env = VectorEnv(args.num_envs, config=self.config, copy=False)
-        self.model = Policy(self.config, args.hidden, args.role_heads, args.embed, args.features)
+        self.compact = args.net == "compact"  # the env writes compact observations, the rollout packed rows
+        self.env = VectorEnv(args.num_envs, config=self.config, copy=False,
+                             obs_format="compact" if self.compact else "float")  # fmt: skip
+        self.model: Policy | CompactPolicy = (CompactPolicy(self.config, args.hidden, args.role_heads) if self.compact
+                                              else Policy(self.config, args.hidden, args.role_heads, args.embed,
+                                                          args.features))  # fmt: skip
         if args.init:
-            load_npz(self.model, args.init, self.config)
+            load_init(self.model, args.init, self.config)
+        self.device = torch.device(args.device)
+        self.model.to(self.device)
         if args.freeze_trunk:  # the heads learn; the trunk (and a bottleneck) keep the --init weights
             for layer in (self.model.fc0, self.model.fc1, self.model.pe):
                 for prm in layer.parameters() if layer is not None else ():
                     prm.requires_grad_(False)
-        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5)
+        # fused: one pass per tensor instead of a dozen (the compact net's token table is ~1M weights)
+        self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5,
+                                      fused=True)  # fmt: skip
         n = self.config.num_players
         # Belief features: one follower per (slot, seat) that a network plays (the learner, snapshots), reset when
         # its slot starts a game; self._fresh marks the seats whose follower has not seen this game yet.
@@ -230,8 +236,8 @@ class Trainer:
         saved = state["args"]
         if not isinstance(saved, dict):
             raise CheckpointError(f"{path} has no settings ('args')")
-        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features")
-        saved = {"embed": 0, "features": ""} | saved  # checkpoints from before these options had none
+        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features", "net")
+        saved = {"embed": 0, "features": "", "net": "mlp"} | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise CheckpointError(f"{path} was trained with other settings (saved, given): {diff}")
@@ -247,7 +253,7 @@ class Trainer:
         self.league.load(state["league"], self.model)
         self.seating.load(state["seating"])
         n = self.env.num_actions
-        self._obs = self.env._buf["obs_f"]
+        self._obs = self.env._buf["obs_c" if self.compact else "obs_f"]
         self._info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n]}
         if self.args.features:
             # A checkpoint holds no belief follower (each is a Python object that remembers its seat's game), so
@@ -270,17 +276,14 @@ class Trainer:
         if self.args.features:
             roll.obs[row, :, : self._env_obs] = self._obs
             self._features(row, seats, np.flatnonzero(learner | self.seating.snapshot))
+        elif isinstance(self.model, CompactPolicy):
+            self.model.reader.pack(self._obs, out=roll.obs[row])
         else:
             np.copyto(roll.obs[row], self._obs)
         np.copyto(roll.mask[row], self._info["action_mask"])
-        if learner.all():  # self-play: every row is the learner's
-            obs = torch.from_numpy(roll.obs[row])
-            rows, cols = map(torch.from_numpy, legal_indices(roll.mask[row]))
-            logp, value = self.model.legal(obs, rows, cols)
-            pick = segment_sample(logp, rows, obs.shape[0], self.gen)
-            roll.action[row] = cols[pick].numpy()
-            roll.logp[row] = logp[pick].numpy()
-            roll.value[row] = value.numpy()
+        if learner.all():  # self-play: every row is the learner's, one batched forward
+            roll.action[row], roll.logp[row], roll.value[row] = sample_rows(self.model, roll.obs[row], roll.mask[row],
+                                                                            self.gen)  # fmt: skip
         else:
             mine, theirs = np.flatnonzero(learner), np.flatnonzero(~learner)
             if mine.size:
@@ -288,9 +291,14 @@ class Trainer:
                 roll.action[row, mine], roll.logp[row, mine], roll.value[row, mine] = a, lp, v
             roll.logp[row, theirs] = 0.0
             roll.value[row, theirs] = 0.0
-            self.seating.act(theirs, self._obs, roll.mask[row], seats, self.gen, roll.action[row], roll.obs[row])
+            # scripted agents read float observations
+            obs = expand_compact(self._obs, self.config) if self.compact and self.league.scripted else self._obs  # type: ignore[arg-type]
+            self.seating.act(theirs, obs, roll.mask[row], seats, self.gen, roll.action[row], roll.obs[row])
         roll.learner[row] = learner
-        roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
+        if self.compact:
+            roll.role[row] = roll.obs[row][:, -1] if self.model.num_heads > 1 or self._role.stop else 0
+        else:
+            roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
         roll.decide(row, seats)
 
     def _features(self, row: int, seats: NDArray[np.int64], slots: NDArray[np.int64]) -> None:
@@ -350,11 +358,12 @@ class Trainer:
         train = roll.trainable()
         if self._train_role >= 0:  # --train-role: the other roles' decisions only pass on their values (GAE)
             train &= roll.role == self._train_role
-        weight_all = torch.from_numpy(train.astype(np.float32))
-        adv_all = torch.from_numpy(np.where(train, adv_np, 0.0).astype(np.float32))
-        ret_all = torch.from_numpy(np.where(train, ret_np, 0.0).astype(np.float32))
-        obs_all = torch.from_numpy(roll.obs)
-        act_all, logp_old_all = torch.from_numpy(roll.action), torch.from_numpy(roll.logp)
+        dev = self.device
+        weight_all = torch.from_numpy(train.astype(np.float32)).to(dev)
+        adv_all = torch.from_numpy(np.where(train, adv_np, 0.0).astype(np.float32)).to(dev)
+        ret_all = torch.from_numpy(np.where(train, ret_np, 0.0).astype(np.float32)).to(dev)
+        obs_all = torch.from_numpy(roll.obs).to(dev)
+        act_all, logp_old_all = torch.from_numpy(roll.action).to(dev), torch.from_numpy(roll.logp).to(dev)
         num_rows, n_slots, n_act = roll.mask.shape
         # The legal actions of every stored decision, found once per update (not per minibatch and epoch):
         # decision (row r, slot b) is flat row r * n_slots + b, and rollout row r's entries are seg[r]:seg[r + 1].
@@ -368,6 +377,7 @@ class Trainer:
         for _ in range(a.epochs):
             perm = torch.randperm(num_rows, generator=self.gen)
             for chunk in perm.tensor_split(min(a.minibatches, num_rows)):
+                chunk = chunk.to(dev)
                 w = weight_all.index_select(0, chunk).view(-1)
                 n = float(w.sum())
                 if n == 0:
@@ -378,7 +388,7 @@ class Trainer:
                 rows_np = np.concatenate([flat_rows[seg[r] : seg[r + 1]] + (j - r) * n_slots
                                           for j, r in enumerate(picked)])  # fmt: skip
                 cols_np = np.concatenate([flat_cols[seg[r] : seg[r + 1]] for r in picked])
-                rows, cols = torch.from_numpy(rows_np), torch.from_numpy(cols_np)
+                rows, cols = torch.from_numpy(rows_np).to(dev), torch.from_numpy(cols_np).to(dev)
                 logp_all, value = self.model.legal([obs_all[r] for r in picked], rows, cols)
                 act = act_all.index_select(0, chunk).view(-1)
                 hit = (cols == act[rows]).nonzero().squeeze(1)  # the taken action's entry (none: weight 0)
@@ -428,10 +438,11 @@ class Trainer:
 
         seed = self.args.seed * 1_000_003 + self.iteration  # fresh deals each check, reproducible
         if self.args.features:  # the learned agent keeps its own followers: check the exported file
-            path = export_npz(self.model, self.config, self.out / "ladder_check.npz", self.decisions)
+            path = export(self.model, self.config, self.out / "ladder_check.npz", self.decisions)
             return evaluate(self.config, f"learned:{path}", self.args.opponent(), self.args.eval_games, seed,
                             self.role_names, role_of)  # fmt: skip
-        return evaluate(self.config, self.model, self.args.opponent(), self.args.eval_games, seed, self.role_names,
+        model = FloatInput(self.model, self.config) if isinstance(self.model, CompactPolicy) else self.model
+        return evaluate(self.config, model, self.args.opponent(), self.args.eval_games, seed, self.role_names,
                         role_of)  # fmt: skip
 
     def _tensorboard(self) -> Any:
@@ -464,7 +475,7 @@ class Trainer:
             # The last checkpoint and export run with the signals still caught: a second signal stops at once, but
             # both files are written atomically, so the previous ones stay whole.
             self.save(self.out / "checkpoint.pt")
-            export_npz(self.model, self.config, self.out / "policy.npz", self.decisions)
+            export(self.model, self.config, self.out / "policy.npz", self.decisions)
         if self.tb is not None:
             self.tb.close()
         row = self.last_row
