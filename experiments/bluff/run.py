@@ -66,7 +66,7 @@ def benchmark_name(agent: str, p: Protocol) -> str:
     check_claims_options(name, p.game, p.players)
     try:  # build it once here: an agent that does not fit the game (no shipped policy, a missing file) says so now
         make_agent(bare, cfg)
-    except (ValueError, TypeError, OSError) as err:
+    except (ValueError, TypeError, OSError, ImportError) as err:  # ImportError: an optional extra is missing
         raise ValueError(f"agent {agent!r} does not fit protocol {p.id} ({p.game}, {p.players} players): {err}"
                          ) from None  # fmt: skip
     return name
