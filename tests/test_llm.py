@@ -175,7 +175,7 @@ def test_llm__server_errors_are_retried_and_bad_bodies_counted():
     script = [("status", 503), ("reply", "map goal 0"), ("body", b"<html>oops</html>"), ("status", 400),
               ("reply", "map goal 2")]  # fmt: skip
     with FakeEndpoint(script) as fake:
-        agent = agent_for(cfg, fake.url, retries=1)
+        agent = agent_for(cfg, fake.url, retries=1, constrain="none")  # a constrained 400 would be re-asked plainly
         assert agent.act(obs, mask) == move_id(cfg, "map goal 0")  # 503 re-sent once, then answered
         assert agent.stats.total_failures == 0 and agent.usage["requests"] == 2
         assert agent.act(obs, mask) == move_id(cfg, "map goal 2")
@@ -241,7 +241,9 @@ def test_llm__cli_plays_a_game(tmp_path, capsys):
         assert main(["--game", "duel", "--opponent", "random", "--base-url", fake.url, "--model", "m",
                      "--transcript", str(out)]) == 0  # fmt: skip
     printed = json.loads(capsys.readouterr().out)
-    assert printed["failures"]["total_failures"] == 0 and len(printed["returns"]) == 2
-    assert json.loads(out.read_text())["transcript"]
+    assert printed["failures"]["total_failures"] == 0 and len(printed["results"][0]["returns"]) == 2
+    assert printed["valid"] == printed["decisions"] == printed["first_try"] > 0
+    (game,) = json.loads(out.read_text())["games"]
+    assert len(game["transcript"]) == game["decisions"] == printed["decisions"]
     with pytest.raises(SystemExit):
         main(["--game", "duel", "--seat", "5", "--base-url", "http://h/v1", "--model", "m"])
