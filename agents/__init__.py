@@ -91,7 +91,7 @@ def _llm(config: GameConfig, role: str | None, param: str | None) -> Agent:
     from agents.llm import from_options, parse_options
 
     try:  # llm:KEY=VALUE,... (agents.llm.OPTIONS); the endpoint and key default to the SABOTEUR_LLM_* variables
-        return from_options(config, parse_options(param) if param else {})
+        return from_options(config, parse_options(param) if param is not None else {})
     except ValueError as e:
         raise ValueError(f"agent {'llm:' + param if param is not None else 'llm'!r}: {e}") from None
 
