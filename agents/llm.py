@@ -17,8 +17,9 @@ Constrained answers (``constrain``): ``"json_schema"`` sends an OpenAI ``respons
 ``move`` field is an enum of the legal move names; ``"grammar"`` sends a llama.cpp GBNF grammar (the request's
 ``grammar`` field, read by llama.cpp's and llama-cpp-python's servers) whose sentences are the legal move names;
 ``"auto"`` (the default) tries the schema, then the grammar; ``"none"`` sends neither. A server that answers a
-constrained request with HTTP 400 or 422 but the same request unconstrained with a reply has rejected that constraint:
-the agent remembers it, counts it (``constraint["rejected"]``) and asks the rest of its life without it. ``prompt``:
+constrained request with HTTP 400 or 422 (or another error whose body names the field: llama-cpp-python answers
+500) but the same request without it with a reply has rejected that constraint: the agent remembers it, counts it
+(``constraint["rejected"]``) and asks the rest of its life without it. ``prompt``:
 ``"full"`` (``render``) or ``"compact"`` (``render(..., compact=True)`` and a short system prompt: for models with a
 small context window). ``make_agent("llm:KEY=VALUE,...", config)`` sets any option of :data:`OPTIONS`.
 
@@ -89,7 +90,10 @@ CLAIM_MOVES = (
 PROMPTS = ("full", "compact")
 CONSTRAINTS = ("auto", "json_schema", "grammar", "none")
 _LADDER = {"auto": ("json_schema", "grammar"), "json_schema": ("json_schema",), "grammar": ("grammar",), "none": ()}
-REJECTED = (400, 422)  # what servers answer a request field they do not support (OpenAI; FastAPI validation)
+# What servers answer a request field they do not support: 400 (OpenAI), 422 (FastAPI's validation); some say so
+# with another status, naming the field in the body (llama-cpp-python: HTTP 500 naming response_format).
+REJECTED = (400, 422)
+FIELDS = {"json_schema": ("response_format", "json_schema"), "grammar": ("grammar",), "none": ()}
 
 
 def move_schema(legal: list[str]) -> dict[str, Any]:
@@ -242,7 +246,9 @@ class LLMAgent:
         self.system_prompt = system_prompt or default
         self.opener = urllib.request.build_opener()  # proxies from the environment, read now
         self.stats = FailureStats()
-        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        # Sums over the agent's life, and the longest prompt (what a context window must hold).
+        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+                      "max_prompt_tokens": 0}  # fmt: skip
         # Requests sent per constraint ("none": unconstrained), and constraints the endpoint rejected (then dropped).
         self.constraint: dict[str, Any] = {"mode": constrain, "sent": {}, "rejected": {}}
         self.transcript: list[dict[str, Any]] = []
@@ -287,9 +293,9 @@ class LLMAgent:
             if left <= 0:
                 raise RequestError(f"no reply from {self.url} within {limit:g} s", "timeout")
             try:
-                reply = self._send(self.body(messages, legal, mode), left)
+                reply = self._send(self.body(messages, legal, mode), left, FIELDS[mode])
             except EndpointError as e:
-                if mode == "none" or e.status not in REJECTED:
+                if mode == "none":
                     raise
                 refused.append((mode, e))  # maybe the constraint: ask again without it
                 continue
@@ -302,7 +308,9 @@ class LLMAgent:
             return reply
         raise AssertionError("unreachable: the unconstrained request returns or raises")
 
-    def _send(self, body: bytes, limit: float) -> str:
+    def _send(self, body: bytes, limit: float, fields: tuple[str, ...] = ()) -> str:
+        """POST ``body``; re-send after a connection error, 429 or 5xx, except an error that may refuse one of
+        ``fields`` (a status of :data:`REJECTED`, or a body naming the field): ``EndpointError`` at once."""
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -317,6 +325,8 @@ class LLMAgent:
                     raw = response.read(MAX_BODY + 1)
             except urllib.error.HTTPError as e:
                 detail = _detail(e)
+                if fields and (e.code in REJECTED or any(f in detail for f in fields)):
+                    raise EndpointError(f"HTTP {e.code} from {self.url}: {e.reason}{detail}", e.code) from None
                 if e.code == 429 or e.code >= 500:
                     error = RequestError(f"HTTP {e.code} from {self.url}: {e.reason}{detail}")
                     continue
@@ -348,6 +358,8 @@ class LLMAgent:
                 value = usage.get(key)
                 if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                     self.usage[key] += value
+                    if key == "prompt_tokens":
+                        self.usage["max_prompt_tokens"] = max(self.usage["max_prompt_tokens"], value)
         if not isinstance(content, str):
             raise RequestError(f"the reply content from {self.url} is {content!r}, not text")
         return content
@@ -400,7 +412,7 @@ MAX_BODY = 1 << 20  # a chat completion naming one move is far smaller: a larger
 def _detail(e: urllib.error.HTTPError) -> str:
     """A short, printable excerpt of an error response's body (servers say there what they rejected)."""
     try:
-        text = e.read(300).decode("utf-8", "replace")
+        text = e.read(600).decode("utf-8", "replace")
     except (OSError, ValueError):
         return ""
     text = "".join(ch if ch.isprintable() else " " for ch in text).strip()

@@ -55,8 +55,13 @@ class FakeEndpoint:
                 kind = step[0]
                 if kind == "fn":  # a server that reads the request: fn(body) -> (status, reply text)
                     status, text = step[1](body)
-                    if status != 200:
-                        self.send_error(status, explain=text)
+                    if status != 200:  # a JSON error body, as the OpenAI API and llama.cpp's servers send
+                        error = json.dumps({"error": {"message": text, "code": status}}).encode()
+                        self.send_response(status)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(error)))
+                        self.end_headers()
+                        self.wfile.write(error)
                         return
                     step = ("reply", text)
                     kind = "reply"
@@ -133,7 +138,8 @@ def test_llm__legal_reply_end_to_end():
     system, user = req["body"]["messages"]
     assert system["role"] == "system" and "exactly one legal move" in system["content"]
     assert "  map goal 1" in user["content"].splitlines() and "Your hand: T05, MAP." in user["content"]
-    assert agent.usage == {"requests": 1, "prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
+    assert agent.usage == {"requests": 1, "prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107,
+                           "max_prompt_tokens": 100}  # fmt: skip
     assert agent.stats.first_try == 1 and agent.stats.total_failures == 0
     (entry,) = agent.transcript
     assert entry["move"] == "map goal 1" and entry["tries"][0]["reply"] == "map goal 1"
@@ -265,10 +271,10 @@ def _grammar_names(grammar: str) -> list[str]:
 
 
 def _llama_cpp_like(body: dict) -> tuple[int, str]:
-    """Like llama-cpp-python's server: response_format type json_schema fails validation (422); a grammar is obeyed
-    (this fake answers its last sentence, so that a reply is never the prompt's example)."""
+    """Like llama-cpp-python 0.3.36's server: response_format type json_schema fails validation, answered as HTTP 500
+    naming the field; a grammar is obeyed (this fake answers its last sentence, never the prompt's example)."""
     if "response_format" in body:
-        return 422, '{"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be text"}]}'
+        return 500, "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type')}"
     if "grammar" in body:
         return 200, _grammar_names(body["grammar"])[-1]
     return 200, "I would like to dig."
@@ -300,7 +306,7 @@ def test_llm__rejected_schema_falls_back_to_the_grammar_once_and_is_counted():
     legal = legal_moves(cfg, mask)
     assert all("response_format" not in b and _grammar_names(b["grammar"]) == legal for b in bodies[1:])
     assert agent.constraint["sent"] == {"grammar": 3} and list(agent.constraint["rejected"]) == ["json_schema"]
-    assert "HTTP 422" in agent.constraint["rejected"]["json_schema"]
+    assert "HTTP 500" in agent.constraint["rejected"]["json_schema"]  # not re-sent as a server error would be
     assert agent.stats.first_try == 3 and agent.stats.total_failures == 0  # a rejected constraint is no failure
     assert agent.usage["requests"] == 4
 
@@ -318,6 +324,27 @@ def test_llm__server_without_constraints_is_asked_plainly():
         assert agent.act(obs, mask) == agent.act(obs, mask) == move_id(cfg, "map goal 0")
     assert len(fake.requests) == 4  # schema, grammar, plain; then plain only
     assert set(agent.constraint["rejected"]) == {"json_schema", "grammar"} and agent.constraint["sent"] == {"none": 2}
+
+
+def test_llm__a_validation_error_rejects_the_schema():
+    cfg, _, obs, mask = position()
+    script = [("status", 422), ("reply", '{"move": "map goal 1"}'), ("reply", "map goal 2")]
+    with FakeEndpoint(script) as fake:
+        agent = agent_for(cfg, fake.url, constrain="json_schema")
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 1")  # asked again without the schema
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 2")
+    assert ["response_format" in r["body"] for r in fake.requests] == [True, False, False]
+    assert list(agent.constraint["rejected"]) == ["json_schema"] and agent.constraint["sent"] == {"none": 2}
+
+
+def test_llm__a_server_error_is_retried_with_the_constraint():
+    """A 5xx that does not name the constraint is the server's trouble: re-sent as it was, the constraint kept."""
+    cfg, _, obs, mask = position()
+    with FakeEndpoint([("status", 503), ("reply", '{"move": "map goal 1"}')]) as fake:
+        agent = agent_for(cfg, fake.url, retries=1)
+        assert agent.act(obs, mask) == move_id(cfg, "map goal 1")
+    assert all("response_format" in r["body"] for r in fake.requests) and len(fake.requests) == 2
+    assert agent.constraint["rejected"] == {} and agent.constraint["sent"] == {"json_schema": 1}
 
 
 def test_llm__a_bad_request_is_not_taken_for_a_rejected_constraint():
