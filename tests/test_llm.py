@@ -388,9 +388,9 @@ def test_move_grammar_quotes_and_refuses():
 
 @pytest.mark.parametrize(("game", "players"), [("base", 5), ("sab2", 5), ("duel", 2)])
 def test_compact_prompt_is_short_and_loses_no_move(game, players):
-    """Over a whole game: the compact text is at most 3,000 characters (with the system prompt, ~1,100 tokens of
-    SmolLM2's tokenizer at the 2.7 characters per token measured in docs/text.md) and well under the full text, and
-    its grouped move list names exactly the legal moves."""
+    """Over a whole game: the compact text with its system prompt is at most 3,000 characters (SmolLM2's tokenizer
+    counts at most ~1,300 tokens for such prompts, docs/text.md) and well under the full text, and its grouped move
+    list names exactly the legal moves."""
     cfg = GameConfig(game=game, num_players=players)
     agents = [make_agent("expert", cfg) for _ in range(players)]
     for seat, a in enumerate(agents):
