@@ -115,7 +115,8 @@ def move_grammar(legal: list[str]) -> str:
 
 
 class EndpointError(RequestError):
-    """An HTTP error status that re-sending does not cure (a 4xx other than 429): ``status`` keeps the code."""
+    """An HTTP error that is not re-sent: a 4xx other than 429, or one that may refuse a constraint (``_send``);
+    ``status`` keeps the code."""
 
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message, "transport")
