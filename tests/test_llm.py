@@ -465,3 +465,20 @@ def test_tournament_accepts_llm_names(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         tournament(["--game", "duel", "--agents", "greedy", "llm"])
     assert "SABOTEUR_LLM_BASE_URL" in capsys.readouterr().err
+
+
+def test_tournament_logs_the_llm_seat(monkeypatch):
+    """A tournament game with an llm seat: its transcript, usage and failure counts go into the game's last round."""
+    from experiments.tournament.loop import play
+    from experiments.tournament.rounds import GameSpec
+
+    with FakeEndpoint([("fn", lambda body: (200, _grammar_names(body["grammar"])[0]))]) as fake:
+        monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", fake.url)
+        monkeypatch.setenv("SABOTEUR_LLM_MODEL", "fake-model")
+        records = play(GameSpec("duel", 2, ("greedy", "llm:constrain=grammar,prompt=compact"), seed=3))
+    assert all("agent_logs" not in r for r in records[:-1]) and list(records[-1]["agent_logs"]) == ["1"]
+    (log,) = records[-1]["agent_logs"]["1"]
+    n = len(log["transcript"])
+    assert n == log["failures"]["decisions"] == log["failures"]["first_try"] == len(fake.requests) > 0
+    assert log["prompt"] == "compact" and log["constraint"]["sent"] == {"grammar": n}
+    json.dumps(records)  # the log writer's format
