@@ -482,3 +482,20 @@ def test_tournament_logs_the_llm_seat(monkeypatch):
     assert n == log["failures"]["decisions"] == log["failures"]["first_try"] == len(fake.requests) > 0
     assert log["prompt"] == "compact" and log["constraint"]["sent"] == {"grammar": n}
     json.dumps(records)  # the log writer's format
+
+
+def test_valid_move_measurement_against_a_fake_llama_cpp_server(capsys):
+    """experiments.llm.moves on the same deals with and without constraints: a server that obeys grammars and
+    otherwise answers prose gives 100% and 0% valid moves, with the counts the table prints."""
+    from experiments.llm.moves import main as measure
+
+    with FakeEndpoint([("fn", _llama_cpp_like)]) as fake:
+        assert measure(["--base-url", fake.url, "--model", "m", "--game", "duel", "--games", "2", "--rounds", "1",
+                        "--opponent", "random", "--constrain", "auto", "none", "--max-tries", "2"]) == 0  # fmt: skip
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]]
+    (auto, none) = rows
+    assert auto[1].startswith("auto (grammar ") and "rejected json_schema" in auto[1]
+    assert auto[4].startswith("100.0% [100.0, 100.0]") and auto[5] == "100.0%" and auto[6] == "none"
+    assert none[1].startswith("none (none ") and none[4].startswith("0.0% [0.0, 0.0]") and none[5] == "0.0%"
+    assert none[6] == f"unknown {2 * int(none[3])}"  # two prose replies per decision, then the fallback
+    assert int(auto[3]) > 0 and int(none[3]) > 0
