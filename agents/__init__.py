@@ -10,9 +10,11 @@ models, the policy-aware observer), ``agents.sab2`` and ``agents.duel`` (each a 
 BUDGET rollouts per move (``agents.search``);
 ``learned``, the self-play policy shipped for the config's game and player count (``agents/policies/``), and
 ``learned:PATH.npz``, one exported by ``experiments.train.selfplay`` (``agents.learned``; numpy, no torch needed);
-``ppo:PATH``, a trained MaskablePPO model (``agents.ppo``; the ``train`` extra); ``llm``, a chat endpoint named by
-``SABOTEUR_LLM_*`` environment variables (``agents.llm``); ``text:NAME``, agent NAME reading only the text
-interface (``agents.text``); ``claims:NAME``, NAME talking in a ``claims=True`` game (``agents.claims``).
+``ppo:PATH``, a trained MaskablePPO model (``agents.ppo``; the ``train`` extra); ``llm`` / ``llm:KEY=VALUE,...``, a
+chat endpoint named by ``SABOTEUR_LLM_*`` environment variables, with options such as
+``llm:prompt=compact,constrain=grammar,max_tokens=32,move_timeout=30`` (``agents.llm.OPTIONS``); ``text:NAME``,
+agent NAME reading only the text interface (``agents.text``); ``claims:NAME``, NAME talking in a ``claims=True``
+game (``agents.claims``).
 
 With ``role`` (``"miner"`` or ``"saboteur"``) ``make_agent`` builds the policy of that name for that role (the base
 ladder's ``bayes`` and ``role_oracle`` differ by role); without it, such a name comes back as a role-dispatching
@@ -112,9 +114,12 @@ def _ppo(config: GameConfig, role: str | None, path: str | None) -> Agent:
 
 
 def _llm(config: GameConfig, role: str | None, param: str | None) -> Agent:
-    from agents.llm import LLMAgent
+    from agents.llm import from_options, parse_options
 
-    return LLMAgent(config)
+    try:  # llm:KEY=VALUE,... (agents.llm.OPTIONS); the endpoint and key default to the SABOTEUR_LLM_* variables
+        return from_options(config, parse_options(param) if param is not None else {})
+    except ValueError as e:
+        raise ValueError(f"agent {'llm:' + param if param is not None else 'llm'!r}: {e}") from None
 
 
 def _text(config: GameConfig, role: str | None, inner: str | None) -> Agent:
@@ -146,7 +151,8 @@ register_agent(
 )
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")
-register_agent("llm", kind="remote", factory=_llm, summary="a chat endpoint (SABOTEUR_LLM_* variables)")
+register_agent("llm", kind="remote", factory=_llm, param="KEY=VALUE,...",
+               summary="a chat endpoint (SABOTEUR_LLM_* variables; options as in agents.llm.OPTIONS)")
 register_agent("text", kind="wrapper", factory=_text, param="NAME", bare=False, summary="NAME through the text")
 register_agent("claims", kind="wrapper", factory=_claims, param="NAME", bare=False, summary="NAME talking")
 

@@ -28,7 +28,8 @@ def test_registry__lookup_and_errors():
     duel = GameConfig(game="duel")
     assert find_agent("ismcts:40", "duel").name == "ismcts" and find_agent("ppo", "duel") is None
     assert find_agent("random:3", "base") is None and find_agent("planner", "sab2") is None
-    valid = r"random, greedy, believer, expert, ismcts\[:SIMS\], search\[:BUDGET\], learned\[:PATH\], ppo:PATH, llm, "
+    valid = r"random, greedy, believer, expert, ismcts\[:SIMS\], search\[:BUDGET\], learned\[:PATH\], ppo:PATH, "
+    valid += r"llm\[:KEY=VALUE,\.\.\.\], "
     valid += "text:NAME, claims:NAME"
     with pytest.raises(ValueError, match=f"unknown agent 'planner'; valid for game='duel': {valid}"):
         make_agent("planner", duel)

@@ -18,6 +18,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.text import TextAgent
 from saboteur_env import GameConfig, SingleSeatEnv
 from saboteur_env.common import seeding
+from saboteur_env.text import FailureStats
 
 PUBLIC = 7  # the public seed every run below shares
 
@@ -197,12 +198,13 @@ def test_demo_helpers__agent_seeds_are_sealed(seen: list[int], monkeypatch: pyte
     a, b = _twice(seen, lambda: expert_sab2.bench(3, games=1, base="random", seed=PUBLIC))
     _sealed(a, b, {PUBLIC})
 
-    class Stub(RandomAgent):  # the llm seat without a chat endpoint
+    class Stub(RandomAgent):  # the llm seat without a chat endpoint (what agents.llm.main reads of it)
         def __init__(self, config: GameConfig, **_: object) -> None:
             super().__init__(config)
+            self.stats, self.transcript = FailureStats(), []
 
         def log_record(self) -> dict:
-            return {"usage": {}, "failures": {}}
+            return {"usage": {}, "failures": {}, "constraint": {}, "transcript": []}
 
     monkeypatch.setattr(llm, "LLMAgent", Stub)
     a, b = _twice(seen, lambda: llm.main(["--game", "duel", "--seed", str(PUBLIC), "--opponent", "random"]))

@@ -98,7 +98,7 @@ def _known(name: str, game: str) -> bool:
     agents (``ismcts[:N]``) and ``text:NAME`` of a scripted NAME that is no oracle (make_agent names the exact error
     of a bad N or NAME)."""
     scripted = agent_names(game, kind="scripted")
-    if name in scripted or name == SHIPPED or name.startswith(MODEL_PREFIXES):
+    if name in scripted or name == SHIPPED or name.startswith(MODEL_PREFIXES) or name.partition(":")[0] == LLM:
         return True
     if name.partition(":")[0] in agent_names(game, kind="search"):  # ismcts, ismcts:N
         return True
@@ -106,6 +106,7 @@ def _known(name: str, game: str) -> bool:
 
 
 SHIPPED = "learned"  # the learned policy shipped for the game and player count (agents/policies/)
+LLM = "llm"  # llm / llm:KEY=VALUE,...: a chat endpoint (agents.llm; $SABOTEUR_LLM_BASE_URL, $SABOTEUR_LLM_MODEL)
 
 
 def _check_shipped(parser: argparse.ArgumentParser, names: list[str], configs: list[Any]) -> None:
@@ -121,18 +122,27 @@ def _check_shipped(parser: argparse.ArgumentParser, names: list[str], configs: l
                 parser.error(f"agent {SHIPPED!r}: {err}")
 
 
-def _check_ppo(parser: argparse.ArgumentParser, names: list[str]) -> None:
+def _check_ppo(parser: argparse.ArgumentParser, names: list[str], game: str = "base") -> None:
     for name in names:
         for prefix in MODEL_PREFIXES:
             if name.startswith(prefix) and not Path(name[len(prefix) :]).is_file():
                 parser.error(f"agent {name!r}: no model file {name[len(prefix) :]!r}")
+        if name.partition(":")[0] == LLM:  # its options and endpoint settings: say what is wrong now, not in a worker
+            from agents import make_agent
+            from saboteur_env import GameConfig
+
+            try:
+                make_agent(name, GameConfig(game=game))
+            except ValueError as err:
+                parser.error(str(err))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="scripted agents by game (agents.agent_names):\n"
                                      + usage_by_game(("base", "sab2", "duel"), kind="scripted")
-                                     + "\n  every game: ismcts[:N], learned, learned:PATH.npz, text:NAME, claims:NAME"
+                                     + "\n  every game: ismcts[:N], learned, learned:PATH.npz, text:NAME, claims:NAME, "
+                                     "llm[:KEY=VALUE,...] (agents.llm)"
                                      "\n  base and duel: ppo:PATH")  # fmt: skip
     parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
     parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
@@ -207,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not _known(name, "duel"):
                 parser.error(f"unknown duel agent {name!r}; valid: {', '.join(agent_names('duel', kind='scripted'))}, "
-                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
-        _check_ppo(parser, args.agents)
+                             "ismcts[:N], text:NAME, ppo:PATH, learned, learned:PATH.npz or "
+                             "llm[:KEY=VALUE,...]")  # fmt: skip
+        _check_ppo(parser, args.agents, "duel")
         _check_shipped(parser, args.agents, [{"game": "duel", "duel_layout": args.duel_layout}])
         duels = DuelTable()
         games = run_duel(args.agents, args.games, args.seed, args.duel_layout, **common)
@@ -236,9 +247,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not _known(name, "sab2") or name.startswith("ppo:"):
                 parser.error(f"unknown Saboteur 2 agent {name!r}; valid: "
-                             f"{', '.join(agent_names('sab2', kind='scripted'))}, ismcts[:N], text:NAME, learned or "
-                             "learned:PATH.npz")  # fmt: skip
-        _check_ppo(parser, args.agents)
+                             f"{', '.join(agent_names('sab2', kind='scripted'))}, ismcts[:N], text:NAME, learned, "
+                             "learned:PATH.npz or llm[:KEY=VALUE,...]")  # fmt: skip
+        _check_ppo(parser, args.agents, "sab2")
         _check_shipped(parser, args.agents, [{"game": "sab2", "num_players": n} for n in players])
         tables = Sab2Tables()
         games = run_sab2(players, args.agents, args.games, args.seed, **common)
@@ -264,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(str(err))
             if not _known(name, "base"):
                 parser.error(f"unknown agent {name!r}; valid: {', '.join(agent_names('base', kind='scripted'))}, "
-                             "ismcts[:N], text:NAME, ppo:PATH, learned or learned:PATH.npz")  # fmt: skip
+                             "ismcts[:N], text:NAME, ppo:PATH, learned, learned:PATH.npz or "
+                             "llm[:KEY=VALUE,...]")  # fmt: skip
         _check_ppo(parser, names)
         _check_shipped(parser, names, [{"num_players": n} for n in players])
     try:

@@ -7,7 +7,9 @@ where, the round header, an event's record, the round's end, and an observer for
 common part (the base game's ``beliefs`` snapshots; Saboteur 2's and the Duel's reference-observer scores). The
 loop does the rest the same way for every game: it seats the agents with their sealed seeds (hidden state for
 declared oracles only), steps the environment to the game's end, and writes each round's ``header``, ``events``,
-``actions``, ``claims`` (claims cells), ``end``, the observer's keys and ``seeds``, in that order.
+``actions``, ``claims`` (claims cells), ``end``, the observer's keys and ``seeds``, in that order; a game's last
+round also gets ``agent_logs`` (seat -> the ``log_record()`` of its agents that keep one: an ``llm``'s transcript,
+token usage and failure counts) when any seat has such an agent.
 
 The claims rule is an option of the config, not another game: a cell whose agents are all ``claims:NAME`` /
 ``claims@K:NAME`` plays the game with ``claims=True`` and K claims per turn, every seat a ``ClaimsAgent`` around NAME;
@@ -126,7 +128,27 @@ def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
             if not game.game_over:
                 current = new_record()
     extra = observer.closing(records)
-    return [dict(r, **x, **seeds_record(secret)) for r, x in zip(records, extra, strict=True)]
+    out = [dict(r, **x, **seeds_record(secret)) for r, x in zip(records, extra, strict=True)]
+    logs = {str(seat): found for seat, agent in enumerate(agents) if (found := agent_logs(agent))}
+    if logs and out:  # an llm seat's transcripts, usage and failure counts, once per game: with its last round
+        out[-1]["agent_logs"] = logs
+    return out
+
+
+def agent_logs(agent: Any) -> list[dict]:
+    """The ``log_record()`` of an agent and of every agent it wraps (a role pair's ``miner`` / ``saboteur``, a
+    wrapper's ``inner``): what an ``llm`` seat said and how often it failed, for the game's log."""
+    found, stack, seen = [], [agent], set()
+    while stack:
+        a = stack.pop()
+        if id(a) in seen:
+            continue
+        seen.add(id(a))
+        record = getattr(a, "log_record", None)
+        if callable(record):
+            found.append(record())
+        stack.extend(x for x in (getattr(a, k, None) for k in ("saboteur", "miner", "inner")) if x is not None)
+    return found
 
 
 def logged_spec(records: list[dict]) -> GameSpec:

@@ -77,7 +77,7 @@ def oracle_name(name: str, game: str = "base") -> bool:
     from saboteur_env import GameConfig
 
     bare = CLAIMS_NAME.sub(r"\1", name)
-    if bare.startswith(("ppo:", "learned:", "text:ppo:", "text:learned:")) or bare in ("learned", "llm"):
+    if bare.startswith(("ppo:", "learned:", "text:ppo:", "text:learned:", "llm:")) or bare in ("learned", "llm"):
         return False  # file- or endpoint-backed policies of the observation only (and costly to build)
     claims = bare != name
     try:

@@ -1,6 +1,7 @@
 """A text interface for language-model agents (docs/text.md): a seat's view as JSON and text, move names, a parser.
 
-* :func:`describe` (observation [+ mask] -> JSON), :func:`render` (JSON -> text), :func:`describe_state` /
+* :func:`describe` (observation [+ mask] -> JSON), :func:`render` (JSON -> text; ``compact=True``: the short form
+  for small context windows, with the legal moves grouped by :func:`group_moves`), :func:`describe_state` /
   :func:`seat_text` for a state and seat; :func:`observation_from_description` reads a JSON description back into
   the exact observation vector (the description is lossless and, being built from the observation, leak-free).
 * :func:`move_names` / :func:`move_name` / :func:`move_id` / :func:`legal_moves`: one stable short name per action id.
@@ -10,7 +11,14 @@
 """
 
 from saboteur_env.text.codec import DescriptionError
-from saboteur_env.text.describe import describe, describe_state, observation_from_description, render, seat_text
+from saboteur_env.text.describe import (
+    describe,
+    describe_state,
+    group_moves,
+    observation_from_description,
+    render,
+    seat_text,
+)
 from saboteur_env.text.games import game_format
 from saboteur_env.text.moves import (
     AmbiguousMoveError,
@@ -52,6 +60,7 @@ __all__ = [
     "describe",
     "describe_state",
     "game_format",
+    "group_moves",
     "legal_moves",
     "move_id",
     "move_name",

@@ -21,7 +21,7 @@ from saboteur_env.text.codec import Board, DescriptionError, Json, cell_name, pa
 from saboteur_env.text.games import game_format
 from saboteur_env.text.moves import legal_moves
 
-__all__ = ["describe", "describe_state", "observation_from_description", "render", "seat_text"]
+__all__ = ["describe", "describe_state", "group_moves", "observation_from_description", "render", "seat_text"]
 
 TITLES = {"base": "Saboteur", "sab2": "Saboteur 2", "duel": "Saboteur: The Duel"}
 
@@ -154,7 +154,9 @@ def _seat(offset: int | None) -> str:
     return "you" if offset == 0 else f"seat+{offset}"
 
 
-def _grid(d: dict) -> list[str]:
+def _grid(d: dict, short: bool = False) -> list[str]:
+    """The board as a grid of card codes; ``short``: a face-up goal card is ``G`` (the goals line names it), so that
+    the columns stay narrow."""
     board = d["board"]
     rows, cols, m = board["rows"], board["cols"], board.get("margin", 0)
     tokens = [["." for _ in range(cols)] for _ in range(rows)]
@@ -167,12 +169,14 @@ def _grid(d: dict) -> list[str]:
         elif card:
             tok = card.split(" or ")[0].replace(" rot180", "'")
             tok = {"START": "S", "START_BLUE": "SB", "START_GREEN": "SG"}.get(tok, tok)
+            if short and tok.startswith("GOAL"):
+                tok = "G"
         elif c.get("open"):
             tok = "#"
         else:
             tok = "+"
         tokens[r][col] = tok
-    width = max(4, *(len(t) for row in tokens for t in row)) + 1
+    width = max(3 if short else 4, *(len(t) for row in tokens for t in row)) + 1
     # Labels in frame coordinates: the numbers a move's "(row,col)" uses.
     lines = [("     " + "".join(f"{j - m}".ljust(width) for j in range(cols))).rstrip()]
     for i, row in enumerate(tokens):
@@ -256,8 +260,14 @@ ARGS: dict[str, dict[str, Callable[[int], str]]] = {
 }  # fmt: skip
 
 
-def render(d: dict) -> str:
-    """The text description from a JSON description (one section per part; every JSON fact appears)."""
+def render(d: dict, *, compact: bool = False) -> str:
+    """The text description from a JSON description (one section per part; every JSON fact appears).
+
+    ``compact=True`` is the short form for models with small context windows: no per-cell list (the grid stays),
+    the last ``COMPACT_EVENTS`` events, and the legal moves grouped by their words before the last one
+    (:func:`group_moves`); well under 2,000 tokens for five players."""
+    if compact:
+        return _render_compact(d)
     game, p = d["game"], d["players"]
     lines: list[str] = []
     seat = f" (absolute seat {d['seat']})" if "seat" in d else ""
@@ -300,6 +310,52 @@ def render(d: dict) -> str:
         lines.append(f"Legal moves ({len(moves)}):")
         lines.extend("  " + m for m in moves)
         lines.append("Reply with exactly one legal move name, e.g. " + (repr(moves[0]) if moves else "''") + ".")
+    return "\n".join(lines)
+
+
+COMPACT_EVENTS = 6
+
+
+def group_moves(names: list[str]) -> list[tuple[str, list[str]]]:
+    """Move names grouped by all but their last word, in first-seen order: ``place T02 at (0,0)`` and ``place T02
+    at (1,1)`` become ``("place T02 at", ["(0,0)", "(1,1)"])``; a one-word move has the prefix ``""``."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head, _, last = name.rpartition(" ")
+        groups.setdefault(head, []).append(last)
+    return list(groups.items())
+
+
+def _render_compact(d: dict) -> str:
+    game, p = d["game"], d["players"]
+    lines = [f"{TITLES[game]}, {p} players, round {_round(d)} of {d['rounds']}. " + _turn(d)]
+    if game == "base":
+        lines.append(f"Your role: {d['role']}. Your gold: {d['my_nuggets']} nuggets.")
+    elif game == "sab2":
+        lines.append(f"Your role: {d['role']}.")
+    else:
+        lines.append(f"Your colour: {d['status']['your_colour']}. Nuggets: you {d['nuggets']['you']}, opponent "
+                     f"{d['nuggets']['opponent']}.")  # fmt: skip
+    lines.append(f"Your hand: {_hand(d['hand'])}.")
+    lines.append("Goals: " + "; ".join(f"{g['goal']} at {g['at']} {g['state']}" + (f" {g['card']}" if g.get("card")
+                                       else "") for g in d["goals"]) + ".")  # fmt: skip
+    lines.append("Board ('.' empty, '?' face-down goal, G face-up goal, ' turned; rows left, columns on top):")
+    lines.extend(_grid(d, short=True))
+    lines.extend(_players(d))
+    lines.extend(_supply(d))
+    events = d["events"][-COMPACT_EVENTS:]
+    if events:
+        lines.append("Last events: " + "; ".join(_event(e, game).strip() for e in events) + ".")
+    if "claims" in d:
+        from saboteur_env.text.claims import render_claims
+
+        lines.extend(render_claims(d["claims"]))
+    if "legal_moves" in d:
+        moves = d["legal_moves"]
+        lines.append(f"Legal moves ({len(moves)}), grouped: a move is a group's words and one of its endings:")
+        lines.extend(f"  {head}: {' | '.join(ends)}" if head else f"  {' | '.join(ends)}"
+                     for head, ends in group_moves(moves))  # fmt: skip
+        lines.append("Reply with one whole move, e.g. " + (repr(moves[0]) if moves else "''") + ".")
     return "\n".join(lines)
 
 
