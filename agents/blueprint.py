@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, _cached_policy, shipped_path
+from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, load_policy, shipped_path
 from saboteur_env import GameConfig
 
 __all__ = ["NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
@@ -71,10 +71,7 @@ class WeightsBlueprint:
 def load_network(path: str | Path, config: GameConfig) -> NumpyPolicy:
     """The network in ``path`` checked against ``config`` (PolicyFileError / PolicyMismatchError: ValueErrors that
     name the file and what differs)."""
-    p = Path(path)
-    policy = _cached_policy(p) if p.is_file() else NumpyPolicy(p)
-    policy.check_config(config)
-    return policy
+    return load_policy(path, config)
 
 
 def shipped_network(config: GameConfig) -> NumpyPolicy | None:

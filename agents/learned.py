@@ -53,6 +53,7 @@ MAX_META_BYTES = 1 << 20  # the JSON header's member (the shipped ones are under
 MAX_VALUES = 1 << 25  # weights in all (128 MiB as float32; the shipped files hold under 1M)
 NPY_HEADER_MAX = 4096  # bytes before a member's data (numpy writes 128 for these arrays)
 _BASE_ROLES = ("miner", "saboteur")
+UNIVERSAL_GAMES = ("base", "sab2", "duel")  # agents.universal.GAMES (not imported here: it builds layouts)
 
 
 class PolicyFileError(ValueError):
@@ -111,6 +112,7 @@ class NumpyPolicy:
             arrays[k].flags.writeable = False  # shared between agents (see _cached_policy)
         del arrays["meta"]
         self.w = arrays
+        self._specialized: dict[tuple[Any, ...], NumpyPolicy] = {}
 
     def _meta(self, arrays: dict[str, Any]) -> dict[str, Any]:
         """The validated JSON header (``meta``); sets the sizes it declares."""
@@ -142,11 +144,17 @@ class NumpyPolicy:
             self.features = meta.get("features", "")
             if not isinstance(self.features, str):
                 raise ValueError(f"features={self.features!r} is not a string")
+            self.universal = meta.get("universal", "")
+            if self.universal not in ("", *UNIVERSAL_GAMES):
+                raise ValueError(f"universal={self.universal!r} is not one of {UNIVERSAL_GAMES}")
         except (KeyError, TypeError, ValueError) as e:
             raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
             raise PolicyFileError(f"{self.path}: hidden={hidden} / embed={self.embed} / num_heads={self.num_heads} "
                                   "out of range (1..4096 / 0..hidden / 1..16)")
+        if self.universal and (self.net != "mlp" or self.features):
+            raise PolicyFileError(f"{self.path}: a universal network is an mlp without belief features "
+                                  f"(net={self.net!r}, features={self.features!r})")  # fmt: skip
         if self.net == "compact":
             try:
                 self.reader_sizes = {k: meta[k] for k in ("reader_version", "num_tokens", "num_places", "num_dense",
@@ -183,8 +191,61 @@ class NumpyPolicy:
                                   f"(obs_size={self.obs_size}, hidden={hidden}, num_actions={self.num_actions})")
         return shapes
 
+    def for_config(self, config: GameConfig) -> NumpyPolicy:
+        """The network that plays ``config``: this one, or for a universal file (header ``universal``: one network
+        for every player count of a game, :mod:`agents.universal`) its specialization to ``config``'s count or
+        geometry: the first layer's rows and the heads' columns gathered once, the variant one-hot folded into the
+        first bias, so a move costs what it costs with a per-count file. A ``PolicyMismatchError`` names the
+        variants the file plays where ``config`` is not one of them."""
+        if not self.universal:
+            return self
+        from agents.universal import universal_layout
+
+        key = tuple(getattr(config, f) for f in LAYOUT_FIELDS)
+        if key in self._specialized:
+            return self._specialized[key]
+        lay = universal_layout(self.universal)
+        try:
+            m = lay.variant(config)
+        except ValueError as e:
+            raise PolicyMismatchError(f"policy {self.path}: {e}") from None
+        if (self.obs_size, self.num_actions) != (lay.obs_size, lay.num_actions):
+            raise PolicyMismatchError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
+                                      f"actions; the universal {self.universal!r} layout has {lay.obs_size} / "
+                                      f"{lay.num_actions}")  # fmt: skip
+        rs = role_slice(config)
+        start, stop = (rs.start, rs.stop) if rs is not None else (0, 0)
+        mapped = (int(m.obs_index[start]), int(m.obs_index[stop - 1]) + 1) if rs is not None else (0, 0)
+        if rs is not None and (self.role_start, self.role_stop) != mapped:
+            raise PolicyMismatchError(f"policy {self.path}: its role slice does not line up with {config}")
+        sub = object.__new__(NumpyPolicy)
+        sub.__dict__.update(self.__dict__)
+        w, scale = self.w, self.w["scale"]
+        sw = dict(w)
+        sw["scale"] = scale[m.obs_index]
+        sw["w0"] = np.ascontiguousarray(w["w0"][m.obs_index])
+        sw["b0"] = w["b0"] + scale[m.flag] * w["w0"][m.flag]
+        for r in range(self.num_heads):
+            sw[f"pi_w{r}"] = np.ascontiguousarray(w[f"pi_w{r}"][:, m.action_index])
+            sw[f"pi_b{r}"] = w[f"pi_b{r}"][m.action_index]
+        for a in sw.values():
+            a.flags.writeable = False
+        sub.w = sw
+        sub.obs_size, sub.num_actions = int(m.obs_index.size), int(m.action_index.size)
+        sub.role_start, sub.role_stop = start, stop
+        sub.universal = ""
+        sub._specialized = {}
+        sub.meta = dict(self.meta, config={f: getattr(config, f) for f in LAYOUT_FIELDS}, obs_size=sub.obs_size,
+                        num_actions=sub.num_actions, role_slice=[start, stop], universal="",
+                        specialized_from=self.universal)  # fmt: skip
+        self._specialized[key] = sub
+        return sub
+
     def check_config(self, config: GameConfig) -> None:
         """Refuse a game whose observation or action indices mean something else than in training."""
+        if self.universal:
+            self.for_config(config)  # the count or geometry is one of the file's (PolicyMismatchError otherwise)
+            return
         saved = self.meta.get("config", {})
         diff = {f: (saved.get(f), getattr(config, f)) for f in LAYOUT_FIELDS if saved.get(f) != getattr(config, f)}
         if diff:
@@ -335,8 +396,7 @@ class LearnedAgent:
 
     def __init__(self, path: str | Path, config: GameConfig, greedy: bool = False) -> None:
         self.config = config
-        self.policy = _cached_policy(Path(path)) if Path(path).is_file() else NumpyPolicy(path)
-        self.policy.check_config(config)
+        self.policy = load_policy(path, config)
         self.greedy = greedy
         self.name = f"learned:{Path(path).name}"
         self.rng = np.random.default_rng()
@@ -399,6 +459,15 @@ def _cached_policy(path: Path) -> NumpyPolicy:
     if key not in _CACHE:
         _CACHE[key] = NumpyPolicy(path)
     return _CACHE[key]
+
+
+def load_policy(path: str | Path, config: GameConfig) -> NumpyPolicy:
+    """The network of ``path`` that plays ``config`` (a universal file specialized to it), checked against it
+    (PolicyFileError / PolicyMismatchError: ValueErrors naming the file and what differs)."""
+    p = Path(path)
+    policy = (_cached_policy(p) if p.is_file() else NumpyPolicy(p)).for_config(config)
+    policy.check_config(config)
+    return policy
 
 
 def shipped_manifest(policy_dir: Path | None = None) -> dict[str, Any]:

@@ -96,6 +96,8 @@ class Options:
     features: str = ""  # belief features the network reads besides the observation ("bayes"; "" = none)
     init: str = ""  # a policy.npz of the same shape to start the fit from (expert iteration fine-tunes); "": fresh
     init_temperature: float = 1.0  # the temperature --init was exported at: its head times this is the fitted one
+    duel_layout: str = "seed_5x9"  # the Duel's geometry (other games: ignored)
+    universal: bool = False  # fit one network for every player count of the game (experiments.train.universal)
 
     def check(self) -> None:
         for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
@@ -139,7 +141,8 @@ class Options:
         if self.init:  # a missing, foreign or differently shaped file fails here, naming the difference
             from experiments.train.selfplay.policy import Policy, load_npz
 
-            load_npz(Policy(config, self.hidden, self.role_heads, self.embed, self.features), self.init, config)
+            net = Policy(config, self.hidden, self.role_heads, self.embed, self.features, self.universal)
+            load_npz(net, self.init, config)
         extra = [Path(p).resolve() for p in self.extra_paths()]
         for path in self.extra_paths():
             if not Path(path).is_file():
@@ -155,6 +158,8 @@ class Options:
         return [n.strip() for n in self.partners.split(",") if n.strip()]
 
     def config(self) -> GameConfig:
+        if self.game == "duel":
+            return GameConfig(game="duel", num_players=self.players, duel_layout=self.duel_layout)  # type: ignore[arg-type]
         return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
 
     def collection_key(self) -> dict[str, Any]:
@@ -163,6 +168,8 @@ class Options:
                 "gamma", "seed")  # fmt: skip
         key = {k: getattr(self, k) for k in keys} | {"num_players": self.config().num_players,
                                                       "data_version": DATA_VERSION}  # fmt: skip
+        if self.game == "duel" and self.duel_layout != "seed_5x9":  # only then: earlier data keys stay valid
+            key |= {"duel_layout": self.duel_layout}
         if self.student:  # the student's weights fix the data, not its path
             key |= {"student_sha256": _sha256(self.student), "student_share": self.student_share}
         return key
@@ -348,7 +355,7 @@ def fit(opt: Options, data: Data, log: Path | None = None, quiet: bool = False) 
                          "features (with_features adds them)")  # fmt: skip
     torch.manual_seed(opt.seed)
     gen = np.random.default_rng([opt.seed, 0xF17])
-    model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed, opt.features)
+    model = Policy(opt.config(), opt.hidden, opt.role_heads, opt.embed, opt.features, opt.universal)
     if opt.init:
         from experiments.train.selfplay.policy import load_npz
 
@@ -423,27 +430,9 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
     torch.set_num_threads(opt.threads)
     out = Path(opt.out)
     out.mkdir(parents=True, exist_ok=True)
-    data_path, key = out / "data.npz", opt.collection_key()
     t0 = time.perf_counter()
     extras = [load_data(p, opt.config()) for p in opt.extra_paths()]  # before collecting: a bad file fails at once
-    data: Data | None = None
-    collect_s = float("nan")  # the collection's own wall time (recorded with the data, so a reuse reports it)
-    if data_path.exists():
-        with np.load(data_path, allow_pickle=False) as z:
-            if json.loads(str(z["key"])) == key:
-                data = Data.from_npz(z)
-                collect_s = float(z["collect_s"]) if "collect_s" in z.files else collect_s
-    reused = data is not None
-    if data is None:
-        if not quiet:
-            print(f"collecting {opt.decisions:,} {opt.teacher} decisions with {opt.workers} workers",
-                  file=sys.stderr, flush=True)  # fmt: skip
-        data = collect_all(opt)
-        collect_s = time.perf_counter() - t0
-        tmp = out / "data.tmp.npz"
-        np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), collect_s=np.array(collect_s),
-                 **data.arrays())  # type: ignore[arg-type]  # fmt: skip
-        tmp.replace(data_path)
+    data, collect_s, reused = load_or_collect(opt, quiet)
     collected = len(data)
     if extras:
         data = concat([data, *extras])
@@ -463,6 +452,34 @@ def run(opt: Options, quiet: bool = False) -> dict[str, Any]:
             "final": last}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
+
+
+def load_or_collect(opt: Options, quiet: bool = False) -> tuple[Data, float, bool]:
+    """``OUT/data.npz`` if it was collected with ``opt``'s collection options, else a new collection written there
+    atomically; with the collection's wall time (NaN if unknown) and whether the file was reused."""
+    out = Path(opt.out)
+    out.mkdir(parents=True, exist_ok=True)
+    data_path, key = out / "data.npz", opt.collection_key()
+    t0 = time.perf_counter()
+    data: Data | None = None
+    collect_s = float("nan")  # the collection's own wall time (recorded with the data, so a reuse reports it)
+    if data_path.exists():
+        with np.load(data_path, allow_pickle=False) as z:
+            if json.loads(str(z["key"])) == key:
+                data = Data.from_npz(z)
+                collect_s = float(z["collect_s"]) if "collect_s" in z.files else collect_s
+    reused = data is not None
+    if data is None:
+        if not quiet:
+            print(f"collecting {opt.decisions:,} {opt.teacher} decisions with {opt.workers} workers",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        data = collect_all(opt)
+        collect_s = time.perf_counter() - t0
+        tmp = out / "data.tmp.npz"
+        np.savez(tmp, key=np.array(json.dumps(key, sort_keys=True)), collect_s=np.array(collect_s),
+                 **data.arrays())  # type: ignore[arg-type]  # fmt: skip
+        tmp.replace(data_path)
+    return data, collect_s, reused
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -487,7 +504,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
     from dataclasses import fields
 
     for f in fields(Options):
-        if f.name in ("game", "players", "role_heads"):
+        if f.name in ("game", "players", "role_heads", "universal"):  # universal: experiments.train.universal
             continue
         default = getattr(d, f.name)
         p.add_argument("--" + f.name.replace("_", "-"), type=type(default), default=default,

@@ -106,6 +106,11 @@ class ObservationLayout:
             "history": (L, self.event_size),
         }
         self.slices, self.size = named_slices(self.shapes)
+        # The parts of a block's last axis, for blocks whose rows mix seat-sized one-hots with fixed fields (what a
+        # network that reads every player count, agents.universal, needs to line the counts up).
+        self.row_parts: dict[str, tuple[int, ...]] = {
+            "history": (1, NUM_EVENT_TYPES, p, NUM_KINDS, p, 1, 1, NUM_KINDS),
+        }
         self.off = {name: s.start for name, s in self.slices.items()}
         self.hw = hw
         # Upper bounds per element (observations are non-negative).

@@ -64,6 +64,7 @@ class DuelObservationLayout:
             "history": (config.history_length, EVENT_SIZE),
         }
         self.slices, self.size = named_slices(self.shapes)
+        self.row_parts: dict[str, tuple[int, ...]] = {}  # no block mixes seat-sized parts (always two seats)
         high = np.ones(self.size, dtype=np.float32)
         high[self.slices["hand"]] = dc.HAND_SIZE
         high[self.slices["hand_sizes"]] = dc.HAND_SIZE

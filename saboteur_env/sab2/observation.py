@@ -62,6 +62,11 @@ class Sab2ObservationLayout:
             "history": (L, self.event_size),
         }
         self.slices, self.size = named_slices(self.shapes)
+        # The parts of a block's last axis where seat-sized one-hots sit between fixed fields (agents.universal).
+        self.row_parts: dict[str, tuple[int, ...]] = {
+            "status": (3, 3, p, len(Phase), 5),
+            "history": (1, len(Sab2Event), p, sc.NUM_KINDS, p, 3),
+        }
         high = np.ones(self.size, dtype=np.float32)
         high[self.slices["hand"]] = sc.HAND_SIZE
         seats = high[self.slices["seats"]].reshape(p, len(SEAT_COLUMNS))

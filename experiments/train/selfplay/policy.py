@@ -17,6 +17,7 @@ from torch import nn
 from agents.base.belief_features import feature_size
 from agents.files import write_atomic
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_slice
+from agents.universal import universal_layout
 from saboteur_env import GameConfig, num_actions, observation_layout
 
 MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
@@ -39,15 +40,24 @@ class Policy(nn.Module):
     weights with the same arithmetic."""
 
     def __init__(self, config: GameConfig, hidden: int = 64, role_heads: bool = False, embed: int = 0,
-                 features: str = "") -> None:  # fmt: skip
+                 features: str = "", universal: bool = False) -> None:  # fmt: skip
         super().__init__()
-        lay = observation_layout(config)
         # Belief features (agents.base.belief_features) follow the observation; they are probabilities and fractions.
         self.features = features
-        high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
-                               np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
-        self.obs_size, self.num_actions = int(high.size), int(num_actions(config))
-        sl = role_slice(config)
+        # universal: one network for every player count (or Duel geometry) of config's game (agents.universal)
+        self.universal = config.game if universal else ""
+        sl: slice | None
+        if universal:
+            if features:
+                raise ValueError("a universal network reads no belief features")
+            ul = universal_layout(config.game)
+            high, n_act, sl = ul.high, ul.num_actions, ul.role_slice
+        else:
+            lay = observation_layout(config)
+            high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
+                                   np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
+            n_act, sl = int(num_actions(config)), role_slice(config)
+        self.obs_size, self.num_actions = int(high.size), int(n_act)
         self.role_start: int = sl.start if sl is not None else 0
         self.role_stop: int = sl.stop if sl is not None else 0
         self.num_heads = (self.role_stop - self.role_start) if role_heads and sl is not None else 1
@@ -166,6 +176,8 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
     }
     if model.features:  # only then: the headers of files without features stay as they were
         meta["features"] = model.features
+    if model.universal:  # likewise: one network for every player count of the game (agents.universal)
+        meta["universal"] = model.universal
     arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
     arrays["scale"] = model.scale.numpy().astype(np.float32)
     for i, layer in enumerate((model.fc0, model.fc1)):
@@ -189,11 +201,13 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
     the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
     pol = NumpyPolicy(path)
-    pol.check_config(config)
+    if not (pol.universal and pol.universal == model.universal):
+        pol.check_config(config)
     want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
             "embed": model.embed, "num_heads": model.num_heads,
-            "role_slice": [model.role_start, model.role_stop], "features": model.features}  # fmt: skip
-    got = {k: pol.meta.get(k, {"embed": 0, "features": ""}.get(k)) for k in want}
+            "role_slice": [model.role_start, model.role_stop], "features": model.features,
+            "universal": model.universal}  # fmt: skip
+    got = {k: pol.meta.get(k, {"embed": 0, "features": "", "universal": ""}.get(k)) for k in want}
     if got != want:
         raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
     w = pol.w

@@ -1,0 +1,149 @@
+"""One network for every player count (agents.universal, NumpyPolicy.for_config, experiments.train.universal)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.blueprint import NetworkBlueprint, load_network
+from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, PolicyMismatchError, load_policy
+from agents.universal import universal_layout, variant_configs, variant_name
+from saboteur_env import (
+    GameConfig,
+    action_to_string,
+    apply_action,
+    encode_observation,
+    legal_action_mask,
+    new_game,
+    num_actions,
+    observation_layout,
+)
+
+
+def _played(config: GameConfig, seed: int, steps: int):
+    rng = np.random.default_rng(seed)
+    s = new_game(config, rng)
+    for _ in range(steps):
+        s = apply_action(s, int(rng.choice(np.flatnonzero(legal_action_mask(s)))), inplace=True)
+    return s
+
+
+@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
+def test_layout__every_variant_maps_one_to_one_and_actions_keep_their_names(game):
+    lay = universal_layout(game)
+    flags = set()
+    for c in variant_configs(game):
+        m = lay.variant(c)
+        assert m.obs_index.size == observation_layout(c).size
+        assert np.unique(m.obs_index).size == m.obs_index.size and m.obs_index.max() < lay.obs_size - len(lay.names)
+        flags.add(m.flag)
+        assert m.action_index.size == num_actions(c) and np.unique(m.action_index).size == m.action_index.size
+        some = np.random.default_rng(0).choice(num_actions(c), size=200, replace=False)
+        assert all(lay.action_names[m.action_index[a]] == action_to_string(c, int(a)) for a in some)
+    assert len(flags) == len(lay.names) and min(flags) == lay.obs_size - len(lay.names)
+
+
+@pytest.mark.parametrize(("game", "n"), [("base", 4), ("base", 10), ("sab2", 3), ("sab2", 7)])
+def test_layout__seat_rows_and_event_one_hots_line_up_in_the_frame(game, n):
+    """A real observation at n players read back through the frame's layout: seat rows, the seat to act and every
+    history row's actor and target offsets are where the n-player layout had them; the rest of the frame is 0."""
+    c = GameConfig(game=game, num_players=n)
+    s = _played(c, 7, 25)
+    obs = encode_observation(s, 1)
+    lay = universal_layout(game)
+    u = lay.observations(c, obs)[0]
+    frame = observation_layout(lay.frame_config)
+    small, big = observation_layout(c).split(obs), frame.split(u[: frame.size])
+    np.testing.assert_array_equal(big["seats"][:n], small["seats"])
+    assert not big["seats"][n:].any()
+    np.testing.assert_array_equal(big["board"], small["board"])
+    parts_s, parts_b = observation_layout(c).row_parts["history"], frame.row_parts["history"]
+    cs, cb = np.cumsum((0, *parts_s)), np.cumsum((0, *parts_b))
+    big_n = lay.frame_config.num_players
+    seat_parts = [i for i, (a, b) in enumerate(zip(parts_s, parts_b, strict=True)) if (a, b) == (n, big_n)]
+    assert seat_parts  # the actor and target one-hots
+    for i in range(len(parts_s)):
+        got = big["history"][:, cb[i] : cb[i] + parts_s[i]]
+        np.testing.assert_array_equal(got, small["history"][:, cs[i] : cs[i + 1]])
+        assert not big["history"][:, cb[i] + parts_s[i] : cb[i + 1]].any()
+    assert small["history"][:, cs[seat_parts[0]] : cs[seat_parts[0] + 1]].any()  # the game had events with actors
+    flag = lay.variant(c).flag
+    assert u[flag] == 1 and u[frame.size :].sum() == 1
+
+
+def _universal_file(path, game: str, hidden: int = 8, heads: int = 2, seed: int = 0) -> str:
+    """A random universal network file written the way export_npz writes one (no torch needed)."""
+    lay = universal_layout(game)
+    rng = np.random.default_rng(seed)
+    rs = lay.role_slice
+    heads = heads if rs is not None else 1
+    meta = {"format": FORMAT, "version": FORMAT_VERSION, "universal": game,
+            "config": {f: getattr(lay.frame_config, f) for f in LAYOUT_FIELDS}, "obs_size": lay.obs_size,
+            "num_actions": lay.num_actions, "hidden": hidden, "embed": 0, "num_heads": heads,
+            "role_slice": [rs.start, rs.start + heads] if rs is not None else [0, 0], "activation": "tanh"}  # fmt: skip
+    w = {"scale": (1.0 / lay.high).astype(np.float32), "w0": rng.normal(0, 0.3, (lay.obs_size, hidden)),
+         "b0": rng.normal(0, 0.1, hidden), "w1": rng.normal(0, 0.3, (hidden, hidden)),
+         "b1": np.zeros(hidden)}  # fmt: skip
+    for r in range(heads):
+        w |= {f"pi_w{r}": rng.normal(0, 1, (hidden, lay.num_actions)), f"pi_b{r}": rng.normal(0, 1, lay.num_actions),
+              f"v_w{r}": rng.normal(0, 1, (hidden, 1)), f"v_b{r}": np.zeros(1)}  # fmt: skip
+    out = path / f"universal-{game}.npz"
+    np.savez(out, meta=np.array(json.dumps(meta)), **{k: np.asarray(v, dtype=np.float32) for k, v in w.items()})
+    return str(out)
+
+
+@pytest.mark.parametrize("game", ["base", "sab2", "duel"])
+def test_policy__specialized_network_equals_the_universal_one_on_universal_input(game, tmp_path):
+    path = _universal_file(tmp_path, game, heads=2 if game == "base" else 6)
+    whole = NumpyPolicy(path)
+    lay = universal_layout(game)
+    for c in variant_configs(game)[:: 3 if game != "duel" else 1]:
+        pol = load_policy(path, c)
+        assert (pol.obs_size, pol.num_actions) == (observation_layout(c).size, num_actions(c))
+        obs = np.stack([encode_observation(_played(c, seed, 12), seed % c.num_players) for seed in range(4)])
+        lg, v = pol.forward(obs)
+        lg_u, v_u = whole.forward(lay.observations(c, obs))
+        np.testing.assert_allclose(lg, lg_u[:, lay.variant(c).action_index], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(v, v_u, rtol=1e-5, atol=1e-5)
+        assert load_policy(path, c) is pol  # specialized once per configuration
+        agent = make_agent(f"learned:{path}", c)  # the learned agent plays it at this count
+        agent.reset(0, c.num_players, 3)
+        s = _played(c, 11, 5)
+        seat = int(s.current_player) if hasattr(s, "current_player") else 0
+        mask = legal_action_mask(s)
+        assert mask[agent.act(encode_observation(s, seat), mask)]
+        NetworkBlueprint(load_network(path, c), c)  # and it is a rollout blueprint (no belief features)
+
+
+def test_policy__a_variant_the_file_does_not_play_is_refused_by_name(tmp_path):
+    path = _universal_file(tmp_path, "base")
+    with pytest.raises(PolicyMismatchError, match="plays 10, 9, 8, 7, 6, 5, 4, 3"):
+        load_policy(path, GameConfig(num_players=5, margin=1))
+    with pytest.raises(PolicyMismatchError, match="cannot play game 'sab2'"):
+        load_policy(path, GameConfig(game="sab2", num_players=5))
+
+
+def test_variant_names():
+    assert [variant_name(c) for c in variant_configs("duel")] == ["official_5x10", "seed_5x9"]
+    with pytest.raises(ValueError, match="game 'chess' is unknown"):
+        variant_configs("chess")
+
+
+def test_to_universal__dense_rows_equal_the_layouts_scatter():
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train.imitate import Options, collect_all
+    from experiments.train.universal import to_universal
+
+    c = GameConfig(num_players=4)
+    data = collect_all(Options(players=4, decisions=150, workers=1, num_envs=4, seed=5))
+    u = to_universal(data, c)
+    rows = np.arange(len(data))
+    lay = universal_layout("base")
+    np.testing.assert_array_equal(u.dense(rows), lay.observations(c, data.dense(rows)))
+    m = lay.variant(c)
+    np.testing.assert_array_equal(u.action, m.action_index[data.action])
+    assert u.finals.shape == (len(data.finals), 10)
+    np.testing.assert_array_equal(u.finals[:, :4], data.finals)
