@@ -119,3 +119,34 @@ def test_report__calibration_adds_the_policy_aware_observer_on_request(small_log
                 if not calibration.train_game(g[0]["header"]["seed"])]
     for traj, _ in calibration.policy_trajectory(held_out[0], samples=2):
         assert np.allclose(traj, traj[0, 0]) and 0 < traj[0, 0] < 1
+
+
+def _insert_round(agent: str, seed: int, rnd: int, role: int, gold: float, players: int = 5) -> dict:
+    roles = [0] * players
+    roles[seed % players] = role
+    nuggets = [0.0] * players
+    nuggets[seed % players] = gold
+    return {"header": {"insert": agent, "insert_seat": seed % players, "players": players, "seed": seed,
+                       "round": rnd, "roles": roles}, "end": {"nuggets": nuggets}}  # fmt: skip
+
+
+def test_ladder__ranks_inserted_agents_per_deal_by_their_seat_gold():
+    pytest.importorskip("openskill", reason="needs the eval extra")
+    from experiments.tournament.report.tables import table_ladder
+
+    rounds = []
+    for seed in range(40):
+        role = 1 if seed % 4 == 0 else 0  # the seat is a saboteur in round 0 of every fourth deal
+        for agent, gold in (("strong", 3.0), ("middle", 2.0), ("weak", 1.0)):
+            rounds.append(_insert_round(agent, seed, 0, role, gold))
+            rounds.append(_insert_round(agent, seed, 1, 0, 0.0))
+    rounds += rounds[:6]  # a deal logged twice (the same cell in two logs) counts once
+    rows = table_ladder(rounds, boot=5)
+    assert [r["agent"] for r in rows] == ["strong", "middle", "weak"]
+    assert [r["nuggets_per_game"] for r in rows] == [3.0, 2.0, 1.0]
+    assert all(r["deals"] == 40 for r in rows)
+    assert rows[0]["ordinal"] > rows[1]["ordinal"] > rows[2]["ordinal"]
+    assert rows[0]["saboteur_ordinal"] > rows[2]["saboteur_ordinal"]  # 10 saboteur deals, same order
+    tied = [_insert_round(a, s, 0, 0, 1.0) for s in range(20) for a in ("a", "b")]
+    a, b = table_ladder(tied, boot=0)
+    assert a["ordinal"] == b["ordinal"]  # equal gold on every deal: equal ratings

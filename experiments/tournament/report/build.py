@@ -57,6 +57,7 @@ from experiments.tournament.report.tables import (
     table_beliefs,
     table_claims,
     table_deception,
+    table_ladder,
     table_matrix,
     table_ratings,
     table_t2,
@@ -278,6 +279,8 @@ def build_report(
             "T6_deception": deception,
             "ratings": table_ratings(rounds, boot=rating_boot),
         })  # fmt: skip
+        if any("insert" in r["header"] for r in rounds):
+            tables["ladder"] = table_ladder(rounds, boot=rating_boot)
     reliability: list[dict] = []
     if calibration and rounds:
         tables["T7_calibration"], reliability = table_calibration(logs, boot, policy_samples)
@@ -329,6 +332,9 @@ TITLES = {
     "T6_deception": "T6 deception and behaviour per cell (reference observer; Kaplan-Meier for the censored turns to "
     "sustained suspicion)",
     "ratings": "Ratings per (agent, role), openskill Plackett-Luce (bootstrap re-ratings over games)",
+    "ladder": "Ladder of the inserted agents: openskill Plackett-Luce, one match per deal among the agents inserted "
+    "in its seat, ranked by that seat's nuggets (overall, and in the rounds played as miner / saboteur); ordinal = "
+    "mu - 3 sigma, bootstrap re-ratings over deals",
     "T7_calibration": "T7 observer calibration per population (cell): fixed behaviour tables (baseline) vs tables "
     "fitted on the cell's even seeds, scored on its odd seeds; ECE over 10 bins and Brier, game bootstrap",
     "T7_reliability": "T7 reliability diagram points (held-out games; per bin: mean prediction, observed frequency)",

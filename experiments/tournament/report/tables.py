@@ -383,4 +383,68 @@ def table_ratings(rounds: list[dict], seed: int = 0, boot: int = RATING_BOOT) ->
     return sorted(rows, key=lambda x: -x["ordinal"])
 
 
+def _ladder_ratings(matches: list[list[tuple[str, float]]], order: np.ndarray, model) -> dict[str, object]:
+    ratings: dict[str, object] = {}
+    for i in order:
+        names = [a for a, _ in matches[i]]
+        for name in names:
+            if name not in ratings:
+                ratings[name] = model.rating(name=name)
+        gold = np.array([g for _, g in matches[i]])
+        ranks = [int((gold > g).sum()) for g in gold]  # more gold ranks first; equal gold shares a rank
+        rated = model.rate([[ratings[a]] for a in names], ranks=ranks)
+        for a, [r] in zip(names, rated, strict=True):
+            ratings[a] = r
+    return ratings
+
+
+def table_ladder(rounds: list[dict], seed: int = 0, boot: int = RATING_BOOT) -> list[dict]:
+    """Ratings of the agents of ``--insert`` cells: each deal (player count, seed) is one Plackett-Luce match among
+    the agents inserted in the same seat of it, ranked by the nuggets that seat won (ties share a rank); per role, the
+    nuggets of the rounds the seat played in that role. Duplicate deals make this a ladder on equal footing: every
+    agent met the same cards, roles and partners. Intervals: ``boot`` re-ratings of deals resampled with replacement
+    (fresh random order each), percentile 95%. Oracles are left out."""
+    model = require("openskill.models", "eval", "experiments.tournament.report (ratings)").PlackettLuce()
+    # per deal and agent: nuggets in all, as miner, as saboteur; rounds as miner, as saboteur
+    gold: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0] * 5))
+    seen: set[tuple] = set()
+    for r in rounds:
+        h = r["header"]
+        key = (h.get("players"), h.get("seed"), h.get("insert"), h.get("round"))
+        if "insert" not in h or oracle_name(h["insert"]) or key in seen:
+            continue  # a deal's round logged again (the same cell in two logs) counts once
+        seen.add(key)
+        seat = int(h["insert_seat"])
+        won = float(r["end"]["nuggets"][seat])
+        g = gold[(int(h["players"]), int(h["seed"]))][h["insert"]]
+        g[0] += won
+        g[1 + int(h["roles"][seat])] += won
+        g[3 + int(h["roles"][seat])] += 1
+    deals = [d for d in gold.values() if len(d) > 1]
+    rows: dict[str, dict] = {}
+    for col, label in ((0, ""), (1, "miner_"), (2, "saboteur_")):
+        # a role's matches: the deals where the seat played that role at least once (the same for every agent)
+        matches = [[(a, v[col]) for a, v in sorted(d.items())] for d in deals
+                   if not col or next(iter(d.values()))[2 + col] > 0]  # fmt: skip
+        if not matches:
+            continue
+        rng = np.random.default_rng(seed)
+        ratings = _ladder_ratings(matches, rng.permutation(len(matches)), model)
+        draws: dict[str, list[float]] = defaultdict(list)
+        for _ in range(boot if len(matches) > 1 else 0):
+            again = _ladder_ratings(matches, rng.integers(0, len(matches), len(matches)), model)
+            for name, rr in again.items():
+                draws[name].append(rr.ordinal())
+        for name, rr in ratings.items():
+            d = np.asarray(draws.get(name, []), dtype=float)
+            lo, hi = np.quantile(d, [0.025, 0.975]) if d.size else (NAN, NAN)
+            row = rows.setdefault(name, {"agent": name, "deals": sum(name in dict(m) for m in matches)})
+            row.update({f"{label}ordinal": round(rr.ordinal(), 3), f"{label}ordinal_lo": _round(float(lo), 3),
+                        f"{label}ordinal_hi": _round(float(hi), 3)})  # fmt: skip
+            if not label:
+                row["mu"], row["sigma"] = round(rr.mu, 3), round(rr.sigma, 3)
+                row["nuggets_per_game"] = round(float(np.mean([dict(m)[name] for m in matches if name in dict(m)])), 3)
+    return sorted(rows.values(), key=lambda x: -x["ordinal"])
+
+
 C5_CELL = ("suspicious", "covert")  # the one cell the observer claims are made on (not pooled over the folder)
