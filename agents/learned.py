@@ -484,22 +484,39 @@ def shipped_manifest(policy_dir: Path | None = None) -> dict[str, Any]:
     if not isinstance(policies, dict):
         raise PolicyFileError(f"{path} has no 'policies' mapping")
     for name, rec in policies.items():
-        ok = isinstance(rec, dict) and isinstance(rec.get("game"), str) and isinstance(rec.get("players"), int)
+        ok = isinstance(rec, dict) and isinstance(rec.get("game"), str) and _counts(rec.get("players")) is not None
         if not ok or not isinstance(rec.get("file"), str) or Path(rec["file"]).name != rec["file"]:
-            raise PolicyFileError(f"{path}: entry {name!r} needs 'game' (str), 'players' (int) and 'file' (a name)")
+            raise PolicyFileError(f"{path}: entry {name!r} needs 'game' (str), 'players' (an int, or the list of "
+                                  "counts of a universal file) and 'file' (a name)")  # fmt: skip
     return policies
 
 
+def _counts(players: Any) -> list[int] | None:
+    """A record's player counts (an int: one count; a list: a universal file's), or None if malformed."""
+    if isinstance(players, int) and not isinstance(players, bool):
+        return [players]
+    if isinstance(players, list) and players and all(isinstance(n, int) and not isinstance(n, bool) for n in players):
+        return players
+    return None
+
+
 def shipped_configs(policy_dir: Path | None = None) -> list[tuple[str, int]]:
-    """The (game, players) pairs a policy is shipped for, sorted."""
-    return sorted((str(r["game"]), int(r["players"])) for r in shipped_manifest(policy_dir).values())
+    """The (game, players) pairs a policy is shipped for, sorted (once each)."""
+    recs = shipped_manifest(policy_dir).values()
+    return sorted({(str(r["game"]), n) for r in recs for n in _counts(r["players"]) or []})
 
 
 def shipped_path(config: GameConfig, policy_dir: Path | None = None) -> Path:
-    """The shipped file for ``config``'s game and player count; NoShippedPolicyError listing the shipped pairs."""
-    for rec in shipped_manifest(policy_dir).values():
-        if rec.get("game") == config.game and rec.get("players") == config.num_players:
-            return (policy_dir or POLICY_DIR) / str(rec["file"])
+    """The shipped file for ``config``'s game and player count: a file of that count (trained at the default
+    layout: a Duel of the other geometry skips it) before a universal file of the game; NoShippedPolicyError listing
+    the shipped pairs."""
+    recs = [r for r in shipped_manifest(policy_dir).values()
+            if r.get("game") == config.game and config.num_players in (_counts(r.get("players")) or [])]  # fmt: skip
+    default = GameConfig(game=config.game, num_players=config.num_players)
+    for rec in sorted(recs, key=lambda r: isinstance(r.get("players"), list)):
+        if not isinstance(rec.get("players"), list) and config.duel_layout != default.duel_layout and recs[1:]:
+            continue  # the per-count Duel file plays its default geometry; a universal file plays both
+        return (policy_dir or POLICY_DIR) / str(rec["file"])
     pairs = ", ".join(f"{g}:{n}" for g, n in shipped_configs(policy_dir)) or "none"
     # "at N players", not "num_players=N": the web CLI rewrites "players=" in errors into its option name
     raise NoShippedPolicyError(f"no learned policy is shipped for game {config.game!r} at {config.num_players} "

@@ -147,3 +147,31 @@ def test_to_universal__dense_rows_equal_the_layouts_scatter():
     np.testing.assert_array_equal(u.action, m.action_index[data.action])
     assert u.finals.shape == (len(data.finals), 10)
     np.testing.assert_array_equal(u.finals[:, :4], data.finals)
+
+
+def test_ship__a_universal_entry_trains_ships_evaluates_and_tabulates(tmp_path, monkeypatch):
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train import ship as sp
+    from experiments.train import ship_entries
+
+    monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
+    monkeypatch.setattr(ship_entries, "IMITATE", ("--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    entry = sp.Entry("base", 0, seed=3, decisions=0, imitate=40, teacher="heuristic", partners="random", epochs=1,
+                     hidden=16, universal=True)  # fmt: skip
+    assert (entry.name, entry.key) == ("base-all", "base:all")
+    rec = sp.train(entry, tmp_path / "runs")
+    assert rec["players"] == list(range(3, 11)) and rec["universal"] and rec["file"] == "base-all.npz"
+    im = rec["training"]["imitate"]
+    assert set(im["held_out_agreement_per_variant"]) == {str(n) for n in range(3, 11)}
+    assert "experiments.train.universal" in rec["training"]["command"]
+    assert sp.is_done(entry, {"policies": {"base-all": rec}})
+    for n in (3, 10):
+        c = GameConfig(num_players=n)
+        assert load_policy(tmp_path / "policies" / "base-all.npz", c).num_actions == num_actions(c)
+    ev = sp.evaluate_entry(entry, pairs=2, opponents=("random",))
+    assert set(ev) == {str(n) for n in range(3, 11)} and ev["5"]["random"]["pairs"] == 2
+    monkeypatch.setattr(sp, "ENTRIES", (entry,))
+    text = sp.table({"policies": {"base-all": {**rec, "evaluation": ev}}})
+    assert text.count("universal imitation") == 8 and "| base | 3 |" in text
+    with pytest.raises(ValueError, match="a universal entry has players=0"):
+        sp.Entry("base", 5, seed=3, decisions=0, imitate=40, universal=True)

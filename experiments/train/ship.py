@@ -100,7 +100,8 @@ def command_text(entry: Entry, out: Path | str) -> str:
     parts = []
     if entry.imitate:
         argv = entry.imitate_argv(Path(out) / "imitate")
-        parts.append(shlex.join(["python", "-m", "experiments.train.imitate", *argv]))
+        module = "experiments.train.universal" if entry.universal else "experiments.train.imitate"
+        parts.append(shlex.join(["python", "-m", module, *argv]))
     if entry.dagger_argv(out):  # the student file is the imitation's policy as shipped (float16)
         im = Path(out) / "imitate"
         half = ["python", "-m", "experiments.train.ship", "--to-half", str(im / "policy.npz"),
@@ -219,6 +220,15 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         if st.get("decisions"):
             raise ShipError(f"{entry.name}: the file shipped at {entry.start} already had a PPO stage")
         start = {"commit": entry.start, "sha256": shipped["sha256"], "training": st}
+    elif im_argv and entry.universal:  # every variant's data.npz of an earlier run with the same options is reused
+        from experiments.train import universal
+
+        um = universal.run(universal.parse_args(im_argv))
+        im_meta = {"decisions": um["decisions"], "games": sum(v["games"] for v in um["variants"].values()),
+                   "collect_s": sum(v["collect_s"] or 0.0 for v in um["variants"].values()), "fit_s": um["fit_s"],
+                   "data_reused": all(v["reused"] for v in um["variants"].values()), "final": um["final"],
+                   "per_variant": um["held_out_agreement"]}  # fmt: skip
+        result = out / "imitate" / "policy.npz"
     elif im_argv:  # data.npz of an earlier run with the same collection options is reused
         im_meta = imitate.run(imitate.parse_args(im_argv))
         result = out / "imitate" / "policy.npz"
@@ -242,17 +252,23 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
             "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
             "wall_s": round(t1 - t0, 1)}  # fmt: skip
+        if im_rec is not None and "per_variant" in im_meta:
+            im_rec["held_out_agreement_per_variant"] = im_meta["per_variant"]
         dg_rec = None if dg_meta is None else {
             "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
             "collect_s": dg_meta["collect_s"], "fit_s": dg_meta["fit_s"], "data_reused": dg_meta["data_reused"],
             "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)}  # fmt: skip
     dst = POLICY_DIR / f"{entry.name}.npz"
     to_half(result, dst)
+    from agents.universal import variant_configs
+
+    counts = sorted({c.num_players for c in variant_configs(entry.game)}) if entry.universal else entry.players
     return {
         "file": dst.name,
         "game": entry.game,
-        "players": entry.players,
-        "config": {"game": entry.game, "num_players": entry.players},
+        "players": counts,
+        **({"universal": True} if entry.universal else {}),
+        "config": {"game": entry.game} if entry.universal else {"game": entry.game, "num_players": entry.players},
         "sha256": sha256(dst),
         "bytes": dst.stat().st_size,
         "training": {
@@ -288,10 +304,10 @@ def _niceness() -> int:
 class _NumpyLegal:
     """``experiments.train.league.PolicyLike`` over a shipped numpy policy: evaluation plays the file users get."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, config: Any = None) -> None:
         from agents.learned import NumpyPolicy
 
-        self.policy = NumpyPolicy(path)
+        self.policy = NumpyPolicy(path) if config is None else NumpyPolicy(path).for_config(config)
 
     def legal(self, obs: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         import torch
@@ -309,13 +325,27 @@ def evaluate_entry(entry: Entry, pairs: int | None = None, opponents: tuple[str,
 
     ``pairs`` overrides the entry's deals per opponent; a result in ``done`` for the same file, deals and seed is
     kept (resumable)."""
-    from agents.learned import role_names, role_slice
-    from experiments.train.league import evaluate
     from saboteur_env import GameConfig
 
-    config = GameConfig(game=entry.game, num_players=entry.players)
+    if entry.universal:  # every variant of the game: {variant: {opponent: result}}
+        from agents.universal import variant_configs, variant_name
+
+        out: dict[str, Any] = {}
+        for c in variant_configs(entry.game):
+            v = variant_name(c)
+            print(f"   {entry.name} at {v}:", file=sys.stderr, flush=True)
+            out[v] = _evaluate_config(entry, c, pairs, opponents, (done or {}).get(v))
+        return out
+    return _evaluate_config(entry, GameConfig(game=entry.game, num_players=entry.players), pairs, opponents, done)
+
+
+def _evaluate_config(entry: Entry, config: Any, pairs: int | None, opponents: tuple[str, ...] | None,
+                     done: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    from agents.learned import role_names, role_slice
+    from experiments.train.league import evaluate
+
     path = POLICY_DIR / f"{entry.name}.npz"
-    model = _NumpyLegal(path)
+    model = _NumpyLegal(path, config)
     model.policy.check_config(config)
     digest = sha256(path)
     names = role_names(config)
@@ -366,6 +396,17 @@ def table(manifest: dict[str, Any]) -> str:
             continue
         t, ev = rec["training"], rec.get("evaluation", {})
         best = "greedy" if e.game == "duel" else "heuristic"
+        if e.universal:  # one row per variant; the training (decisions, wall time) is the whole file's
+            im = t["imitate"]
+            agree = im.get("held_out_agreement_per_variant", {})
+            wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
+            for i, (v, evv) in enumerate(sorted(ev.items(), key=lambda kv: -len(kv[0]) if not kv[0].isdigit()
+                                                else int(kv[0]))):  # fmt: skip
+                how = f"universal imitation, {wide} (agreement {agree.get(v, float('nan')):.3f})"
+                spent = f"{im['decisions']:,} | {_total_wall(t) / 60:.1f} min" if i == 0 else "(same file) | -"
+                lines.append(f"| {e.game} | {v} | {how} | {spent} | {cell(evv, 'random')} | {cell(evv, best)} | "
+                             f"{cell(evv, 'expert') if e.game == 'base' else '-'} |")  # fmt: skip
+            continue
         expert = cell(ev, "expert") if e.game == "base" else "-"
         im = t.get("imitate")
         if im:  # imitation (then PPO, if the entry has a budget); the wall time includes the collection

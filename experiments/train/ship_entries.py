@@ -53,11 +53,19 @@ class Entry:
     # file's, recorded in that commit's manifest) instead of redoing them: the collection replays scripted agents
     # whose float ties can break differently on another processor, so a redo need not give the file users had.
     start: str = ""
+    # One network for every player count (or Duel geometry) of the game (experiments.train.universal): ``imitate``
+    # teacher decisions per variant, no PPO, no DAgger; ``players`` is 0.
+    universal: bool = False
 
     def __post_init__(self) -> None:
         from agents.base.belief_features import feature_size
         from saboteur_env import GameConfig
 
+        if self.universal:
+            if self.players or not self.imitate or self.decisions or self.dagger or self.features or self.start:
+                raise ValueError(f"{self.name}: a universal entry has players=0, imitate > 0 and no PPO, DAgger, "
+                                 "features or start")  # fmt: skip
+            return
         feature_size(self.features, GameConfig(game=self.game, num_players=self.players))  # a clear ValueError
         if self.features and not self.imitate:
             raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry (PPO from scratch "
@@ -68,16 +76,23 @@ class Entry:
 
     @property
     def name(self) -> str:
-        return f"{self.game}-{self.players}p"
+        return f"{self.game}-all" if self.universal else f"{self.game}-{self.players}p"
 
     @property
     def key(self) -> str:
-        return f"{self.game}:{self.players}"
+        return f"{self.game}:{'all' if self.universal else self.players}"
 
     def imitate_argv(self, out: Path | str) -> list[str]:
-        """``python -m experiments.train.imitate`` arguments of the warm start (empty without one)."""
+        """``python -m experiments.train.imitate`` arguments of the warm start (empty without one); for a universal
+        entry ``python -m experiments.train.universal``'s."""
         if not self.imitate:
             return []
+        if self.universal:
+            argv = ["--game", self.game, "--decisions", str(self.imitate), "--teacher", self.teacher, "--partners",
+                    self.partners, "--seed", str(self.seed), "--hidden", str(self.hidden), "--epochs",
+                    str(self.epochs), *IMITATE, "--threads", "2", "--out", str(out)]  # fmt: skip
+            argv += ["--embed", str(self.embed)] if self.embed else []
+            return argv + ([] if self.role_heads else ["--no-role-heads"])
         argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
                 "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
                 "--hidden", str(self.hidden), "--epochs", str(self.epochs), *IMITATE, "--out", str(out)]  # fmt: skip

@@ -53,6 +53,7 @@ class UniversalOptions:
     temperature: float = 0.3
     seed: int = 1600
     workers: int = 2
+    num_envs: int = 32  # games per collecting worker, stepped in lock-step
     threads: int = 1
     out: str = "runs/universal/base"
 
@@ -72,12 +73,13 @@ class UniversalOptions:
         offset = (0 if config.duel_layout == "official_5x10" else 1) if config.game == "duel" else config.num_players
         return Options(game=config.game, players=config.num_players, duel_layout=str(config.duel_layout),
                        teacher=self.teacher, partners=self.partners, decisions=self.decisions, workers=self.workers,
+                       num_envs=self.num_envs,
                        hidden=self.hidden, embed=self.embed, role_heads=self.role_heads, epochs=self.epochs,
                        batch=self.batch, lr=self.lr, temperature=self.temperature, seed=self.seed + offset,
                        threads=self.threads, out=str(Path(self.out) / variant_name(config)))  # fmt: skip
 
     def check(self) -> None:
-        for name in ("decisions", "hidden", "epochs", "batch", "workers", "threads"):
+        for name in ("decisions", "hidden", "epochs", "batch", "workers", "num_envs", "threads"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name}={v!r} must be a positive integer")
@@ -177,9 +179,11 @@ def parse_args(argv: list[str] | None = None) -> UniversalOptions:
                              ("epochs", int, "passes over the data"), ("batch", int, "minibatch rows"),
                              ("lr", float, "Adam learning rate"), ("temperature", float, "exported temperature"),
                              ("seed", int, "seed (a variant collects with seed + its player count)"),
-                             ("workers", int, "collecting processes"), ("threads", int, "torch threads"),
+                             ("workers", int, "collecting processes"),
+                             ("num_envs", int, "games per collecting worker"), ("threads", int, "torch threads"),
                              ("out", str, "output folder")):  # fmt: skip
-        p.add_argument("--" + name, type=kind, default=getattr(d, name), help=f"{text} (default: {getattr(d, name)})")
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=getattr(d, name),
+                       help=f"{text} (default: {getattr(d, name)})")  # fmt: skip
     p.add_argument("--no-role-heads", dest="role_heads", action="store_false", help="one head for every role")
     return UniversalOptions(**vars(p.parse_args(argv)))
 
