@@ -13,8 +13,9 @@ Why the belief-feature networks are not blueprints. Three shipped base-game netw
 whole sequence of observations (:mod:`agents.base.belief_features`). Inside a rollout every seat of every row would
 need its own follower, started from a history the determinization does not have (the other seats' beliefs are
 exactly what the searching seat cannot know) and advanced in Python at every step - the per-game Python the batched
-loop exists to avoid. So :func:`rollout_blueprint` uses a network only where the shipped one reads the observation
-alone, and the rollout weights elsewhere; the ``search`` agent still ranks its candidate moves with the shipped
+loop exists to avoid. So :func:`rollout_blueprint` uses a network that reads the observation alone: the shipped one
+where it does, else the game's universal network (:mod:`agents.universal`, every player count), else the rollout
+weights; the ``search`` agent still ranks its candidate moves with the shipped
 network and the seat's own belief features (one seat, one observation per decision: cheap).
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, load_policy, shipped_path
+from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, load_policy, shipped_path, shipped_paths
 from saboteur_env import GameConfig
 
 __all__ = ["NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
@@ -85,9 +86,18 @@ def shipped_network(config: GameConfig) -> NumpyPolicy | None:
 
 
 def rollout_blueprint(config: GameConfig, network: NumpyPolicy | None) -> NetworkBlueprint | WeightsBlueprint:
-    """``network`` as the rollout policy if it reads only the observation, else the IS-MCTS rollout weights."""
+    """``network`` as the rollout policy if it reads only the observation; else (a shipped belief-feature network, or
+    none) the first shipped observation-only network for the configuration, such as the game's universal file; else
+    the IS-MCTS rollout weights."""
     if network is not None and not network.features:
         return NetworkBlueprint(network, config)
+    for path in shipped_paths(config):
+        try:
+            other = load_network(path, config)
+        except PolicyFileError:  # trained for another layout
+            continue
+        if not other.features:
+            return NetworkBlueprint(other, config)
     from agents.ismcts import rollout_weights
 
     return WeightsBlueprint(rollout_weights(config))

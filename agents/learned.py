@@ -506,17 +506,26 @@ def shipped_configs(policy_dir: Path | None = None) -> list[tuple[str, int]]:
     return sorted({(str(r["game"]), n) for r in recs for n in _counts(r["players"]) or []})
 
 
-def shipped_path(config: GameConfig, policy_dir: Path | None = None) -> Path:
-    """The shipped file for ``config``'s game and player count: a file of that count (trained at the default
-    layout: a Duel of the other geometry skips it) before a universal file of the game; NoShippedPolicyError listing
-    the shipped pairs."""
+def shipped_paths(config: GameConfig, policy_dir: Path | None = None) -> list[Path]:
+    """Every shipped file that plays ``config``'s game and player count, preferred first: a file of that count
+    (trained at the default layout: a Duel of the other geometry leaves it out where a universal file exists), then
+    a universal file of the game."""
     recs = [r for r in shipped_manifest(policy_dir).values()
             if r.get("game") == config.game and config.num_players in (_counts(r.get("players")) or [])]  # fmt: skip
     default = GameConfig(game=config.game, num_players=config.num_players)
+    out = []
     for rec in sorted(recs, key=lambda r: isinstance(r.get("players"), list)):
         if not isinstance(rec.get("players"), list) and config.duel_layout != default.duel_layout and recs[1:]:
             continue  # the per-count Duel file plays its default geometry; a universal file plays both
-        return (policy_dir or POLICY_DIR) / str(rec["file"])
+        out.append((policy_dir or POLICY_DIR) / str(rec["file"]))
+    return out
+
+
+def shipped_path(config: GameConfig, policy_dir: Path | None = None) -> Path:
+    """The preferred shipped file for ``config`` (:func:`shipped_paths`); NoShippedPolicyError listing the shipped
+    pairs."""
+    for path in shipped_paths(config, policy_dir):
+        return path
     pairs = ", ".join(f"{g}:{n}" for g, n in shipped_configs(policy_dir)) or "none"
     # "at N players", not "num_players=N": the web CLI rewrites "players=" in errors into its option name
     raise NoShippedPolicyError(f"no learned policy is shipped for game {config.game!r} at {config.num_players} "
