@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -54,7 +54,7 @@ def ordered_results(
     address: str | None = None,
     stop: Callable[[], bool] = lambda: False,
     what: str = "jobs",
-) -> Iterator[Any]:
+) -> Generator[Any, None, None]:
     """``getattr(worker, method)(job)`` for each of ``jobs``, yielded in job order (see the module's docstring).
 
     At most two jobs per worker are queued ahead of the one yielded next. Once ``stop()`` is true no new job starts:
@@ -68,7 +68,9 @@ def ordered_results(
     return _local_results(worker_cls, method, jobs, stop)
 
 
-def _local_results(worker_cls: type, method: str, jobs: list[Any], stop: Callable[[], bool]) -> Iterator[Any]:
+def _local_results(
+    worker_cls: type, method: str, jobs: list[Any], stop: Callable[[], bool]
+) -> Generator[Any, None, None]:
     call = getattr(worker_cls(), method)
     for job in jobs:
         if stop():
@@ -130,7 +132,7 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def _pool_results(worker_cls: type, method: str, jobs: list[Any], workers: int, stop: Callable[[], bool],
-                  what: str) -> Iterator[Any]:  # fmt: skip
+                  what: str) -> Generator[Any, None, None]:  # fmt: skip
     context = multiprocessing.get_context("spawn")
 
     def new_pool() -> ProcessPoolExecutor:
@@ -218,12 +220,12 @@ def ray_init(address: str | None, num_cpus: int) -> Any:
         saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
         ray.init(address=address, **kwargs)
         for sig, handler in saved.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)
     return ray
 
 
 def _ray_results(worker_cls: type, method: str, jobs: list[Any], workers: int, address: str | None,
-                 stop: Callable[[], bool], what: str) -> Iterator[Any]:  # fmt: skip
+                 stop: Callable[[], bool], what: str) -> Generator[Any, None, None]:  # fmt: skip
     """Actors that die are restarted by Ray and their requests retried (``max_task_retries``); a request that still
     fails (the actor killed for good, ``ray.kill``) goes to a new actor, up to MAX_RETRIES times. Actors are named
     ``<class>-<run>-<k>.<generation>`` in the driver's namespace (``ray.util.list_named_actors()`` finds them)."""

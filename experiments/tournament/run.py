@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from experiments.tournament.logs.format import LOG_NAME, game_key, stamp
@@ -67,7 +67,7 @@ class _Signals:
 # ---- backends (experiments.workers): games in task order, stopping early (after the games in flight) on a signal --
 def _results(
     tasks: list[Task], workers: int, backend: str, address: str | None, chunk: int, signals: _Signals
-) -> Iterator[list[dict]]:
+) -> Generator[list[dict], None, None]:
     """Each task's game records, in task order: in this process (one game at a time, so a signal stops after the
     game in flight), on ``workers`` local processes or on Ray actors (``chunk`` games per request)."""
     jobs = [[t] for t in tasks] if backend == "local" and workers == 1 else _chunks(tasks, chunk)
@@ -197,7 +197,7 @@ def _execute(
     signals = _Signals()
     signals.install()
     writer: LogWriter | None = None
-    results: Iterator[list[dict]] | None = None
+    results: Generator[list[dict], None, None] | None = None
     total, played = len(tasks), 0
     try:
         if out is not None:
@@ -226,8 +226,8 @@ def _execute(
         if signals.signum is not None:
             raise Interrupted(signals.signum, total - todo + played, total, out)
     finally:
-        if results is not None and hasattr(results, "close"):
-            results.close()  # type: ignore[union-attr]
+        if results is not None:
+            results.close()
         signals.restore()
         if writer is not None:
             writer.close()

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +195,7 @@ class ExitRun:
             try:
                 for j, (arrays, seconds) in zip(todo, results, strict=True):
                     data = Data.from_arrays(arrays)
-                    write_atomic(self.chunk_path(i, j), lambda fh, d=data: np.savez(fh, **d.arrays()))  # type: ignore[arg-type]
+                    write_atomic(self.chunk_path(i, j), partial(_save_npz, arrays=data.arrays()))
                     parts[j] = data
                     self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in {seconds:.0f} s "
                              f"({time.perf_counter() - t0:.0f} s since the collection started)")  # fmt: skip
@@ -242,6 +243,10 @@ class ExitRun:
             for line in eval_commands(self.opt, i):
                 self.log("  measure: " + line)
         return paths
+
+
+def _save_npz(fh: Any, arrays: dict[str, Any]) -> None:
+    np.savez(fh, **arrays)
 
 
 class ChunkCollector:
