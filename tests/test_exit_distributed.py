@@ -5,6 +5,7 @@ chunks of one or two games (about 1,000 decisions in all)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,13 @@ def test_exit_backend_options_are_checked(tmp_path):
     assert not (tmp_path / "x").exists()
     opt = ex.parse_args(["--players", "3", "--backend", "ray", "--workers", "2", "--address", "auto"])
     assert (opt.backend, opt.workers, opt.address) == ("ray", 2, "auto")
+
+
+def test_exit_ray_backend_without_ray_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the ray extra were not installed
+    with pytest.raises(SystemExit, match=r"needs the optional dependency 'ray' \(the 'ray' extra\)"):
+        ex.ExitRun(_options(tmp_path, backend="ray", workers=2), quiet=True).collect(1)
+    assert not list((tmp_path / "it1").glob("chunk*"))
 
 
 def test_exit_local_pool_equals_one_process(tmp_path, reference):
