@@ -29,11 +29,15 @@ Data and checkpoints stay under ``OUT`` (outside git); a shipped result is copie
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,7 @@ from agents.learned import NumpyPolicy, shipped_path
 from experiments.train.imitate import Options as ImitateOptions
 from experiments.train.imitate import collect_all, fit
 from experiments.train.imitate_data import Data, concat, with_features
+from experiments.workers import check_backend, ordered_results
 from saboteur_env import GameConfig
 
 EXIT_VERSION = 1
@@ -59,8 +64,10 @@ class Options:
     decisions: int = 24_000  # search decisions collected per iteration
     chunk: int = 1_500  # decisions per chunk file (the most an interruption loses)
     budget: int = 128  # rollouts per searched move (search:BUDGET)
-    num_envs: int = 4  # games in lock-step per collecting worker (the search, not the engine, is the cost)
-    workers: int = 1
+    num_envs: int = 4  # games in lock-step per chunk (the search, not the engine, is the cost)
+    workers: int = 1  # chunks collected at once: local processes (backend local) or Ray actors (backend ray)
+    backend: str = "local"
+    address: str | None = None  # a Ray cluster (backend ray; None: a local one of ``workers`` CPUs)
     epochs: int = 4
     lr: float = 3e-4
     batch: int = 512
@@ -71,7 +78,7 @@ class Options:
 
     def check(self) -> None:
         for name, lo, hi in (("iterations", 1, 100), ("decisions", 1, 10**8), ("chunk", 1, 10**7),
-                             ("budget", 1, 100_000), ("num_envs", 1, 4096), ("workers", 1, 64), ("epochs", 1, 1000),
+                             ("budget", 1, 100_000), ("num_envs", 1, 4096), ("epochs", 1, 1000),
                              ("batch", 1, 10**6), ("seed", 0, 2**31 - 1)):  # fmt: skip
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -82,6 +89,7 @@ class Options:
             raise ValueError(f"temperature={self.temperature!r} is out of range; valid: (0, 10]")
         if not self.vf_coef >= 0:
             raise ValueError(f"vf_coef={self.vf_coef!r} must be >= 0")
+        check_backend(self.backend, self.workers, self.address)
         start = shipped_path(self.config())  # NoShippedPolicyError (a ValueError) names the shipped configurations
         NumpyPolicy(start).check_config(self.config())
 
@@ -92,9 +100,10 @@ class Options:
         return -(-self.decisions // self.chunk)
 
     def stage_key(self, i: int) -> dict[str, Any]:
-        """What fixes iteration ``i``'s data and network (a rerun must match it to reuse them)."""
-        keys = ("game", "players", "decisions", "chunk", "budget", "num_envs", "workers", "epochs", "lr", "batch",
-                "vf_coef", "temperature", "seed")  # fmt: skip
+        """What fixes iteration ``i``'s data and network (a rerun must match it to reuse them). Not the backend nor
+        the worker count: a chunk's data are fixed by its index, whoever collects it."""
+        keys = ("game", "players", "decisions", "chunk", "budget", "num_envs", "epochs", "lr", "batch", "vf_coef",
+                "temperature", "seed")  # fmt: skip
         return {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
 
 
@@ -140,6 +149,8 @@ class ExitRun:
         key = self.opt.stage_key(i)
         if key_path.exists():
             old = json.loads(key_path.read_text())
+            if old.get("workers") == 1:  # recorded before chunks ran on several workers: one worker's are today's
+                del old["workers"]
             if old != key:
                 diff = {k: (old.get(k), key.get(k)) for k in sorted(set(old) | set(key)) if old.get(k) != key.get(k)}
                 raise ValueError(f"{self.dir(i)} was made with other options (recorded, now): {diff}; use another "
@@ -153,7 +164,7 @@ class ExitRun:
         o = self.opt
         teacher = f"search:{o.budget},blueprint={self.blueprint(i - 1)}"
         return ImitateOptions(game=o.game, players=self.config.num_players, teacher=teacher, partners="",
-                              teacher_share=1.0, decisions=decisions, num_envs=o.num_envs, workers=o.workers,
+                              teacher_share=1.0, decisions=decisions, num_envs=o.num_envs, workers=1,
                               hidden=int(pol.meta["hidden"]),
                               embed=int(pol.meta.get("embed", 0)), role_heads=pol.num_heads > 1, epochs=o.epochs,
                               batch=o.batch, lr=o.lr, vf_coef=o.vf_coef, seed=seed, out=str(self.dir(i)),
@@ -161,24 +172,45 @@ class ExitRun:
                               temperature=o.temperature, init_temperature=o.temperature)  # fmt: skip
 
     def collect(self, i: int) -> Data:
-        """Iteration ``i``'s decisions, chunk by chunk (existing chunks are read back)."""
+        """Iteration ``i``'s decisions, chunk by chunk (existing chunks are read back; the missing ones are collected
+        by ``--workers`` processes or Ray actors, each chunk on the seed stream of its index, and written here, by
+        the driver, in chunk order, each atomically once complete)."""
         self._check_key(i)
-        parts = []
+        parts: dict[int, Data] = {}
+        todo: list[int] = []
         for j in range(self.opt.chunks()):
-            path = self.dir(i) / f"chunk{j:03d}.npz"
+            path = self.chunk_path(i, j)
             if path.exists():
                 with np.load(path, allow_pickle=False) as z:
-                    parts.append(Data.from_npz(z))
-                continue
-            n = min(self.opt.chunk, self.opt.decisions - j * self.opt.chunk)
-            iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + j, decisions=n)
+                    parts[j] = Data.from_npz(z)
+            else:
+                todo.append(j)
+        if todo:
+            blueprint = self.blueprint(i - 1).read_bytes()  # sent to the workers (a cluster's may not see OUT)
+            jobs = [{"options": asdict(self.imitate_options(i, self.chunk_seed(i, j), self.chunk_size(j))),
+                     "budget": self.opt.budget, "blueprint": blueprint} for j in todo]  # fmt: skip
+            results = ordered_results(ChunkCollector, "collect", jobs, self.opt.backend, self.opt.workers,
+                                      self.opt.address, what="chunk jobs")  # fmt: skip
             t0 = time.perf_counter()
-            data = collect_all(iopt)
-            write_atomic(path, lambda fh, d=data: np.savez(fh, **d.arrays()))  # type: ignore[arg-type]
-            parts.append(data)
-            self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in "
-                     f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
-        return concat(parts)
+            try:
+                for j, (arrays, seconds) in zip(todo, results, strict=True):
+                    data = Data.from_arrays(arrays)
+                    write_atomic(self.chunk_path(i, j), partial(_save_npz, arrays=data.arrays()))
+                    parts[j] = data
+                    self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in {seconds:.0f} s "
+                             f"({time.perf_counter() - t0:.0f} s since the collection started)")  # fmt: skip
+            finally:
+                results.close()
+        return concat([parts[j] for j in range(self.opt.chunks())])
+
+    def chunk_path(self, i: int, j: int) -> Path:
+        return self.dir(i) / f"chunk{j:03d}.npz"
+
+    def chunk_seed(self, i: int, j: int) -> int:
+        return self.opt.seed * 1_000_000 + i * 1_000 + j
+
+    def chunk_size(self, j: int) -> int:
+        return min(self.opt.chunk, self.opt.decisions - j * self.opt.chunk)
 
     def train(self, i: int) -> Path:
         """Iteration ``i``'s network: fitted once its data are complete (a finished fit is kept)."""
@@ -191,7 +223,8 @@ class ExitRun:
             return path
         data = concat([self.collect(k) for k in range(1, i + 1)])
         iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + 999, decisions=len(data))
-        data = with_features(data, self.config, iopt.features, self.opt.workers)
+        # belief features on this machine's processes (a Ray run's workers may be elsewhere)
+        data = with_features(data, self.config, iopt.features, self.opt.workers if self.opt.backend == "local" else 1)
         t0 = time.perf_counter()
         model, last = fit(iopt, data, self.dir(i) / "fit.csv", quiet=self.quiet)
         sharpen(model, self.opt.temperature)
@@ -210,6 +243,34 @@ class ExitRun:
             for line in eval_commands(self.opt, i):
                 self.log("  measure: " + line)
         return paths
+
+
+def _save_npz(fh: Any, arrays: dict[str, Any]) -> None:
+    np.savez(fh, **arrays)
+
+
+class ChunkCollector:
+    """Collects chunks (:meth:`collect`) in a worker: this process, a pool process or a Ray actor
+    (:func:`experiments.workers.ordered_results`). The blueprint travels as bytes, kept in a private folder."""
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="exit-blueprints-")
+
+    def collect(self, job: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """One chunk's arrays (``Data.arrays``) and the seconds it took: ``job`` holds the imitation options (one
+        worker, the chunk's seed and size), the search budget and the blueprint's bytes."""
+        import torch
+
+        torch.set_num_threads(1)
+        blob: bytes = job["blueprint"]
+        path = Path(self._dir.name) / f"{hashlib.sha256(blob).hexdigest()[:16]}.npz"
+        if not path.exists():
+            write_atomic(path, lambda fh: fh.write(blob))
+        opt = ImitateOptions(**job["options"])
+        opt = dataclasses.replace(opt, teacher=f"search:{job['budget']},blueprint={path}", init="")
+        t0 = time.perf_counter()
+        data = collect_all(opt)
+        return data.arrays(), time.perf_counter() - t0
 
 
 def eval_commands(opt: Options, i: int, games: int = 1000, seed: int = 7_300_000_000) -> list[str]:
@@ -232,16 +293,21 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p = argparse.ArgumentParser(prog="python -m experiments.train.exit", description=__doc__.splitlines()[0])
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (a count with a shipped network)")
+    p.add_argument("--backend", default=d.backend,
+                   help="who collects the chunks: local (this process, or --workers processes) or ray (--workers "
+                        "actors); the data are the same (default: local)")  # fmt: skip
+    p.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray; default: a local one)")
     helps = {"iterations": "iterations to reach", "decisions": "search decisions collected per iteration",
              "chunk": "decisions per chunk file (the most an interruption loses)",
              "budget": "rollouts per searched move", "num_envs": "games in lock-step per worker",
-             "workers": "collecting processes", "epochs": "passes over the data per fit", "lr": "Adam step size",
+             "workers": "chunks collected at once (local processes or Ray actors)",
+             "epochs": "passes over the data per fit", "lr": "Adam step size",
              "batch": "minibatch rows", "vf_coef": "weight of the value error",
              "temperature": "the temperature each network is exported at (the shipped networks': 0.3)",
              "seed": "the run's seed",
              "out": "output folder (outside git)"}  # fmt: skip
     for name, default in asdict(d).items():
-        if name in ("game", "players"):
+        if name in ("game", "players", "backend", "address"):
             continue
         p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default,
                        help=f"{helps[name]} (default: {default})")  # fmt: skip
