@@ -175,8 +175,12 @@ def test_blueprint__network_logits_equal_the_full_forward():
     assert np.allclose(bp.logits(obs, rows, cols), full[rows, cols], atol=1e-4)
 
 
-def test_blueprint__feature_networks_and_missing_ones_fall_back_to_the_weights():
-    for config in (GameConfig(num_players=4), GameConfig(game="sab2", num_players=3)):  # bayes features / none
+def test_blueprint__feature_networks_fall_back_to_the_universal_one_then_the_weights():
+    base4 = GameConfig(num_players=4)  # its own network reads belief features: the rollouts use the universal one
+    bp = rollout_blueprint(base4, shipped_network(base4))
+    assert isinstance(bp, NetworkBlueprint) and bp.policy.meta.get("specialized_from") == "base"
+    assert shipped_network(base4).features == "bayes"  # ... while the prior stays the count's own network
+    for config in (GameConfig(num_players=5, history_length=8),):  # no shipped network plays it
         bp = rollout_blueprint(config, shipped_network(config))
         assert isinstance(bp, WeightsBlueprint)
         cols = np.array([0, 1])

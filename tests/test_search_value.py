@@ -162,8 +162,10 @@ def test_search_depth__spec_and_bad_input(head_file):
                         (f"search:16,value={head_file}", "value= is read only with depth=")):  # fmt: skip
         with pytest.raises(ValueError, match=match):
             make_agent(spec, BASE5)
-    with pytest.raises(ValueError, match="IS-MCTS weights"):  # no observation-only network at 4 players
-        SearchAgent(GameConfig(num_players=4), depth=3)
+    with pytest.raises(ValueError, match="IS-MCTS weights"):  # no shipped network plays another history length
+        SearchAgent(GameConfig(num_players=5, history_length=8), depth=3)
+    with pytest.raises(ValueError, match="no value head is shipped for game 'base' at 4 players"):
+        SearchAgent(GameConfig(num_players=4), depth=3)  # rolls out the universal network (base 4: belief features)
     with pytest.raises(ValueError, match="no value head is shipped for game 'base' at 6 players"):
         SearchAgent(GameConfig(num_players=6), depth=3)
 

@@ -35,7 +35,19 @@ REQUIRED = [("base", n) for n in range(3, 11)] + [("sab2", 5), ("duel", 2)]
 
 
 def _config(rec: dict) -> GameConfig:
-    return GameConfig(game=rec["game"], num_players=rec["players"])
+    """The record's configuration; for a universal file (a list of counts) the first count it is the preferred
+    file of (the counts without a file of their own)."""
+    if not isinstance(rec["players"], list):
+        return GameConfig(game=rec["game"], num_players=rec["players"])
+    for n in rec["players"]:
+        c = GameConfig(game=rec["game"], num_players=n)
+        if shipped_path(c).name == rec["file"]:
+            return c
+    return GameConfig(game=rec["game"], num_players=rec["players"][0])
+
+
+def _key(rec: dict) -> str:
+    return f"{rec['game']}:{'all' if rec.get('universal') else rec['players']}"
 
 
 def test_manifest__lists_every_required_config_and_nothing_unshipped() -> None:
@@ -57,7 +69,7 @@ def find_entry_imitate(rec: dict) -> int:
     pytest.importorskip("torch")
     from experiments.train import ship as ship_policies
 
-    return ship_policies.find_entry(f"{rec['game']}:{rec['players']}").imitate
+    return ship_policies.find_entry(_key(rec)).imitate
 
 
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
@@ -68,7 +80,18 @@ def test_shipped_file__matches_its_record_and_config(name: str, rec: dict) -> No
     policy = NumpyPolicy(path)
     config = _config(rec)
     policy.check_config(config)  # game, players, margin, history, layout; observation and action sizes
-    assert policy.meta["config"]["game"] == rec["game"] and policy.meta["config"]["num_players"] == rec["players"]
+    assert policy.meta["config"]["game"] == rec["game"]
+    if rec.get("universal"):  # one file for every count of the game: each count specializes it
+        from agents.learned import shipped_paths
+        from agents.universal import variant_configs
+
+        assert policy.universal == rec["game"] and rec["players"] == sorted({c.num_players for c in
+                                                                             variant_configs(rec["game"])})  # fmt: skip
+        for c in variant_configs(rec["game"]):
+            policy.for_config(c).check_config(c)
+            assert path in shipped_paths(c)
+    else:
+        assert policy.meta["config"]["num_players"] == rec["players"]
     t = rec["training"]
     assert t["decisions"] >= t["budget_decisions"]
     im = t.get("imitate")
@@ -254,8 +277,18 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     from experiments.train.selfplay import args as selfplay
 
     t = rec["training"]
-    entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
+    entry = ship_policies.find_entry(_key(rec))
     parts = _commands(t["command"])
+    if entry.universal:  # one command: the universal trainer, over every count
+        from experiments.train import universal
+
+        assert [w[:3] for w in parts] == [["python", "-m", "experiments.train.universal"]]
+        assert parts[0][3:] == t["imitate_argv"]
+        opt = universal.parse_args(parts[0][3:])
+        assert (opt.game, opt.seed, opt.decisions) == (rec["game"], t["seed"], entry.imitate)
+        assert ship_policies.settings(parts[0][3:]) == ship_policies.settings(entry.imitate_argv("x"))
+        assert ship_policies.is_done(entry, {"policies": {name: rec}})
+        return
     im, sp = ["python", "-m", "experiments.train.imitate"], ["python", "-m", "experiments.train.selfplay"]
     stages = t  # the record whose commands ran the imitation stages
     if entry.start:  # PPO from the file shipped at that commit: its stages are that commit's record
@@ -306,12 +339,19 @@ def test_manifest__holds_the_paired_evaluation(name: str, rec: dict) -> None:
     pytest.importorskip("torch")
     from experiments.train import ship as ship_policies
 
-    entry = ship_policies.find_entry(f"{rec['game']}:{rec['players']}")
+    entry = ship_policies.find_entry(_key(rec))
     ev = rec.get("evaluation", {})
-    for opp, pairs in entry.eval_pairs().items():  # the declared evaluation, of this very file
-        r = ev[opp]
-        assert (r["pairs"], r["seed"], r["sha256"]) == (pairs, ship_policies.EVAL_SEED, rec["sha256"])
-        assert r["lo"] <= r["diff"] <= r["hi"]
+    if entry.universal:  # per variant of the game
+        from agents.universal import variant_configs, variant_name
+
+        evs = [ev[variant_name(c)] for c in variant_configs(rec["game"])]
+    else:
+        evs = [ev]
+    for one in evs:
+        for opp, pairs in entry.eval_pairs().items():  # the declared evaluation, of this very file
+            r = one[opp]
+            assert (r["pairs"], r["seed"], r["sha256"]) == (pairs, ship_policies.EVAL_SEED, rec["sha256"])
+            assert r["lo"] <= r["diff"] <= r["hi"]
 
 
 def test_ship_script__bad_only_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -390,7 +390,7 @@ def table(manifest: dict[str, Any]) -> str:
 
     lines = ["| game | players | trained by | decisions | wall time | vs random | vs heuristic / greedy | vs expert |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for e in sorted(ENTRIES, key=lambda e: (("base", "sab2", "duel").index(e.game), e.players)):
+    for e in sorted(ENTRIES, key=lambda e: (("base", "sab2", "duel").index(e.game), e.universal, e.players)):
         rec = manifest["policies"].get(e.name)
         if rec is None:
             continue

@@ -164,10 +164,10 @@ ENTRIES: tuple[Entry, ...] = (
           features="bayes"),
     Entry("base", 10, seed=1410, decisions=0, imitate=200_000, hidden=128, epochs=15, dagger=100_000,
           features="bayes"),
-    Entry("base", 3, seed=1403, decisions=0, imitate=150_000),
-    Entry("base", 6, seed=1406, decisions=0, imitate=150_000),
-    Entry("base", 8, seed=1408, decisions=0, imitate=150_000),
-    Entry("base", 9, seed=1409, decisions=0, imitate=150_000),
+    # Every other base count (3, 6, 8, 9 players; 64-wide per-count files until 2026-12-05, held-out agreement
+    # 0.58-0.62) is played by one network for every count (experiments.train.universal; agreement 0.70-0.74 at every
+    # count), which the search also rolls out where a count's own network reads belief features.
+    Entry("base", 0, seed=1600, decisions=0, imitate=100_000, hidden=128, epochs=15, universal=True),
     Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=300_000, hidden=128, epochs=15),
     # The Duel's 5,701 actions: a 24-wide bottleneck before the head keeps the 128-wide trunk at the 64-wide size.
     Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=400_000, partners="greedy,expert",

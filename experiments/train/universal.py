@@ -17,6 +17,7 @@ variant, actions by name). ``make_agent("learned:OUT/policy.npz", config)`` play
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -130,6 +131,11 @@ def run(opt: UniversalOptions, quiet: bool = False) -> dict[str, Any]:
     torch.set_num_threads(opt.threads)
     out = Path(opt.out)
     out.mkdir(parents=True, exist_ok=True)
+    done = _finished(opt)
+    if done is not None:  # the same options' fit is finished: reused (the data and the fit are deterministic)
+        if not quiet:
+            print(f"{out / 'policy.npz'}: fitted before with the same options (meta.json); reused", file=sys.stderr)
+        return done
     t0 = time.perf_counter()
     parts, spans, collected = [], [], {}
     for c in opt.configs():
@@ -160,10 +166,23 @@ def run(opt: UniversalOptions, quiet: bool = False) -> dict[str, Any]:
     sharpen(model, opt.temperature)
     export_npz(model, frame, out / "policy.npz", len(data))
     meta = {"options": asdict(opt), "decisions": len(data), "variants": collected,
+            "policy_sha256": hashlib.sha256((out / "policy.npz").read_bytes()).hexdigest(),
             "held_out_agreement": per_variant, "final": last, "collect_and_load_s": round(t1 - t0, 1),
             "fit_s": round(t2 - t1, 1)}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta
+
+
+def _finished(opt: UniversalOptions) -> dict[str, Any] | None:
+    """``OUT/meta.json`` if it records these options and ``OUT/policy.npz`` is the file it wrote, else None."""
+    out = Path(opt.out)
+    try:
+        meta = json.loads((out / "meta.json").read_text())
+        same = meta.get("options") == asdict(opt)
+        ok = same and hashlib.sha256((out / "policy.npz").read_bytes()).hexdigest() == meta.get("policy_sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return meta if ok else None
 
 
 def parse_args(argv: list[str] | None = None) -> UniversalOptions:
