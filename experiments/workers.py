@@ -55,27 +55,123 @@ def ordered_results(
     stop: Callable[[], bool] = lambda: False,
     what: str = "jobs",
 ) -> Generator[Any, None, None]:
-    """``getattr(worker, method)(job)`` for each of ``jobs``, yielded in job order (see the module's docstring).
+    """``getattr(worker, method)(job)`` for each of ``jobs``, yielded in job order (see the module's docstring), on
+    workers started for this call and stopped after it (:class:`WorkerSet` keeps them for several calls).
 
     At most two jobs per worker are queued ahead of the one yielded next. Once ``stop()`` is true no new job starts:
     the local backend stops before its next job, the pool and Ray finish (and yield) those already sent and drop the
     others. ``what`` names the jobs in the messages about lost workers."""
     check_backend(backend, workers, address)
-    if backend == "ray":
-        return _ray_results(worker_cls, method, jobs, workers, address, stop, what)
-    if workers > 1:
-        return _pool_results(worker_cls, method, jobs, workers, stop, what)
-    return _local_results(worker_cls, method, jobs, stop)
+
+    def run() -> Generator[Any, None, None]:
+        with WorkerSet(worker_cls, method, backend, workers, address, what) as ws:
+            yield from ws.results(jobs, stop)
+
+    return run()
 
 
-def _local_results(
-    worker_cls: type, method: str, jobs: list[Any], stop: Callable[[], bool]
-) -> Generator[Any, None, None]:
-    call = getattr(worker_cls(), method)
-    for job in jobs:
-        if stop():
-            return
-        yield call(job)
+class WorkerSet:
+    """Workers kept across calls of :meth:`results` (e.g. one call per training iteration: a process pool or Ray
+    actors start once); a context manager that stops them on exit. One in-order loop serves every backend; each
+    backend only sends a job, returns its result (re-running it where its worker died) and drops unsent ones."""
+
+    def __init__(self, worker_cls: type, method: str, backend: str = "local", workers: int = 1,
+                 address: str | None = None, what: str = "jobs") -> None:  # fmt: skip
+        check_backend(backend, workers, address)
+        self.workers = workers
+        self._backend: _Backend
+        if backend == "ray":
+            self._backend = _RayBackend(worker_cls, method, workers, address, what)
+        elif workers > 1:
+            self._backend = _PoolBackend(worker_cls, method, workers, what)
+        else:
+            self._backend = _LocalBackend(worker_cls, method)
+
+    def __enter__(self) -> WorkerSet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def results(self, jobs: list[Any], stop: Callable[[], bool] = lambda: False) -> Generator[Any, None, None]:
+        """The results of ``jobs`` in job order (see :func:`ordered_results`)."""
+        backend = self._backend
+        backend.begin(len(jobs))
+        submitted = 0
+        try:
+            for i in range(len(jobs)):
+                while not stop() and submitted < min(len(jobs), i + 2 * self.workers):
+                    backend.submit(submitted, jobs[submitted])
+                    submitted += 1
+                if not backend.pending(i):
+                    break
+                yield backend.result(i)
+                if stop():
+                    break
+            for j in backend.drain():  # stopping: the jobs a worker has taken finish, the others are dropped
+                yield backend.result(j)
+        except BaseException:  # a second signal, an error, an abandoned generator: stop now, not after the jobs
+            backend.abort()
+            raise
+
+
+class _Backend:
+    """Send job ``j``, wait for its result, drop what no worker has taken; ``failures`` counts lost workers per job."""
+
+    failures: list[int]
+
+    def begin(self, jobs: int) -> None:
+        self.failures = [0] * jobs
+
+    def submit(self, j: int, job: Any) -> None:
+        raise NotImplementedError
+
+    def pending(self, j: int) -> bool:
+        raise NotImplementedError
+
+    def result(self, j: int) -> Any:
+        raise NotImplementedError
+
+    def drain(self) -> list[int]:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Stop the jobs in flight now (an error or a second signal)."""
+
+    def close(self) -> None:
+        """Stop the workers."""
+
+    def lost(self, j: int, what: str) -> None:
+        self.failures[j] += 1
+        if self.failures[j] > MAX_RETRIES:
+            raise RuntimeError(f"{what} {j}: lost its worker {self.failures[j]} times") from None
+
+
+class _LocalBackend(_Backend):
+    """This process: a job runs when its result is asked for, so a stop drops every job not yet run."""
+
+    def __init__(self, worker_cls: type, method: str) -> None:
+        self._call: Callable[[Any], Any] | None = None
+        self._cls, self._method = worker_cls, method
+        self._jobs: dict[int, Any] = {}
+
+    def submit(self, j: int, job: Any) -> None:
+        self._jobs[j] = job
+
+    def pending(self, j: int) -> bool:
+        return j in self._jobs
+
+    def result(self, j: int) -> Any:
+        if self._call is None:
+            self._call = getattr(self._cls(), self._method)
+        return self._call(self._jobs.pop(j))
+
+    def drain(self) -> list[int]:
+        self._jobs.clear()
+        return []
 
 
 # ---- a local process pool -------------------------------------------------------------------------------------------
@@ -131,76 +227,77 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         process.kill()
 
 
-def _pool_results(worker_cls: type, method: str, jobs: list[Any], workers: int, stop: Callable[[], bool],
-                  what: str) -> Generator[Any, None, None]:  # fmt: skip
-    context = multiprocessing.get_context("spawn")
+class _PoolBackend(_Backend):
+    """A spawn process pool; a worker that dies breaks the pool: every job without a result runs on a new one."""
 
-    def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_pool_worker,
+    def __init__(self, worker_cls: type, method: str, workers: int, what: str) -> None:
+        self._cls, self._method, self._workers, self._what = worker_cls, method, workers, what
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[int, Future] = {}
+        self._jobs: dict[int, Any] = {}
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(self._workers, mp_context=context, initializer=_init_pool_worker,
                                    initargs=(os.getpid(),))  # fmt: skip
 
-    pool = new_pool()
-    futures: dict[int, Future] = {}
-    failures = [0] * len(jobs)
-
-    def restart() -> None:
+    def _restart(self) -> None:
         """A worker died (killed, out of memory): run every job without a result on a new pool."""
-        nonlocal pool
         # The broken pool's other workers ignore SIGTERM, so its manager thread cannot stop them; one blocked
         # sending results nobody reads any more (over a pipe's 64 KiB) would keep that thread, and the exit, waiting.
-        _kill_workers(pool)
-        pool.shutdown(wait=False, cancel_futures=True)
-        pool = new_pool()
-        lost = [j for j, f in futures.items()
+        assert self._pool is not None
+        _kill_workers(self._pool)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._new_pool()
+        lost = [j for j, f in self._futures.items()
                 if not f.done() or f.cancelled() or isinstance(f.exception(), BrokenProcessPool)]  # fmt: skip
-        print(f"\na worker process died; re-running {len(lost)} {what} on a new pool", file=sys.stderr)
+        print(f"\na worker process died; re-running {len(lost)} {self._what} on a new pool", file=sys.stderr)
         for j in lost:
-            failures[j] += 1
-            if failures[j] > MAX_RETRIES:
-                raise RuntimeError(f"{what} {j}: lost its worker process {failures[j]} times") from None
-            submit(j)
+            self.lost(j, self._what)
+            self.submit(j, self._jobs[j])
 
-    def submit(j: int) -> None:
+    def submit(self, j: int, job: Any) -> None:
+        self._jobs[j] = job
         while True:
             try:
                 with _workers_ignore_signals():  # submit() starts the worker processes
-                    futures[j] = pool.submit(_pool_call, worker_cls, method, jobs[j])
+                    if self._pool is None:
+                        self._pool = self._new_pool()
+                    self._futures[j] = self._pool.submit(_pool_call, self._cls, self._method, job)
                 return
             except BrokenProcessPool:  # a worker died since the last request: nothing of this one is lost
-                restart()
+                self._restart()
 
-    def result(j: int) -> Any:
+    def pending(self, j: int) -> bool:
+        return j in self._futures
+
+    def result(self, j: int) -> Any:
         while True:
             try:
-                out = futures[j].result()
+                out = self._futures[j].result()
             except BrokenProcessPool:
-                restart()
+                self._restart()
                 continue
-            del futures[j]
+            del self._futures[j], self._jobs[j]
             return out
 
-    submitted = 0
-    try:
-        for i in range(len(jobs)):
-            while not stop() and submitted < min(len(jobs), i + 2 * workers):
-                submit(submitted)
-                submitted += 1
-            if i not in futures:
-                break
-            yield result(i)
-            if stop():
-                break
-        # Stopping: jobs not started are dropped; those a worker has taken still finish.
-        for j in sorted(futures):
-            if futures[j].cancel():
-                del futures[j]
-        for j in sorted(futures):
-            yield result(j)
-    except BaseException:  # a second signal, an error, an abandoned generator: stop now, not after the jobs
-        _kill_workers(pool)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    def drain(self) -> list[int]:
+        for j in sorted(self._futures):
+            if self._futures[j].cancel():
+                del self._futures[j], self._jobs[j]
+        return sorted(self._futures)
+
+    def abort(self) -> None:
+        if self._pool is not None:
+            _kill_workers(self._pool)
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._futures.clear()
+        self._jobs.clear()
 
 
 # ---- Ray actors -----------------------------------------------------------------------------------------------------
@@ -224,63 +321,68 @@ def ray_init(address: str | None, num_cpus: int) -> Any:
     return ray
 
 
-def _ray_results(worker_cls: type, method: str, jobs: list[Any], workers: int, address: str | None,
-                 stop: Callable[[], bool], what: str) -> Generator[Any, None, None]:  # fmt: skip
+class _RayBackend(_Backend):
     """Actors that die are restarted by Ray and their requests retried (``max_task_retries``); a request that still
     fails (the actor killed for good, ``ray.kill``) goes to a new actor, up to MAX_RETRIES times. Actors are named
     ``<class>-<run>-<k>.<generation>`` in the driver's namespace (``ray.util.list_named_actors()`` finds them)."""
-    ray = ray_init(address, workers)
-    from ray.exceptions import RayActorError
 
-    actor_cls = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=MAX_RETRIES)(worker_cls)
-    run_id = uuid.uuid4().hex[:8]
-    generation = [0] * workers
+    def __init__(self, worker_cls: type, method: str, workers: int, address: str | None, what: str) -> None:
+        self._cls, self._method, self._workers, self._address, self._what = worker_cls, method, workers, address, what
+        self._actors: list[Any] = []
+        self._generation = [0] * workers
+        self._run_id = uuid.uuid4().hex[:8]
+        self._refs: dict[int, tuple[Any, Any]] = {}  # job -> (its result's reference, the actor it was sent to)
+        self._jobs: dict[int, Any] = {}
 
-    def new_actor(k: int) -> Any:
-        generation[k] += 1
-        return actor_cls.options(name=f"{worker_cls.__name__}-{run_id}-{k}.{generation[k]}").remote()
+    def _start(self) -> None:
+        self._ray = ray_init(self._address, self._workers)
+        self._actor_cls = self._ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=MAX_RETRIES)(self._cls)
+        self._actors = [self._new_actor(k) for k in range(self._workers)]
 
-    actors = [new_actor(k) for k in range(workers)]
-    refs: dict[int, tuple[Any, Any]] = {}  # job -> (its result's reference, the actor it was sent to)
-    failures = [0] * len(jobs)
+    def _new_actor(self, k: int) -> Any:
+        self._generation[k] += 1
+        name = f"{self._cls.__name__}-{self._run_id}-{k}.{self._generation[k]}"
+        return self._actor_cls.options(name=name).remote()
 
-    def submit(j: int) -> None:
-        actor = actors[j % workers]
-        refs[j] = getattr(actor, method).remote(jobs[j]), actor
+    def submit(self, j: int, job: Any) -> None:
+        if not self._actors:
+            self._start()
+        self._jobs[j] = job
+        actor = self._actors[j % self._workers]
+        self._refs[j] = getattr(actor, self._method).remote(job), actor
 
-    def result(j: int) -> Any:
+    def pending(self, j: int) -> bool:
+        return j in self._refs
+
+    def result(self, j: int) -> Any:
+        from ray.exceptions import RayActorError
+
         while True:
-            while not ray.wait([refs[j][0]], timeout=0.5)[0]:
+            while not self._ray.wait([self._refs[j][0]], timeout=0.5)[0]:
                 pass  # short waits: the signal handler runs in between
-            ref, actor = refs.pop(j)
+            ref, actor = self._refs.pop(j)
             try:
-                return ray.get(ref)
+                out = self._ray.get(ref)
             except RayActorError:
-                failures[j] += 1
-                if failures[j] > MAX_RETRIES:
-                    raise
-                k = j % workers
-                print(f"\na Ray actor died; re-running {what} {j} on a new actor", file=sys.stderr)
-                if actors[k] is actor:  # not replaced yet (by an earlier job it lost)
+                self.lost(j, self._what)
+                k = j % self._workers
+                print(f"\na Ray actor died; re-running {self._what} {j} on a new actor", file=sys.stderr)
+                if self._actors[k] is actor:  # not replaced yet (by an earlier job it lost)
                     with contextlib.suppress(Exception):
-                        ray.kill(actor)  # out of restarts, or restarting: replaced either way
-                    actors[k] = new_actor(k)
-                submit(j)
+                        self._ray.kill(actor)  # out of restarts, or restarting: replaced either way
+                    self._actors[k] = self._new_actor(k)
+                self.submit(j, self._jobs[j])
+                continue
+            del self._jobs[j]
+            return out
 
-    submitted = 0
-    try:
-        for i in range(len(jobs)):
-            while not stop() and submitted < min(len(jobs), i + 2 * workers):
-                submit(submitted)
-                submitted += 1
-            if i not in refs:
-                break
-            yield result(i)
-            if stop():
-                break
-        for j in sorted(refs):  # stopping: the requests already sent finish
-            yield result(j)
-    finally:
-        for actor in actors:
+    def drain(self) -> list[int]:
+        return sorted(self._refs)  # requests already sent finish
+
+    def close(self) -> None:
+        for actor in self._actors:
             with contextlib.suppress(Exception):
-                ray.kill(actor)
+                self._ray.kill(actor)
+        self._actors = []
+        self._refs.clear()
+        self._jobs.clear()

@@ -41,7 +41,7 @@ def test_rollout_features_are_what_a_follower_of_each_seat_computes(tmp_path: Pa
     t = Trainer(_args(tmp_path, features="bayes", init=_init(tmp_path / "p.npz"), rollout=500))
     t.start()
     t.collect()
-    roll, e, n = t.roll, t._env_obs, CFG.num_players
+    roll, e, n = t.roll, t.shards[0].env_obs, CFG.num_players
     assert e + feature_size("bayes", CFG) == roll.obs.shape[2]
     checked = games = 0
     for b in range(t.args.num_envs):
@@ -96,12 +96,13 @@ def test_learner_seat_saboteur_seats_the_learner_on_the_most_saboteur_rounds(tmp
         has = count.max(axis=1) > 0
         assert has.sum() > 40
         np.testing.assert_array_equal(count[has, seat[has]], count[has].max(axis=1))
+        shard = t.shards[0]
         for _ in range(40):
-            t._act(t.roll.row(0))
-            t._obs, _, term, _, t._info = t.env.step(t.roll.action[t.roll.row(0)])
+            shard._act(t.roll.row(0), t.model)
+            shard.obs, _, term, _, shard.info = t.env.step(t.roll.action[t.roll.row(0)])
             t.roll.open[:] = -1
             if term.any():
-                t._new_games(np.flatnonzero(term))
+                shard.new_games(np.flatnonzero(term))
 
 
 def test_resume_with_features_deals_fresh_games_and_keeps_the_weights(tmp_path: Path) -> None:
@@ -115,7 +116,7 @@ def test_resume_with_features_deals_fresh_games_and_keeps_the_weights(tmp_path: 
     for k, v in saved.items():
         assert torch.equal(v, resumed.model.state_dict()[k]), k
     assert not resumed.roll.valid[: CFG.num_players].any() and (resumed.roll.open == -1).all()
-    assert resumed._fresh.all()
+    assert resumed.shards[0].fresh.all()
     resumed.train(quiet=True)  # runs on to the budget
     assert resumed.iteration == 3
     # a features run does not resume as a run without them

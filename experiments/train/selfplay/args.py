@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from agents.base.belief_features import feature_size
 from agents.learned import role_names
+from experiments.workers import check_backend
 from saboteur_env import GameConfig
 
 
@@ -55,6 +56,10 @@ class Args:
     learner_seat: str = ""  # league games: "" any seat; "saboteur": a seat dealt the saboteur card most often
     net: str = "mlp"  # "mlp": dense layers over the float observation; "compact": tokens of the compact one
     device: str = "cpu"  # torch device of the network: "cpu" or "cuda" (training and the rollout's forward)
+    shards: int = 1  # the games split into this many shards, each with its own seeds (collected in turn or apart)
+    backend: str = "local"  # where shards are collected: "local" (this process, or a pool with --workers > 1), "ray"
+    workers: int = 1  # processes or Ray actors collecting shards (1 and local: this process)
+    address: str = ""  # an existing Ray cluster's address ("": a local cluster of --workers CPUs)
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -98,8 +103,16 @@ class Args:
         if self.net == "compact" and (self.features or self.embed or self.freeze_trunk):
             raise ValueError("net='compact' takes no --features, --embed or --freeze-trunk (mlp options)")
         if self.net == "compact" and self.eval_every and config.game != "base":
-            raise ValueError(f"net='compact' ladder checks (--eval-every) read float observations: the base game "
-                             f"only (got game={config.game!r}); check its policy.npz with the trainer's env")
+            raise ValueError(
+                f"net='compact' ladder checks (--eval-every) read float observations: the base game "
+                f"only (got game={config.game!r}); check its policy.npz with the trainer's env"
+            )
+        if isinstance(self.shards, bool) or not isinstance(self.shards, int) or not 1 <= self.shards <= self.num_envs:
+            raise ValueError(f"shards={self.shards!r} is out of range; valid: 1..num_envs={self.num_envs}")
+        if self.num_envs % self.shards:
+            raise ValueError(f"num_envs={self.num_envs} is not a multiple of shards={self.shards}: every shard holds "
+                             "the same number of games")  # fmt: skip
+        check_backend(self.backend, self.workers, self.address or None)
         if self.device not in ("cpu", "cuda") or (self.device == "cuda" and not _cuda()):
             raise ValueError(f"device={self.device!r} is not available; valid: 'cpu', 'cuda' (with a CUDA GPU)")
         if self.freeze_trunk and not self.init:
@@ -144,6 +157,10 @@ HELP = {
     "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
     "net": "mlp (dense layers over the float observation) or compact (token embeddings of the compact one)",
     "device": "torch device: cpu or cuda",
+    "shards": "split the games into this many shards with their own seeds (what --workers collect in parallel)",
+    "backend": "where shards are collected: local (this process; a process pool with --workers > 1) or ray",
+    "workers": "processes or Ray actors collecting the shards (1 with --backend local: this process)",
+    "address": "an existing Ray cluster (default: a local one of --workers CPUs)",
 }
 
 

@@ -45,22 +45,20 @@ from numpy.typing import NDArray
 from torch import nn
 
 from agents import make_agent
-from agents.base.belief_features import BeliefFeatures, feature_size
 from agents.files import FileRefusedError, open_regular
 from agents.learned import role_names, role_slice
-from experiments.train.league import League, Seating, evaluate, sample_rows
+from experiments.train.league import League, Seating, evaluate
 from experiments.train.selfplay.args import Args, parse_args
 from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
 from experiments.train.selfplay.policy import (
     CheckpointError,
-    Policy,
     _first_line,
     write_atomic,
 )
-from experiments.train.selfplay.rollout import Rollout, _env_state, _load_env_state
-from saboteur_env import PlayerView
-from saboteur_env.base.cards import Role
-from saboteur_env.vector import VectorEnv, expand_compact, legal_indices
+from experiments.train.selfplay.rollout import Rollout
+from experiments.train.selfplay.shard import Joined, Model, Shard, ShardWorker, build_model
+from experiments.workers import WorkerSet
+from saboteur_env.vector import VectorEnv, legal_indices
 
 CHECKPOINT_FORMAT = "saboteur-env/selfplay-checkpoint"
 CHECKPOINT_VERSION = 2  # 2: league seating and the learner flag of every stored decision
@@ -118,11 +116,7 @@ class Trainer:
         torch.manual_seed(args.seed)
         self.gen = torch.Generator().manual_seed(args.seed)
         self.compact = args.net == "compact"  # the env writes compact observations, the rollout packed rows
-        self.env = VectorEnv(args.num_envs, config=self.config, copy=False,
-                             obs_format="compact" if self.compact else "float")  # fmt: skip
-        self.model: Policy | CompactPolicy = (CompactPolicy(self.config, args.hidden, args.role_heads) if self.compact
-                                              else Policy(self.config, args.hidden, args.role_heads, args.embed,
-                                                          args.features))  # fmt: skip
+        self.model: Model = build_model(args, self.config)
         if args.init:
             load_init(self.model, args.init, self.config)
         self.device = torch.device(args.device)
@@ -134,55 +128,52 @@ class Trainer:
         # fused: one pass per tensor instead of a dozen (the compact net's token table is ~1M weights)
         self.optim = torch.optim.Adam([p for p in self.model.parameters() if p.requires_grad], lr=args.lr, eps=1e-5,
                                       fused=True)  # fmt: skip
-        n = self.config.num_players
-        # Belief features: one follower per (slot, seat) that a network plays (the learner, snapshots), reset when
-        # its slot starts a game; self._fresh marks the seats whose follower has not seen this game yet.
-        self._env_obs = self.model.obs_size - feature_size(args.features, self.config)
-        self._followers: list[list[BeliefFeatures | None]] = [[None] * n for _ in range(args.num_envs)]
-        self._fresh = np.ones((args.num_envs, n), dtype=bool)
         self._train_role = role_names(self.config).index(args.train_role) if args.train_role else -1
-        self.roll = Rollout(args.rollout, args.num_envs, n, self.model.obs_size, self.model.num_actions)
         self.role_names = role_names(self.config)
-        self._role = role_slice(self.config) or slice(0, 0)  # the acting seat's role, for the statistics by role
-        self.last_role = np.zeros((args.num_envs, n), dtype=np.int64)
+        self._role = role_slice(self.config) or slice(0, 0)  # the acting seat's role, for the ladder check
         self.iteration = self.decisions = self.games = 0
         self.wall = 0.0
         self.out = Path(args.out)
-        self._obs: NDArray[np.float32] | None = None
-        self._info: dict[str, Any] = {}
         self.league = League(self.config, args.league_names(), args.pool_size)
-        self.seating = Seating(self.config, args.num_envs, self.league, args.league, args.seed)
+        # The games in shards (--shards; one by default), collected here or on workers (--backend, --workers).
+        size = args.num_envs // args.shards
+        self.shards = [Shard(args, self.config, i, size, self.model, self.league, self.gen if i == 0 else None)
+                       for i in range(args.shards)]  # fmt: skip
+        self.workers: WorkerSet | None = None
+        if args.backend != "local" or args.workers > 1:
+            self.workers = WorkerSet(ShardWorker, "collect", args.backend, args.workers, args.address or None,
+                                     "rollout shards")  # fmt: skip
         make_agent(args.opponent(), self.config)  # a bad --eval-opponent fails now, not at the first check
         self.tb: Any = None
         self.stopped_by = 0  # the signal that stopped train(), if any
         self.last_row: dict[str, float] = {}
-        self._reset_stats()
 
     # ---- state -----------------------------------------------------------------------------------------------------
-    def _reset_stats(self) -> None:
-        k = len(self.role_names)
-        self.st_returns: list[float] = []
-        self.st_rounds = np.zeros(k)
-        self.st_wins = np.zeros(k)
-        self.st_round_reward = np.zeros(k)
+    @property
+    def env(self) -> VectorEnv:
+        """The first shard's vector env (the only one by default)."""
+        return self.shards[0].env
+
+    @property
+    def roll(self) -> Rollout:
+        return self.shards[0].roll
+
+    @property
+    def seating(self) -> Seating:
+        return self.shards[0].seating
 
     def start(self) -> None:
         ckpt = self.out / "checkpoint.pt"
         if self.args.resume and ckpt.exists():
             self.load(ckpt)
         else:
-            self._obs, self._info = self.env.reset(seed=self.args.seed)
-            self._new_games(np.arange(self.args.num_envs))
+            for shard in self.shards:
+                shard.start()
 
-    def _new_games(self, slots: NDArray[np.int64]) -> None:
-        """Seat the games that just started in ``slots``; their seats' belief followers start afresh."""
-        eligible = None
-        if self.args.learner_seat == "saboteur":  # the seats dealt the saboteur card in the most rounds
-            n = self.config.num_players
-            count = (self.env.batch.field("round_roles")[slots, :, :n] == Role.SABOTEUR).sum(axis=1)
-            eligible = (count == count.max(axis=1, keepdims=True)) & (count > 0)
-        self.seating.new_games(slots, eligible)
-        self._fresh[slots] = True
+    def close(self) -> None:
+        """Stop the rollout workers (if any)."""
+        if self.workers is not None:
+            self.workers.close()
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,11 +191,9 @@ class Trainer:
                 "games": self.games,
                 "wall": self.wall,
             },
-            "env": _env_state(self.env),
-            "rollout": self.roll.state(),
-            "last_role": torch.from_numpy(self.last_role.copy()),
             "league": self.league.state(),
-            "seating": self.seating.state(),
+            **self.shards[0].state(),  # "env", "rollout", "last_role", "seating" (as before shards existed)
+            "shards": [shard.state() for shard in self.shards[1:]],
         }
         write_atomic(path, lambda fh: torch.save(state, fh))
 
@@ -217,8 +206,10 @@ class Trainer:
         except FileRefusedError as err:
             raise CheckpointError(f"checkpoint {err}") from None
         except Exception as err:  # torch reports damage as RuntimeError, EOFError, UnpicklingError, ...
-            raise CheckpointError(f"checkpoint {path} is unreadable (truncated or not a checkpoint: "
-                                  f"{type(err).__name__}: {_first_line(err)}); move it away to start afresh") from None
+            raise CheckpointError(
+                f"checkpoint {path} is unreadable (truncated or not a checkpoint: "
+                f"{type(err).__name__}: {_first_line(err)}); move it away to start afresh"
+            ) from None
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
             raise CheckpointError(f"{path} is not a self-play checkpoint (format {CHECKPOINT_FORMAT!r})")
         if state.get("version") != CHECKPOINT_VERSION:
@@ -229,15 +220,22 @@ class Trainer:
         except CheckpointError:
             raise
         except Exception as err:  # a missing key or a tensor of the wrong shape: a damaged or foreign payload
-            raise CheckpointError(f"checkpoint {path} does not fit this run ({type(err).__name__}: "
-                                  f"{_first_line(err)})") from None
+            raise CheckpointError(
+                f"checkpoint {path} does not fit this run ({type(err).__name__}: {_first_line(err)})"
+            ) from None
 
     def _load_state(self, path: Path, state: dict[str, Any]) -> None:
         saved = state["args"]
         if not isinstance(saved, dict):
             raise CheckpointError(f"{path} has no settings ('args')")
-        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features", "net")
-        saved = {"embed": 0, "features": "", "net": "mlp"} | saved  # checkpoints from before these options had none
+        fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features", "net",
+                 "shards")  # fmt: skip
+        saved = {
+            "embed": 0,
+            "features": "",
+            "net": "mlp",
+            "shards": 1,
+        } | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise CheckpointError(f"{path} was trained with other settings (saved, given): {diff}")
@@ -247,104 +245,38 @@ class Trainer:
         torch.set_rng_state(state["torch_rng"])
         c = state["counters"]
         self.iteration, self.decisions, self.games, self.wall = c["iteration"], c["decisions"], c["games"], c["wall"]
-        _load_env_state(self.env, state["env"])
-        self.roll.load(state["rollout"])
-        self.last_role[:] = state["last_role"].numpy()
         self.league.load(state["league"], self.model)
-        self.seating.load(state["seating"])
-        n = self.env.num_actions
-        self._obs = self.env._buf["obs_c" if self.compact else "obs_f"]
-        self._info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n]}
+        self.shards[0].load(state)
+        for shard, st in zip(self.shards[1:], state.get("shards", []), strict=True):
+            shard.load(st)
         if self.args.features:
             # A checkpoint holds no belief follower (each is a Python object that remembers its seat's game), so
             # the games in flight are dropped and fresh ones dealt (seeded by the iteration), and the decisions
             # carried into this rollout with them: the run resumes its weights, optimizer, counters and league.
-            self._obs, self._info = self.env.reset(seed=self.args.seed * 1_000_003 + self.iteration + 1)
-            self.roll.valid[: self.config.num_players] = False
-            self.roll.open[:] = -1
-            self.roll.acc[:] = 0.0
-            self.last_role[:] = 0
-            self._new_games(np.arange(self.args.num_envs))
+            for shard in self.shards:
+                shard.redeal(self.iteration)
 
     # ---- one iteration ---------------------------------------------------------------------------------------------
-    @torch.inference_mode()
-    def _act(self, row: int) -> None:
-        roll = self.roll
-        assert self._obs is not None
-        seats = np.asarray(self._info["seat"], dtype=np.int64)
-        learner = self.seating.learner_rows(seats)
-        if self.args.features:
-            roll.obs[row, :, : self._env_obs] = self._obs
-            self._features(row, seats, np.flatnonzero(learner | self.seating.snapshot))
-        elif isinstance(self.model, CompactPolicy):
-            self.model.reader.pack(self._obs, out=roll.obs[row])
-        else:
-            np.copyto(roll.obs[row], self._obs)
-        np.copyto(roll.mask[row], self._info["action_mask"])
-        if learner.all():  # self-play: every row is the learner's, one batched forward
-            roll.action[row], roll.logp[row], roll.value[row] = sample_rows(self.model, roll.obs[row], roll.mask[row],
-                                                                            self.gen)  # fmt: skip
-        else:
-            mine, theirs = np.flatnonzero(learner), np.flatnonzero(~learner)
-            if mine.size:
-                a, lp, v = sample_rows(self.model, roll.obs[row][mine], roll.mask[row][mine], self.gen)
-                roll.action[row, mine], roll.logp[row, mine], roll.value[row, mine] = a, lp, v
-            roll.logp[row, theirs] = 0.0
-            roll.value[row, theirs] = 0.0
-            # scripted agents read float observations
-            obs = expand_compact(self._obs, self.config) if self.compact and self.league.scripted else self._obs  # type: ignore[arg-type]
-            self.seating.act(theirs, obs, roll.mask[row], seats, self.gen, roll.action[row], roll.obs[row])
-        roll.learner[row] = learner
-        if self.compact:
-            roll.role[row] = roll.obs[row][:, -1] if self.model.num_heads > 1 or self._role.stop else 0
-        else:
-            roll.role[row] = self._obs[:, self._role].argmax(axis=1) if self._role.stop > self._role.start else 0
-        roll.decide(row, seats)
-
-    def _features(self, row: int, seats: NDArray[np.int64], slots: NDArray[np.int64]) -> None:
-        """Each network-played decision's belief features, after its observation in rollout row ``row``."""
-        assert self._obs is not None
-        roll_obs = self.roll.obs[row]
-        for b in slots.tolist():
-            s = int(seats[b])
-            f = self._followers[b][s]
-            if f is None:
-                f = self._followers[b][s] = BeliefFeatures(self.config, self.args.features)
-            if self._fresh[b, s]:
-                f.reset(s)
-                self._fresh[b, s] = False
-            roll_obs[b, self._env_obs :] = f.update(PlayerView.from_observation(self._obs[b], self.config))
-
     def collect(self) -> dict[str, float]:
-        roll, times = self.roll, {"env_s": 0.0, "policy_s": 0.0}
-        slots = np.arange(self.args.num_envs)
-        for t in range(self.args.rollout):
-            row = roll.row(t)
-            t0 = time.perf_counter()
-            self._act(row)
-            self.last_role[slots, roll.seat[row]] = roll.role[row]
-            t1 = time.perf_counter()
-            self._obs, rewards, term, _, self._info = self.env.step(roll.action[row])
-            times["env_s"] += time.perf_counter() - t1
-            times["policy_s"] += t1 - t0
-            roll.earn(rewards, term)
-            ended = rewards.any(axis=1) | term  # a round ended: each seat won it if it earned something
-            if ended.any():
-                # The learner's seats only (every seat in self-play; the league games' one seat).
-                sl = self.seating.learner[ended]
-                mine = (sl[:, None] < 0) | (sl[:, None] == np.arange(self.config.num_players))
-                roles, got = self.last_role[ended][mine], rewards[ended][mine]
-                np.add.at(self.st_rounds, roles, 1)
-                np.add.at(self.st_wins, roles, got > 0)
-                np.add.at(self.st_round_reward, roles, got)
-            if term.any():
-                done = np.flatnonzero(term)
-                self.games += int(done.size)
-                finals, sl = self._info["final_returns"][done], self.seating.learner[done]
-                mean = finals.mean(axis=1)
-                own = finals[np.arange(done.size), np.maximum(sl, 0)]
-                self.st_returns.extend(np.where(sl < 0, mean, own).tolist())
-                self._new_games(done)  # the slots' next games (same-step autoreset)
+        """Every shard's rollout with the current weights (here, or on the workers); the env and policy seconds."""
+        times = {"env_s": 0.0, "policy_s": 0.0}
+        if self.workers is None:
+            for shard in self.shards:
+                for k, v in shard.collect(self.model).items():
+                    times[k] += v
+        else:
+            args = dataclasses.asdict(self.args)
+            weights = {k: v.detach().cpu() for k, v in self.model.state_dict().items()}
+            league = self.league.state() if self.league.snapshots else None
+            jobs = [{"args": args, "index": shard.index, "num_envs": shard.num_envs, "shard": shard.pack(full=False),
+                     "weights": weights, "league": league} for shard in self.shards]  # fmt: skip
+            for shard, packed in zip(self.shards, self.workers.results(jobs), strict=True):
+                shard.unpack(packed)
+                for k, v in shard.times.items():
+                    times[k] += v
+        for shard in self.shards:
+            self.games += shard.st_games
+            shard.st_games = 0
         self.decisions += self.args.rollout * self.args.num_envs
         return times
 
@@ -353,7 +285,8 @@ class Trainer:
         of every game slot), so it is a few large block copies instead of a gather of scattered observations (the
         gather cost as much as the network); entries that are not trainable (open decisions, empty carry slots)
         have weight 0."""
-        a, roll = self.args, self.roll
+        a = self.args
+        roll = self.shards[0].roll if len(self.shards) == 1 else Joined([s.roll for s in self.shards])
         adv_np, ret_np = roll.advantages(a.gamma, a.gae_lambda)
         train = roll.trainable()
         if self._train_role >= 0:  # --train-role: the other roles' decisions only pass on their values (GAE)
@@ -415,7 +348,8 @@ class Trainer:
                     stats["pg_loss"].append(float(pg))
                     stats["v_loss"].append(float(v_loss))
         ret, old_v = ret_np[train], roll.value[train]
-        roll.carry()
+        for shard in self.shards:
+            shard.roll.carry()
         var = float(ret.var()) if ret.size > 1 else 0.0
         out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
         out["explained_var"] = float(1 - (ret - old_v).var() / var) if var > 0 else float("nan")
@@ -466,12 +400,16 @@ class Trainer:
         self.tb = self._tensorboard()
         t_start, d_start = time.perf_counter(), self.decisions
         spent = {"env_s": 0.0, "policy_s": 0.0, "learn_s": 0.0}
-        with _stop_signals() as stop:
+        with _stop_signals() as stop, contextlib.closing(self):  # closing: the rollout workers stop at the end
             self._iterate(max_iterations, quiet, csv_path, cols, spent, stop)
             if stop:  # checkpoint and export below, then exit 128 + signum (main)
                 self.stopped_by = stop[0]
-                print(f"{signal.Signals(stop[0]).name}: stopped after iteration {self.iteration}; writing "
-                      f"{self.out / 'checkpoint.pt'} and policy.npz (--resume continues)", file=sys.stderr, flush=True)
+                print(
+                    f"{signal.Signals(stop[0]).name}: stopped after iteration {self.iteration}; writing "
+                    f"{self.out / 'checkpoint.pt'} and policy.npz (--resume continues)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             # The last checkpoint and export run with the signals still caught: a second signal stops at once, but
             # both files are written atomically, so the previous ones stay whole.
             self.save(self.out / "checkpoint.pt")
@@ -531,7 +469,8 @@ class Trainer:
                     v = row.get(c, float("nan"))
                     if not math.isnan(v):
                         self.tb.add_scalar(c, v, self.decisions)
-            self._reset_stats()
+            for shard in self.shards:
+                shard.reset_stats()
             if self.iteration % a.checkpoint_every == 0:
                 self.save(self.out / "checkpoint.pt")
             times["learn_s"] = t2 - t1
@@ -545,12 +484,15 @@ class Trainer:
     def _row(self, rate: float, stats: dict[str, float]) -> dict[str, float]:
         row: dict[str, float] = {"iteration": self.iteration, "decisions": self.decisions, "games": self.games,
                                  "wall_s": round(self.wall, 3), "decisions_per_s": round(rate, 1)}  # fmt: skip
-        row["return_mean"] = float(np.mean(self.st_returns)) if self.st_returns else float("nan")
+        returns = [x for shard in self.shards for x in shard.st_returns]
+        rounds, wins, reward = (sum(getattr(sh, k) for sh in self.shards)
+                                for k in ("st_rounds", "st_wins", "st_round_reward"))  # fmt: skip
+        row["return_mean"] = float(np.mean(returns)) if returns else float("nan")
         for i, r in enumerate(self.role_names):
-            n = self.st_rounds[i]
-            row[f"win_{r}"] = float(self.st_wins[i] / n) if n else float("nan")
-            row[f"round_reward_{r}"] = float(self.st_round_reward[i] / n) if n else float("nan")
-        row["league_games"] = float(sum(v for k, v in self.seating.counts.items() if k != "self"))
+            n = rounds[i]
+            row[f"win_{r}"] = float(wins[i] / n) if n else float("nan")
+            row[f"round_reward_{r}"] = float(reward[i] / n) if n else float("nan")
+        row["league_games"] = float(sum(v for sh in self.shards for k, v in sh.seating.counts.items() if k != "self"))
         row.update(stats)
         return row
 
@@ -591,4 +533,3 @@ def main(argv: list[str] | None = None) -> int:
               f"rate={row['rate']:,.0f} decisions/s (env {row['env_s']:.1f}s, policy {row['policy_s']:.1f}s, "
               f"learning {row['learn_s']:.1f}s)")  # fmt: skip
     return 0
-
