@@ -82,3 +82,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     cache = getattr(session.config, "cache", None)  # None with -p no:cacheprovider
     if cache is not None:
         cache.set(EXTRAS_KEY, sorted(set(_skipped_for_extras)))
+
+
+@pytest.fixture(scope="module")
+def local_ray():  # type: ignore[no-untyped-def]
+    """A fresh local Ray cluster of two CPUs (address="local": never one that happens to run on this machine)."""
+    ray = pytest.importorskip("ray", reason="--backend ray needs the ray extra (pip install -e '.[ray]')")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

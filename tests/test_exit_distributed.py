@@ -35,15 +35,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return chunks
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray = pytest.importorskip("ray", reason="--backend ray needs the ray extra (pip install -e '.[ray]')")
-    # address="local": always a fresh local cluster of two CPUs, never one that happens to run on this machine
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def test_exit_backend_options_are_checked(tmp_path):
     for bad, match in (({"workers": 0}, r"workers=0 is out of range; valid: integers 1\.\."),
                        ({"backend": "dask"}, r"backend='dask'; valid: 'local', 'ray'"),

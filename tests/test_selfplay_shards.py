@@ -85,14 +85,6 @@ def test_a_dead_pool_worker_loses_nothing(tmp_path: Path, reference: Any, capsys
     assert "a worker process died; re-running" in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray = pytest.importorskip("ray", reason="--backend ray needs the ray extra (pip install -e '.[ray]')")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def test_ray_actors_collect_what_one_process_does_and_survive_a_killed_actor(
     tmp_path: Path, reference: Any, local_ray: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
