@@ -169,9 +169,15 @@ ENTRIES: tuple[Entry, ...] = (
     # count), which the search also rolls out where a count's own network reads belief features.
     Entry("base", 0, seed=1600, decisions=0, imitate=100_000, hidden=128, epochs=15, universal=True),
     Entry("sab2", 5, seed=1425, decisions=0, role_heads=False, imitate=300_000, hidden=128, epochs=15),
+    # Every Saboteur 2 count, 2-12 players (60k teacher decisions each; the 5-player file above stays for its
+    # longer fit), and both Duel layouts: one universal network each (experiments.train.universal).
+    Entry("sab2", 0, seed=1700, decisions=0, imitate=60_000, hidden=128, epochs=15, role_heads=False,
+          universal=True),
     # The Duel's 5,701 actions: a 24-wide bottleneck before the head keeps the 128-wide trunk at the 64-wide size.
     Entry("duel", 2, seed=1402, decisions=0, league_agents="greedy", imitate=400_000, partners="greedy,expert",
           hidden=128, embed=24, epochs=15),
+    Entry("duel", 0, seed=1800, decisions=0, imitate=200_000, hidden=128, embed=24, epochs=15,
+          partners="greedy,expert", universal=True),
 )
 
 
@@ -183,7 +189,9 @@ DEFAULT_PAIRS: dict[str, dict[str, int]] = {
 }
 
 
-EVAL_PAIRS: dict[str, dict[str, int]] = {}  # per-entry overrides (the 1,000-game evidence: experiments/evidence.sh)
+# Per-entry overrides (the 1,000-game evidence: experiments/evidence.sh). A universal Saboteur 2 file is checked at
+# eleven counts (up to 12 players a game): fewer pairs per count keep its check near an hour on 2 cores.
+EVAL_PAIRS: dict[str, dict[str, int]] = {"sab2-all": {"heuristic": 40, "random": 40}}
 
 
 class ShipError(ValueError):
