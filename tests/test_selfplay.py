@@ -120,9 +120,12 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def test_training_runs_end_to_end_and_resumes_exactly(tmp_path: Path) -> None:
     straight = Trainer(_args(tmp_path / "a"))
-    straight.train(quiet=True)
+    last = straight.train(quiet=True)
     rows = _rows(tmp_path / "a")
     assert len(rows) == 4 and straight.decisions == 512
+    # --bench's rates: end to end, and after the first iteration (3 iterations of 128 decisions in the rest)
+    assert last["first_decisions"] == 128 and 0 < last["first_s"] < last["elapsed_s"]
+    assert last["rate_after_first"] == pytest.approx(384 / (last["elapsed_s"] - last["first_s"]))
     assert all(np.isfinite(float(r[c])) for r in rows for c in ("entropy", "approx_kl", "clip_frac", "v_loss"))
     assert "win_miner" in rows[0] and "win_saboteur" in rows[0]
     assert (tmp_path / "a" / "checkpoint.pt").exists() and (tmp_path / "a" / "policy.npz").exists()

@@ -419,6 +419,10 @@ class Trainer:
         row = self.last_row
         row.update(spent, elapsed_s=time.perf_counter() - t_start)
         row["rate"] = (self.decisions - d_start) / max(row["elapsed_s"], 1e-9)
+        if "first_s" in spent:  # the rate after the first iteration (nan with one iteration)
+            rest = row["elapsed_s"] - spent["first_s"]
+            done = self.decisions - d_start - spent["first_decisions"]
+            row["rate_after_first"] = done / rest if rest > 0 else math.nan
         return row
 
     def _trim_progress(self, csv_path: Path, cols: list[str]) -> None:
@@ -460,6 +464,8 @@ class Trainer:
                 stats.update(self.ladder_check())
             t2 = time.perf_counter()
             self.wall += t2 - t0
+            if "first_s" not in spent:  # start-up (a Ray cluster, compiling) lands in the first iteration: --bench
+                spent["first_s"], spent["first_decisions"] = t2 - t_start, self.decisions - d_start
             rate = (self.decisions - d_start) / max(t2 - t_start, 1e-9)
             row = self._row(rate, stats)
             with csv_path.open("a", newline="") as fh:
@@ -474,7 +480,7 @@ class Trainer:
             if self.iteration % a.checkpoint_every == 0:
                 self.save(self.out / "checkpoint.pt")
             times["learn_s"] = t2 - t1
-            for k in spent:
+            for k in ("env_s", "policy_s", "learn_s"):
                 spent[k] += times[k]
             if not quiet and (t2 - last_log >= a.log_every or self.decisions >= a.steps):
                 last_log = t2
@@ -531,5 +537,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"game={args.game} players={trainer.config.num_players} num_envs={args.num_envs} "
               f"threads={args.threads} decisions={trainer.decisions:,} elapsed={total:.1f}s "
               f"rate={row['rate']:,.0f} decisions/s (env {row['env_s']:.1f}s, policy {row['policy_s']:.1f}s, "
-              f"learning {row['learn_s']:.1f}s)")  # fmt: skip
+              f"learning {row['learn_s']:.1f}s); after the first iteration ({row.get('first_s', math.nan):.1f}s) "
+              f"steady={row.get('rate_after_first', math.nan):,.0f} decisions/s")  # fmt: skip
     return 0
