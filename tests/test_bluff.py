@@ -218,3 +218,30 @@ def test_benchmark__arms_share_agent_seeds_so_talk_that_changes_nothing_measures
     r = b["rows"][0]
     assert r["talk_value"] == (0.0, 0.0, 0.0) and r["listening_value"] == (0.0, 0.0, 0.0)
     assert r["version"] == VERSION and r["protocol"] == f"{VERSION}/duel"
+
+
+def test_seat_rounds__saboteur2_roles_as_saboteur_or_not_and_wins_by_pay() -> None:
+    # Saboteur 2 deals six roles; the benchmark reads them as saboteur (SABOTEUR, 5) or not, and a seat wins a round
+    # it is paid in (the end record's ``winners``); the inserted seat is the header's.
+    rec = {"header": {"game": "sab2", "players": 4, "seed": 9, "insert": "x", "insert_seat": 1,
+                      "roles": [5, 0, 3, 1]},
+           "end": {"winners": [False, True, False, True]}, "claims": []}  # fmt: skip
+    (r,) = seat_rounds([rec], deal=0)
+    assert (r.seat, r.role, r.roles, r.win) == (1, 0, (1, 0, 0, 0), True)
+    (s,) = seat_rounds([rec], deal=0, seat=0)
+    assert (s.role, s.win) == (1, False)
+
+
+def test_protocols__base_7_and_saboteur2_6_pin_their_shipped_honesty_files() -> None:
+    for name, game, players in (("base-7", "base", 7), ("sab2-6", "sab2", 6)):
+        p = protocol(name)
+        assert (p.game, p.players) == (game, players) and p.honesty_sha256
+        p.check_honesty()
+        assert all(s >= SEED_OFFSET for s in deal_seeds(p, 3, 4))
+
+
+def test_benchmark__saboteur2_seats_the_agent_and_measures_both_sides() -> None:
+    b = benchmark(protocol("sab2-6"), ["claims:random"], secret=11, deals=2, quiet=True)
+    (r,) = b["rows"]
+    assert r["protocol"] == f"{VERSION}/sab2-6" and r["seated_as"] == "claims:random"
+    assert r["saboteur"]["rounds"] + r["digger"]["rounds"] == 2 * 3  # every round of both deals, one side each

@@ -249,3 +249,29 @@ def test_tournament__cli_seats_ismcts_and_text_agents_in_every_game_and_refuses_
             main([*argv, "--games", "1"])
         err = capsys.readouterr().err
         assert "unknown" in err and repr(word) in err
+
+
+def test_tournament__sab2_inserted_seat_logs_replays_and_keeps_the_old_keys(tmp_path):
+    """Saboteur 2 seats an inserted agent at seat seed mod N (the bluffing benchmark's seating): its header says so,
+    the game logs and re-plays, and a game without an insert keeps the log key (so the sealed seeds) it always had."""
+    from experiments.tournament.logs.format import describe, game_key
+    from experiments.tournament.run import run_tasks
+    from experiments.tournament.tasks import replay_records, task_key
+
+    tasks = [("sab2", 5, "random", 7, "heuristic"), ("sab2", 5, "random", 7, None)]
+    assert task_key(tasks[1]) == ("sab2", 5, "random", 7)
+    assert task_key(tasks[0]) == ("sab2", 5, "random", "heuristic", 7)
+    inserted, plain = list(run_tasks(tasks, out=tmp_path, secret=3))
+    h = inserted[0]["header"]
+    assert h["insert"] == "heuristic" and h["insert_seat"] == 7 % 5 == 2
+    assert h["agents"] == ["random", "random", "heuristic", "random", "random"]
+    assert "insert" not in plain[0]["header"] and plain[0]["header"]["agents"] == ["random"] * 5
+    assert [game_key(g[0]["header"]) for g in (inserted, plain)] == [task_key(t) for t in tasks]
+    assert describe(game_key(h)) == "sab2 N=5 random +heuristic seed 7"
+    assert inserted[0]["header"]["roles"] == plain[0]["header"]["roles"]  # the same deal
+    from experiments.tournament.logs.read import LogReader
+
+    for g in LogReader(tmp_path, quiet=True).games():
+        replay_records(g, full=True)  # the agents re-run from the logged header give the same records
+    # resuming finds both games in the log and plays nothing again
+    assert list(run_tasks(tasks, out=tmp_path, secret=3)) == [inserted, plain]

@@ -32,6 +32,10 @@ LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderbo
 LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
                "heuristic"),
+    "base-7": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
+               "heuristic"),
+    "sab2-6": ("claims:heuristic", "claims+fit:heuristic", "claims:believer", "claims+fit:believer",
+               "claims:covert", "heuristic"),
     "duel": ("claims:greedy", "claims:believer", "greedy"),
 }  # fmt: skip
 

@@ -109,8 +109,12 @@ def fit_games(p: Protocol, deals: int, out: Path | None, secret: int | None, wor
     tasks: list[tuple] = []
     for seed in range(deals):
         member = p.fit_pool[seed % len(p.fit_pool)]
-        tasks.append(("duel", member[0], member[0], seed, LAYOUT) if p.game == "duel"
-                     else (p.players, member[0], member[-1], seed, False, None))  # fmt: skip
+        if p.game == "duel":
+            tasks.append(("duel", member[0], member[0], seed, LAYOUT))
+        elif p.game == "sab2":
+            tasks.append(("sab2", p.players, member[0], seed, None))
+        else:
+            tasks.append((p.players, member[0], member[-1], seed, False, None))
     yield from run_tasks(tasks, workers=workers, out=out, secret=secret)
 
 

@@ -32,11 +32,13 @@ from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims, ph
 from experiments.bluff.run import Played
 from experiments.tournament.stats import auc_interval, bootstrap_ratio, ece, paired_difference
 from saboteur_env import GameConfig
+from saboteur_env.sab2.cards import Sab2Role
 
 BOOT = 1000
 DETECTED = 0.5  # P(saboteur) at or above which a saboteur counts as detected
 ACCUSATION_SCORE = {"accuse": 1.0, "suspect": 0.75, "clear": 0.0}
 NAN = float("nan")
+SAB2_SABOTEUR = int(Sab2Role.SABOTEUR)
 Interval = tuple[float, float, float]
 
 
@@ -47,7 +49,7 @@ class SeatRound:
     deal: int
     seat: int
     players: int
-    role: int | None  # 1 saboteur, 0 gold-digger side, None: no roles (the Duel)
+    role: int | None  # 1 saboteur, 0 gold-digger side (Saboteur 2: any other role), None: no roles (the Duel)
     roles: tuple[int, ...]
     win: bool
     claims: tuple[dict, ...]
@@ -66,8 +68,12 @@ def seat_rounds(game: list[dict], deal: int, seat: int | None = None) -> list[Se
             out.append(SeatRound(deal, k, 2, None, (), gained[k] > gained[1 - k], tuple(r.get("claims", ())), ()))
             continue
         k = int(h.get("insert_seat", h["seed"] % n)) if seat is None else seat
-        roles = tuple(int(x) for x in h["roles"])
-        win = r["end"]["winner"] == ("saboteurs" if roles[k] else "gold-diggers")
+        if h.get("game") == "sab2":  # the dealt roles as saboteur or not; a seat wins a round it is paid in
+            roles = tuple(int(x == SAB2_SABOTEUR) for x in h["roles"])
+            win = bool(r["end"]["winners"][k])
+        else:
+            roles = tuple(int(x) for x in h["roles"])
+            win = r["end"]["winner"] == ("saboteurs" if roles[k] else "gold-diggers")
         out.append(SeatRound(deal, k, n, roles[k], roles, win, tuple(r.get("claims", ())), tuple(r.get("beliefs", ()))))
     return out
 

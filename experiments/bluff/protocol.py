@@ -30,7 +30,8 @@ SEED_RANGE = 1 << 62
 @dataclass(frozen=True)
 class Protocol:
     """One game and player count. ``pool``: the opponents, one member per deal in turn (deal ``i`` plays
-    ``pool[i % len(pool)]``); a base-game member is a (miner, saboteur) pair of names, the Duel's one name.
+    ``pool[i % len(pool)]``); a base-game member is a (miner, saboteur) pair of names, Saboteur 2's and the Duel's
+    one name.
     ``deals``: deals per benchmarked agent. ``honesty``: the fitted honesty file the pool's believers use (the
     ``+fit`` of their names), pinned by ``honesty_sha256``. ``fit_pool``: the same pool with the hand-set model,
     whose games the honesty file was fitted on (public seeds below ``SEED_OFFSET``)."""
@@ -73,6 +74,10 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("base-5", "base", 5, (("claims+fit:heuristic", "claims+fit:heuristic"),
                                        ("claims+fit:planner", "claims+fit:blocker")), 60,
                  "2046962c5f39bd6bb8109d3b6c5a723301d0e8f8c0061765bf4933fe5d749e9a"),
+        Protocol("base-7", "base", 7, (("claims+fit:heuristic", "claims+fit:heuristic"),
+                                       ("claims+fit:planner", "claims+fit:blocker")), 60,
+                 "4825b8d956d0ff6d25629549fd3c8faae930199a5214066ea3812e90a43b27d0"),
+        Protocol("sab2-6", "sab2", 6, (("claims+fit:heuristic",), ("claims+fit:believer",)), 60, ""),
         Protocol("duel", "duel", 2, (("claims+fit:greedy",), ("claims+fit:believer",)), 30,
                  "39ec93b378415c5d502891eac50b91a5414c62d6bcb3f6972253159848eb136b"),
     )

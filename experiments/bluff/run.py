@@ -3,7 +3,8 @@
 tournament).
 
 Seating, as the tournament's ``--insert``: in deal ``i`` the benchmarked agent takes one seat (the base game: seat
-``seed mod N``, both roles; the Duel: each colour once) and the pool member of the deal every other seat. Four arms
+``seed mod N``, both roles; Saboteur 2: seat ``seed mod N``, whatever role it is dealt; the Duel: each colour once)
+and the pool member of the deal every other seat. Four arms
 play every deal:
 
 * ``play`` - the agent as named;
@@ -89,6 +90,8 @@ def _tasks(p: Protocol, seed: int, member: tuple[str, ...], insert: str | None) 
         if insert is None:
             return [("duel", other, other, seed, LAYOUT)]
         return [("duel", insert, other, seed, LAYOUT), ("duel", other, insert, seed, LAYOUT)]
+    if p.game == "sab2":
+        return [("sab2", p.players, member[0], seed, insert)]
     return [(p.players, member[0], member[-1], seed, True, insert)]
 
 

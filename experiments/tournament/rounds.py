@@ -124,9 +124,9 @@ class GameSpec:
 
     ``names`` by game: base ``(miners, saboteurs)``; Saboteur 2 ``(agent,)`` (every seat); the Duel ``(blue,
     green)``. Names ``claims:NAME`` / ``claims@K:NAME`` (all of a cell's, or none) play the claims rule around NAME:
-    the claims layer is an option of the game, not another game. ``insert``: the base game's inserted agent (both
-    roles, at seat ``seed mod N``); ``beliefs``: the base game's observers and belief snapshots; ``layout``: the
-    Duel's geometry."""
+    the claims layer is an option of the game, not another game. ``insert``: an inserted agent at seat ``seed mod N``
+    (the base game: both roles; Saboteur 2: whatever role it is dealt); ``beliefs``: the base game's observers and
+    belief snapshots; ``layout``: the Duel's geometry."""
 
     game: str
     players: int

@@ -155,7 +155,7 @@ def run_sab2(
 ) -> Iterator[list[dict]]:
     """Saboteur 2 cells (players x agent, the agent in every seat), game ``g`` on seed ``seed + g``."""
     check_backend(backend)
-    tasks: list[Task] = [("sab2", n, a, seed + g) for n in players for a in agents for g in range(games)]
+    tasks: list[Task] = [("sab2", n, a, seed + g, None) for n in players for a in agents for g in range(games)]
     yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 

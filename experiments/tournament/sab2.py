@@ -1,9 +1,10 @@
 """Saboteur 2 in the tournament: the game's hooks of the tournament loop (:data:`RECORDING`: seats, round records,
 the reference observer), the per-role results table and an insertion experiment.
 
-A cell is (players, agent): every seat plays the agent (role-dispatching ones play each dealt role). Game ``g`` of
-every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: ``header`` (game, seed, players,
-agents, roles dealt, round, rounds in the game, starter, rules and package versions), ``events`` (public; the
+A cell is (players, agent): every seat plays the agent (role-dispatching ones play each dealt role); a game may
+insert another agent at seat ``seed mod N`` (the bluffing benchmark; such games stay out of the cell tables). Game
+``g`` of every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: ``header`` (game, seed,
+players, agents, roles dealt, round, rounds in the game, starter, rules and package versions), ``events`` (public; the
 private part of a face-down discard, a map peek, an inspection or a hat swap under ``private``), ``actions`` and
 ``end`` (gold reached, finder, door routes, winners, payouts, gold totals and gains after the thefts, roles at the
 end); ``experiments.tournament.logs`` writes and reads them, and :func:`experiments.tournament.loop.replay` re-plays
@@ -29,6 +30,7 @@ import numpy as np
 
 from agents import make_agent
 from agents.sab2.beliefs import COPIES, RoleEvent, Sab2RoleBelief
+from experiments.tournament.base import insert_seat
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
     GameSpec,
@@ -59,9 +61,14 @@ def _event(game, row) -> dict:
     return rec
 
 
-def _header(cfg, game, seed: int, agent: str) -> dict:
+def _header(cfg, game, seed: int, agent: str, insert: str | None = None) -> dict:
+    agents, extra = [agent] * cfg.num_players, {}
+    if insert is not None:  # one seat plays another agent (the bluffing benchmark's seating, as the base game's)
+        seat = insert_seat(seed, cfg.num_players)
+        agents[seat] = insert
+        extra = {"insert": insert, "insert_seat": seat}
     return {"game": "sab2", "rules_version": cfg.rules_version, "package_version": __version__, "seed": seed,
-            "players": cfg.num_players, "agent": agent, "agents": [agent] * cfg.num_players, "rounds": cfg.rounds,
+            "players": cfg.num_players, "agent": agent, **extra, "agents": agents, "rounds": cfg.rounds,
             "round": game.round, "starter": game.current, "roles": game.roles.tolist()}  # fmt: skip
 
 
@@ -142,15 +149,22 @@ class Sab2Observer:
 
 
 def _spec(h: dict, secret: int) -> GameSpec:
-    return GameSpec("sab2", h["players"], (h["agent"],), h["seed"], secret=secret)
+    return GameSpec("sab2", h["players"], (h["agent"],), h["seed"], insert=h.get("insert"), secret=secret)
+
+
+def _seats(spec: GameSpec) -> list[tuple[str, ...]]:
+    seats = [(spec.names[0],)] * spec.players  # the cell's agent in every seat
+    if spec.insert is not None:
+        seats[insert_seat(spec.seed, spec.players)] = (spec.insert,)
+    return seats
 
 
 RECORDING = Recording(
     what="a Saboteur 2 game",
     options=lambda spec: {"game": "sab2", "num_players": spec.players},
-    seats=lambda spec: [(spec.names[0],)] * spec.players,  # the cell's agent in every seat
+    seats=_seats,
     agent=lambda cfg, name: make_sab2_agent(name, cfg),
-    header=lambda game, spec: _header(game.config, game, spec.seed, spec.names[0]),
+    header=lambda game, spec: _header(game.config, game, spec.seed, spec.names[0], spec.insert),
     event=lambda game, index, _: _event(game, game.events[index]),
     end=lambda game, decisions: dict(game.round_results[-1], decisions=decisions),
     observer=lambda game, _: Sab2Observer(game),
@@ -173,7 +187,7 @@ class Sab2Tables:
 
     def add(self, r: dict) -> None:
         h, end = r["header"], r["end"]
-        if h.get("game") != "sab2":
+        if h.get("game") != "sab2" or h.get("insert"):  # the cell tables are of one agent in every seat
             return
         cell, seed = (h["players"], h["agent"]), h["seed"]
         if isinstance(r.get("observer"), dict):

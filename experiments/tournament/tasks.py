@@ -32,7 +32,7 @@ def replay_records(records: list[dict], full: bool = False) -> None:
 
 
 # Base: (players, miners, saboteurs, seed, beliefs, insert); duel: ("duel", blue, green, seed, layout);
-# sab2: ("sab2", players, agent, seed); each optionally followed by the game secret of the agents' seeds (a task
+# sab2: ("sab2", players, agent, seed, insert); each optionally followed by the game secret of the agents' seeds (a task
 # without one draws a fresh secret). Tuples: what the run ships to its workers and keys its log by.
 Task = tuple
 
@@ -43,8 +43,9 @@ def task_key(t: Task) -> tuple:
         _, blue, green, seed, layout = t[:5]
         return "duel", layout, blue, green, seed
     if t[0] == "sab2":
-        _, n, agent, seed = t[:4]
-        return "sab2", n, agent, seed
+        _, n, agent, seed, insert = t[:5]
+        # without an insert the key (and so the agents' sealed seeds) is what it was before inserts existed
+        return ("sab2", n, agent, insert, seed) if insert else ("sab2", n, agent, seed)
     n, miners, saboteurs, seed, _, insert = t[:6]
     return "base", n, miners, saboteurs, insert or "", seed
 
@@ -55,8 +56,8 @@ def task_spec(t: Task) -> GameSpec:
         _, blue, green, seed, layout = t[:5]
         return GameSpec("duel", 2, (blue, green), seed, layout=layout, secret=_secret_of(t, 5))
     if t[0] == "sab2":
-        _, n, agent, seed = t[:4]
-        return GameSpec("sab2", n, (agent,), seed, secret=_secret_of(t, 4))
+        _, n, agent, seed, insert = t[:5]
+        return GameSpec("sab2", n, (agent,), seed, insert=insert, secret=_secret_of(t, 5))
     n, miners, saboteurs, seed, beliefs, insert = t[:6]
     return GameSpec("base", n, (miners, saboteurs), seed, insert=insert, beliefs=beliefs, secret=_secret_of(t, 6))
 

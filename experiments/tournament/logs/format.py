@@ -53,7 +53,8 @@ def cell_of(h: dict) -> tuple:
     if game == "duel":
         return "duel", h["duel_layout"], h["agents"][0], h["agents"][1]
     if game == "sab2":
-        return "sab2", h["players"], h["agent"]
+        insert = h.get("insert")
+        return ("sab2", h["players"], h["agent"], insert) if insert else ("sab2", h["players"], h["agent"])
     return "base", h["players"], h["miners"], h["saboteurs"], h.get("insert") or ""
 
 
@@ -68,7 +69,8 @@ def describe(key: tuple) -> str:
         layout, blue, green = cell
         return f"duel {layout} {blue}/{green} seed {seed}"
     if kind == "sab2":
-        return f"sab2 N={cell[0]} {cell[1]} seed {seed}"
+        n, agent, *insert = cell
+        return f"sab2 N={n} {agent}" + "".join(f" +{x}" for x in insert) + f" seed {seed}"
     n, miners, saboteurs, insert = cell
     return f"base N={n} {miners}/{saboteurs}" + (f" +{insert}" if insert else "") + f" seed {seed}"
 

@@ -25,7 +25,7 @@ git checkout)), ``events``, ``actions``, ``end``, in the base game ``beliefs``, 
 (each claim with its truth labels: :func:`claim_record`; ``actions`` stay the game's, so such games replay without
 them; their agents are named ``claims:NAME``), and ``seeds`` (the game secret the agents' seeds come from; see
 :mod:`experiments.tournament.rounds`). A record is keyed by (cell, seed, round), the cell being ``("base", N, miners,
-saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent)``;
+saboteurs, insert)``, ``("duel", layout, blue, green)`` or ``("sab2", N, agent[, insert])``;
 "record K" in messages is the K-th line of ``zcat FILE``.
 
 Integrity. Readers yield whole games only (all rounds 0..rounds-1), each once: a repeated record (a log concatenated
