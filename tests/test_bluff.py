@@ -195,6 +195,8 @@ def test_benchmark__deterministic_for_a_fixed_secret_with_the_version_in_every_r
     (["claims@2:heuristic"], "protocol bluff-v1/base-5 plays one claim per turn"),
     (["claims+loud:heuristic"], "claims option 'loud' is unknown"),
     (["greedy", "--game", "duel", "--players", "5"], "no bluff-v1 protocol for game 'duel' with players 5; valid:"),
+    (["heuristic", "--players", "6"], "no bluff-v1 protocol for game 'base' with players 6; valid: --game base "
+                                      "--players 5, --game base --players 7, --game sab2 --players 6"),
     (["ppo:/no/such/model.zip"], "does not fit protocol bluff-v1/base-5"),
     ([], "give at least one AGENT"),
 ])  # fmt: skip

@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("agents", nargs="*", metavar="AGENT", help="agents to benchmark")
     ap.add_argument("--game", default="base", help=f"game of the protocol ({VERSION}: "
                     f"{', '.join(sorted({p.game for p in PROTOCOLS.values()}))})")  # fmt: skip
-    ap.add_argument("--players", type=int, default=None, help="player count of the protocol")
+    ap.add_argument("--players", type=int, default=None,
+                    help="player count of the protocol (default: the game's first; base: 5)")
     ap.add_argument("--deals", type=int, default=None, help="deals per agent (default: the protocol's); a run with "
                     "fewer or more deals is not the protocol's: its rows say how many")  # fmt: skip
     ap.add_argument("--secret", default=None, metavar="HEX", help="secret the deals and agent seeds come from "

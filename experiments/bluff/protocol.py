@@ -77,7 +77,8 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("base-7", "base", 7, (("claims+fit:heuristic", "claims+fit:heuristic"),
                                        ("claims+fit:planner", "claims+fit:blocker")), 60,
                  "4825b8d956d0ff6d25629549fd3c8faae930199a5214066ea3812e90a43b27d0"),
-        Protocol("sab2-6", "sab2", 6, (("claims+fit:heuristic",), ("claims+fit:believer",)), 60, ""),
+        Protocol("sab2-6", "sab2", 6, (("claims+fit:heuristic",), ("claims+fit:believer",)), 60,
+                 "3af0ef99d9fe8bc932560bead4dbd542998d4a8288dd7009fbec70c14e3e86eb"),
         Protocol("duel", "duel", 2, (("claims+fit:greedy",), ("claims+fit:believer",)), 30,
                  "39ec93b378415c5d502891eac50b91a5414c62d6bcb3f6972253159848eb136b"),
     )
@@ -93,9 +94,9 @@ def protocol(name: str) -> Protocol:
 
 
 def protocol_for(game: str, players: int | None) -> Protocol:
-    """The protocol of a game and player count (``players`` None: the game's only one)."""
+    """The protocol of a game and player count (``players`` None: the game's first, base: 5 players)."""
     found = [p for p in PROTOCOLS.values() if p.game == game and players in (None, p.players)]
-    if len(found) != 1:
+    if not found:
         valid = ", ".join(f"--game {p.game} --players {p.players}" for p in PROTOCOLS.values())
         raise ValueError(f"no {VERSION} protocol for game {game!r} with players {players!r}; valid: {valid}")
     return found[0]
