@@ -49,7 +49,7 @@ def test_a_wider_interval_for_more_comparisons() -> None:
 @pytest.mark.parametrize(
     ("kw", "match"),
     [({"deals": 1}, "deals=1"), ({"honesty": "gut"}, "honesty='gut'"), ({"comparisons": 0}, "comparisons=0"),
-     ({"agent": "nobody"}, "nobody")],
+     ({"agent": "nobody"}, "nobody"), ({"agent": "claims:bayes"}, "give a bare agent name")],
 )  # fmt: skip
 def test_bad_input_is_named(kw: dict, match: str) -> None:
     args = {"agent": "heuristic", "players": 5, "deals": 2, "secret": SECRET, **kw}

@@ -73,6 +73,8 @@ def measure(agent: str, players: int, deals: int, secret: int, honesty: str = "f
         raise ValueError(f"deals={deals!r} must be an int >= 2 (intervals need two deals)")
     if isinstance(comparisons, bool) or not isinstance(comparisons, int) or comparisons < 1:
         raise ValueError(f"comparisons={comparisons!r} must be an int >= 1")
+    if not isinstance(agent, str) or not agent or agent.startswith("claims"):
+        raise ValueError(f"agent={agent!r}: give a bare agent name (e.g. bayes); the arms add claims+fit: and +deaf")
     names = arm_names(agent, honesty)
     for name in names.values():
         check_claims_options(name, "base", players)  # a bad agent or a missing honesty file, before any game
