@@ -152,11 +152,12 @@ def test_shipped_policy__blind_to_resampled_hidden_state(game: str, players: int
 
 
 def test_no_shipped_policy__names_the_config_and_the_shipped_pairs() -> None:
-    with pytest.raises(NoShippedPolicyError, match=r"game 'sab2' at 12 players.*base:5") as e:
-        make_agent("learned", GameConfig(game="sab2", num_players=12))
-    assert isinstance(e.value, ValueError)
-    with pytest.raises(NoShippedPolicyError, match=r"duel_layout='seed_5x9' \(this game: 'official_5x10'\).*duel:2"):
+    # every Saboteur 2 count has one (the universal file); the Duel's other layout does not, yet
+    assert shipped_path(GameConfig(game="sab2", num_players=12)).name == "sab2-all.npz"
+    official = r"duel_layout='seed_5x9' \(this game: 'official_5x10'\).*duel:2"
+    with pytest.raises(NoShippedPolicyError, match=official) as e:
         make_agent("learned", GameConfig(game="duel", duel_layout="official_5x10"))
+    assert isinstance(e.value, ValueError)
 
 
 def _shipped_file() -> Path:
@@ -544,22 +545,36 @@ def test_game_tournaments__make_learned() -> None:
     assert make_duel_agent("learned", GameConfig(game="duel")).name == "learned"
 
 
-def test_play_cli__accepts_learned_where_shipped(capsys: pytest.CaptureFixture[str]) -> None:
+def test_play_cli__accepts_learned_where_shipped(capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from experiments import play
 
     args, _ = play.parse_args(["--players", "5", "--bots", "learned"])
     assert args.bots == "learned"
+    # every count the command reaches has a policy now (Saboteur 2: the universal file); without one it says so
+    assert play.parse_args(["--game", "sab2", "--players", "12", "--bots", "learned"])[0].bots == "learned"
+
+    def none(config: GameConfig) -> None:
+        raise NoShippedPolicyError(f"no learned policy is shipped for {config.game}")
+
+    monkeypatch.setattr(learned, "shipped_agent", none)
     with pytest.raises(SystemExit):
         play.parse_args(["--game", "sab2", "--players", "12", "--bots", "learned"])
     assert "--bots learned: no learned policy is shipped" in capsys.readouterr().err
 
 
-def test_web_table__lists_and_checks_learned() -> None:
+def test_web_table__lists_and_checks_learned(monkeypatch: pytest.MonkeyPatch) -> None:
     from experiments.web.table import TableError, bot_names, check_settings, make_bot
 
     for game in ("base", "sab2", "duel"):
         assert "learned" in bot_names(game)
     assert check_settings("base", 5, 0, "learned").bots == ("learned",) * 5
+    assert check_settings("sab2", 12, 0, "learned").bots == ("learned",) * 12  # the universal Saboteur 2 file
+    assert make_bot("learned", GameConfig(game="duel")).name == "learned"
+
+    def none(config: GameConfig) -> Path:
+        raise NoShippedPolicyError(f"no learned policy at {config.num_players} players; shipped: base:5")
+
+    monkeypatch.setattr(learned, "shipped_path", none)  # a count without a file is refused, naming it
     with pytest.raises(TableError, match="at 12 players; shipped"):
         check_settings("sab2", 12, 0, "learned")
-    assert make_bot("learned", GameConfig(game="duel")).name == "learned"
