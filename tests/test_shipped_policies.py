@@ -523,7 +523,7 @@ def test_tournament__plays_learned_by_name_in_every_game(capsys: pytest.CaptureF
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["--game", "sab2", "--agents", "learned", "--players", "12"], "game 'sab2' at 12 players.*base:5"),
+    # (every Saboteur 2 count has a policy since sab2-all.npz: only the Duel's other layout is left without one)
     (["--game", "duel", "--agents", "learned", "greedy", "--duel-layout", "official_5x10"], "official_5x10"),
 ])  # fmt: skip
 def test_tournament__learned_without_a_shipped_policy_is_a_usage_error(
