@@ -16,8 +16,8 @@ a deal give every seat the same game secret (the agents' seeds), so the paired d
 listening alone. The compared rate is the gold-diggers' round win rate of the deal (its rounds' mean; in the base
 game a round is won by one side, so the saboteurs' rate is its complement). The interval is a percentile bootstrap
 over deals at the level corrected for ``--comparisons`` (Bonferroni: 1 - 0.05 / m), with the uncorrected 95% one
-and the smallest effect the design detects with 80% power at that level (``2.8 x`` the paired standard error, for
-a two-sided 5% / m test).
+and the smallest effect the design detects with 80% power at that level (``(z(1 - 0.025 / m) + 0.84) x`` the paired
+standard error: 2.8 x at m = 1).
 
     python -m experiments.analysis.talk_effect --agent bayes --deals 1000 --secret HEX --out runs/talk-bayes
     python -m experiments.analysis.talk_effect --agent heuristic --honesty handset --deals 200 --workers 2
@@ -37,14 +37,13 @@ from typing import Any
 
 import numpy as np
 
+from experiments.bluff.protocol import SEED_OFFSET, SEED_RANGE  # the sealed-deal range the benchmark uses too
 from experiments.tournament.claims import check_claims_options, claims_name
 from experiments.tournament.rounds import format_secret, parse_secret, session_secret
 from experiments.tournament.run import run_tasks
 from experiments.tournament.stats import bootstrap_mean
 from saboteur_env.common.seeding import game_secret
 
-SEED_OFFSET = 1 << 32
-SEED_RANGE = 1 << 62
 ARMS = ("listen", "deaf")
 HONESTY = ("fit", "handset")
 

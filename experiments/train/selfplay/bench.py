@@ -13,7 +13,8 @@ cluster's, the compiling), the ratio to the reference and the load averages befo
         --extra "--shards 2 --backend ray --workers 1" --extra "--shards 2 --backend ray --workers 2"
 
 Each ``--extra`` is one more variant of every (game, net) line, run in the same rounds (the Ray variants start a
-local cluster of ``--workers`` CPUs inside the trainer; its start-up is outside the trainer's measured rate).
+local cluster of ``--workers`` CPUs inside the trainer; its start-up counts in the end-to-end rate and not in the
+rate after the first iteration).
 """
 
 from __future__ import annotations
