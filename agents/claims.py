@@ -374,7 +374,7 @@ class ClaimsAgent:
         return gm
 
 
-CLAIMS_OPTIONS = ("deaf", "mute", "fit", "fit=PATH")
+CLAIMS_OPTIONS = ("deaf", "mute", "fit", "fit=PATH", "native")
 
 
 def claims_kwargs(options: Iterable[str], config: GameConfig) -> dict[str, Any]:
@@ -386,8 +386,11 @@ def claims_kwargs(options: Iterable[str], config: GameConfig) -> dict[str, Any]:
     option."""
     opts = list(options)
     for o in opts:
-        if o not in ("deaf", "mute", "fit") and not (o.startswith("fit=") and len(o) > 4):
+        if o not in ("deaf", "mute", "fit", "native") and not (o.startswith("fit=") and len(o) > 4):
             raise ValueError(f"claims option {o!r} is unknown; valid: {', '.join(CLAIMS_OPTIONS)}")
+    if "native" in opts and any(o.startswith("fit") for o in opts):
+        raise ValueError(f"claims options {opts}: a native talker has its own beliefs; fit applies to claims:NAME "
+                         "around a scripted agent")  # fmt: skip
     miner, saboteur = ClaimPolicy(), ClaimPolicy(honest=False, suspect_above=2.0, accuse_above=2.0)
     if "deaf" in opts or "mute" in opts:
         talk = "mute" not in opts
@@ -416,4 +419,72 @@ def make_claims_agent(name: str, config: GameConfig, role: str | None = None, op
                                                                               **kwargs})
 
 
-__all__ = ["CLAIMS_OPTIONS", "ClaimPolicy", "ClaimsAgent", "claims_kwargs", "make_claims_agent"]
+class NativeTalker:
+    """An agent that plays the claims game itself (``claims+native:NAME``): its actions include the claim ids and it
+    reads the claims block, e.g. ``learned:PATH`` of a network trained with ``experiments.train.selfplay --claims``
+    (built on the claims config, not around the game's agent as :class:`ClaimsAgent` is). The bluffing benchmark's
+    arms apply to it as to a wrapped agent: ``deaf`` - it talks, but its observation's claims block shows nobody's
+    claims (the ``status`` part, whose report window it must close, is kept); ``mute`` - never talks (the claim ids
+    are masked out of its choices, a report window is closed at once) and deaf."""
+
+    def __init__(self, inner: Agent, config: GameConfig, deaf: bool = False, mute: bool = False) -> None:
+        if not config.claims:
+            raise ValueError(f"a native talker plays a claims=True game (got {config!r})")
+        self.inner, self.config = inner, config
+        self.deaf, self.mute = deaf or mute, mute
+        self.lay = layout(config)
+        self.name = f"claims+native:{getattr(inner, 'name', type(inner).__name__)}"
+        start = -self.lay.size
+        # The block's parts a deaf talker does not hear: everything after ``status``.
+        self._heard = slice(start + self.lay.slices["status"].stop, None) if self.lay.size else slice(0, 0)
+
+    @property
+    def oracle(self) -> bool:
+        return bool(getattr(self.inner, "oracle", False))
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        self.inner.reset(seat, num_players, seed)
+
+    def role_beliefs(self) -> dict[int, float] | None:
+        fn = getattr(self.inner, "role_beliefs", None)  # a network exposes none
+        return None if fn is None else fn()
+
+    def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
+        mask = np.asarray(action_mask)
+        a = self.lay.game_actions
+        if self.mute:
+            if not mask[:a].any():  # a report window: close it
+                return int(self.lay.done_id)
+            mask = mask.copy()
+            mask[a:] = 0
+        if self.deaf:
+            observation = np.array(observation, dtype=np.float32, copy=True)
+            observation[self._heard] = 0.0
+        return int(self.inner.act(observation, mask))
+
+
+def talks_natively(agent: object) -> bool:
+    """Whether an agent built on a claims config chooses claims itself (a learned network trained with claims)."""
+    return bool(getattr(agent, "talks", False))
+
+
+def make_native_talker(name: str, config: GameConfig, role: str | None = None,
+                       options: Iterable[str] = ()) -> NativeTalker:  # fmt: skip
+    """``make_agent(name, config)`` on the claims config as a :class:`NativeTalker` (``options``: ``native`` and
+    ``deaf`` / ``mute``); ``ValueError`` for an agent that does not talk by itself (use ``claims:NAME``)."""
+    from agents.registry import make_agent
+
+    opts = set(options) - {"native"}
+    if opts - {"deaf", "mute"}:
+        raise ValueError(f"claims+native options {sorted(opts)}: valid deaf, mute")
+    if not config.claims:
+        raise ValueError(f"make_native_talker needs claims=True in the config (got {config!r})")
+    inner = make_agent(name, config, role)
+    if not talks_natively(inner):
+        raise ValueError(f"agent {name!r} does not play the claims game by itself (no claim ids in its actions); "
+                         f"seat it as claims:{name}")  # fmt: skip
+    return NativeTalker(inner, config, deaf="deaf" in opts, mute="mute" in opts)
+
+
+__all__ = ["CLAIMS_OPTIONS", "ClaimPolicy", "ClaimsAgent", "NativeTalker", "claims_kwargs", "make_claims_agent",
+           "make_native_talker", "talks_natively"]

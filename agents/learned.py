@@ -13,6 +13,11 @@ seat's belief features (:mod:`agents.base.belief_features`), which the agent kee
 ``obs_size`` counts both. A header without ``features`` has none.
 Weights may be stored as float16 (the shipped files: half the size) or float32; they are computed in float32.
 A file trained for another configuration is refused with the difference named.
+With ``claims`` in the header (K, the claims per turn; ``experiments.train.selfplay --claims``), the network plays
+the claims game itself (``GameConfig(claims=True)``): its input is the observation followed by the claims block and
+its actions are the game's followed by the claim ids (``saboteur_env.claims.ClaimLayout``). It plays only a claims
+game of the same K; a header without ``claims`` plays only games without claims (the claims rule seats it inside a
+``claims:NAME`` wrapper, which shows it the game part alone).
 
 Version 2 files (header ``"net": "compact"``, ``experiments.train.selfplay --net compact``) hold the compact network:
 ``emb`` (one row per token id of :class:`agents.compact_reader.CompactReader`), ``wd b0`` the first layer's count
@@ -147,6 +152,9 @@ class NumpyPolicy:
             self.universal = meta.get("universal", "")
             if self.universal not in ("", *UNIVERSAL_GAMES):
                 raise ValueError(f"universal={self.universal!r} is not one of {UNIVERSAL_GAMES}")
+            self.claims = meta.get("claims", 0)  # claims per turn the network talks with (0: no claims)
+            if isinstance(self.claims, bool) or not isinstance(self.claims, int) or not 0 <= self.claims <= 8:
+                raise ValueError(f"claims={self.claims!r} is out of range; valid: 0 (none) or 1..8")
         except (KeyError, TypeError, ValueError) as e:
             raise PolicyFileError(f"{self.path}: header entry missing or malformed ({e!r})") from e
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
@@ -155,6 +163,9 @@ class NumpyPolicy:
         if self.universal and (self.net != "mlp" or self.features):
             raise PolicyFileError(f"{self.path}: a universal network is an mlp without belief features "
                                   f"(net={self.net!r}, features={self.features!r})")  # fmt: skip
+        if self.claims and (self.net != "mlp" or self.features or self.universal):
+            raise PolicyFileError(f"{self.path}: a claims network is a per-count mlp without belief features "
+                                  f"(net={self.net!r}, features={self.features!r}, universal={self.universal!r})")
         if self.net == "compact":
             try:
                 self.reader_sizes = {k: meta[k] for k in ("reader_version", "num_tokens", "num_places", "num_dense",
@@ -243,6 +254,12 @@ class NumpyPolicy:
 
     def check_config(self, config: GameConfig) -> None:
         """Refuse a game whose observation or action indices mean something else than in training."""
+        game_claims = config.claims_per_turn if config.claims else 0
+        if self.claims != game_claims:
+            said = {0: "without claims"}.get(self.claims, f"with claims ({self.claims} per turn)")
+            here = {0: "without claims"}.get(game_claims, f"with claims ({game_claims} per turn)")
+            hint = " (seat it as claims:learned:PATH, which shows it the game part)" if not self.claims else ""
+            raise PolicyMismatchError(f"policy {self.path} was trained {said}; this game is played {here}{hint}")
         if self.universal:
             self.for_config(config)  # the count or geometry is one of the file's (PolicyMismatchError otherwise)
             return
@@ -256,6 +273,11 @@ class NumpyPolicy:
         except ValueError as e:
             raise PolicyFileError(f"{self.path}: {e}") from e
         size, n = observation_layout(config).size + extra, num_actions(config)
+        if self.claims:
+            from saboteur_env.claims import layout as claims_layout
+
+            cl = claims_layout(config)
+            size, n = size + cl.size, cl.num_actions
         if self.net == "compact":
             want = reader(config).header()
             if want != self.reader_sizes:
@@ -399,6 +421,7 @@ class LearnedAgent:
         self.policy = load_policy(path, config)
         self.greedy = greedy
         self.name = f"learned:{Path(path).name}"
+        self.talks = bool(self.policy.claims)  # chooses claims itself (agents.claims.NativeTalker)
         self.rng = np.random.default_rng()
         self.beliefs: BeliefFeatures | None = None
         if self.policy.features:

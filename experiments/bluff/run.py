@@ -19,7 +19,9 @@ from its dice.
 
 An agent name without the claims prefix (``heuristic``, ``learned``, ``ismcts:50``, ``llm``) is benchmarked as
 ``claims+mute:NAME``: it plays its own moves and says nothing (its ``deaf`` and ``mute`` arms are itself, so they
-are not played).
+are not played). A network trained with claims (``learned:PATH`` of ``experiments.train.selfplay --claims``) talks
+by itself: it is benchmarked as ``claims+native:NAME`` (``agents.claims.NativeTalker``), whose ``deaf`` arm hears no
+claims and whose ``mute`` arm never talks.
 """
 
 from __future__ import annotations
@@ -56,21 +58,44 @@ def benchmark_name(agent: str, p: Protocol) -> str:
             raise ValueError(f"agent {agent!r}: protocol {p.id} plays one claim per turn (claims:NAME, not @K)")
         name = agent
     else:
-        name = claims_name(agent, 1, ("mute",))
+        name = claims_name(agent, 1, ("native",) if _talks(agent, p) else ("mute",))
     bare = _bare(name)
     cfg = GameConfig(game=p.game, num_players=p.players)
     if find_agent(bare, p.game) is None or bare.startswith("claims"):
         from agents import usage
 
         raise ValueError(f"agent {agent!r} is unknown for game {p.game!r}; valid: {usage(p.game)}, claims:NAME, "
-                         "claims+OPTION:NAME (options deaf, mute, fit, fit=PATH)")  # fmt: skip
+                         "claims+OPTION:NAME (options deaf, mute, fit, fit=PATH, native)")  # fmt: skip
     check_claims_options(name, p.game, p.players)
     try:  # build it once here: an agent that does not fit the game (no shipped policy, a missing file) says so now
-        make_agent(bare, cfg)
+        if "native" in claims_options(name):
+            from agents.claims import make_native_talker
+
+            make_native_talker(bare, _claims_config(p), None, claims_options(name))
+        else:
+            make_agent(bare, cfg)
     except (ValueError, TypeError, OSError, ImportError) as err:  # ImportError: an optional extra is missing
         raise ValueError(f"agent {agent!r} does not fit protocol {p.id} ({p.game}, {p.players} players): {err}"
                          ) from None  # fmt: skip
     return name
+
+
+def _claims_config(p: Protocol) -> GameConfig:
+    return GameConfig(game=p.game, num_players=p.players, claims=True)
+
+
+def _talks(agent: str, p: Protocol) -> bool:
+    """Whether a plain model name (``learned:PATH``) plays the claims game by itself: a network trained with
+    claims is benchmarked as ``claims+native:NAME`` (it talks), every other agent silent."""
+    from agents.claims import talks_natively
+
+    entry = find_agent(agent, p.game)
+    if entry is None or entry.kind != "model":
+        return False
+    try:
+        return talks_natively(make_agent(agent, _claims_config(p)))
+    except (ValueError, OSError):  # e.g. a file trained without claims: it plays silent
+        return False
 
 
 def arm_name(name: str, arm: str) -> str | None:

@@ -55,6 +55,7 @@ from experiments.tournament.claims import (
     _claims_cell,
     _claims_k,
     check_claims_options,
+    claims_options,
     with_claims_per_turn,
 )
 from experiments.tournament.duel import DuelTable
@@ -120,6 +121,23 @@ def _check_shipped(parser: argparse.ArgumentParser, names: list[str], configs: l
                 shipped_agent(GameConfig(**kwargs))
             except ValueError as err:
                 parser.error(f"agent {SHIPPED!r}: {err}")
+
+
+def _native(parser: argparse.ArgumentParser, name: str, configs: list[dict[str, Any]]) -> bool:
+    """Whether ``name`` is a native talker (``claims[@K]+native:NAME``, ``agents.claims.NativeTalker``); one that
+    does not talk by itself, or does not fit a configuration of the run, is an error now, not in a worker."""
+    if "native" not in claims_options(name):
+        return False
+    from agents.claims import make_native_talker
+    from saboteur_env import GameConfig
+
+    for kwargs in configs:
+        try:
+            make_native_talker(_bare(name), GameConfig(**kwargs, claims=True, claims_per_turn=_claims_k(name)), None,
+                               claims_options(name))  # fmt: skip
+        except (ValueError, OSError) as err:
+            parser.error(f"agent {name!r}: {err}")
+    return True
 
 
 def _check_ppo(parser: argparse.ArgumentParser, names: list[str], game: str = "base") -> None:
@@ -213,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                 check_claims_options(name, "duel", 2)
             except ValueError as err:
                 parser.error(str(err))
+            if _native(parser, name, [{"game": "duel", "duel_layout": args.duel_layout}]):
+                continue
             if _claims_k(name) and _bare(name) in agent_names("duel", kind="scripted"):
                 continue
             if not _known(name, "duel"):
@@ -243,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                     check_claims_options(name, "sab2", n)
             except ValueError as err:
                 parser.error(str(err))
+            if _native(parser, name, [{"game": "sab2", "num_players": n} for n in players]):
+                continue
             if _claims_k(name) and _bare(name) in agent_names("sab2", kind="scripted"):
                 continue
             if not _known(name, "sab2") or name.startswith("ppo:"):
@@ -269,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for n in players:
                     check_claims_options(name, "base", n)
+                if _native(parser, name, [{"num_players": n} for n in players]):
+                    continue
                 if _claims_k(name) and _bare(name) in agent_names("base", kind="scripted"):
                     continue
             except ValueError as err:

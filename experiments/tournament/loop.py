@@ -68,6 +68,21 @@ def _claims_agent(inner: Any, config: GameConfig, names: tuple[str, ...]) -> Any
     return ClaimsAgent(inner, config, miner=first["miner"], saboteur=last["saboteur"], model=first.get("model"))
 
 
+def _seat_agent(rec: Recording, config: GameConfig, names: tuple[str, ...], k: int) -> Any:
+    """A seat's agent: the game's agent of its names (``config.game_config``: claims are a layer over the game),
+    wrapped as a claims seat in a claims cell; a native talker (``claims+native:NAME``) is built on the claims
+    config itself (every name of its seat the same)."""
+    if k and any("native" in claims_options(n) for n in names):
+        from agents.claims import make_native_talker
+
+        if len(set(names)) != 1:
+            raise ValueError(f"agents {list(names)}: a native talker (claims+native:NAME) plays every role of its "
+                             "seat; give it as both the miners' and the saboteurs' name")  # fmt: skip
+        return make_native_talker(_bare(names[0]), config, None, claims_options(names[0]))
+    agent = rec.agent(config.game_config, *(_bare(n) for n in names))
+    return _claims_agent(agent, config, names) if k else agent
+
+
 def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
     """Play one seeded game; returns one record per round.
 
@@ -84,9 +99,7 @@ def play(spec: GameSpec, env: raw_env | None = None) -> list[dict]:
         env = raw_env(**options)
     cfg = env.config.game_config  # what the agents play: the game itself (claims are a layer over it)
     seats = rec.seats(spec)
-    agents: list[Any] = [rec.agent(cfg, *(_bare(n) for n in names)) for names in seats]
-    if k:
-        agents = [_claims_agent(a, env.config, names) for a, names in zip(agents, seats, strict=True)]
+    agents: list[Any] = [_seat_agent(rec, env.config, names, k) for names in seats]
     env.reset(seed=spec.seed)
     game = env.unwrapped.game
     secret = draw_secret() if spec.secret is None else spec.secret

@@ -77,6 +77,13 @@ class Snapshot:
         return f"snapshot:{self.iteration}"
 
 
+def talking(name: str, config: GameConfig) -> str:
+    """A scripted agent's name in ``config``'s games: under the claims rule (``claims=True``) a plain name talks
+    as ``claims:NAME`` (``agents.claims.ClaimsAgent`` around it: the game's agents do not read claims); a
+    ``claims...:NAME`` name, and every name in a game without claims, is kept."""
+    return f"claims:{name}" if config.claims and not name.startswith("claims") else name
+
+
 class League:
     """The opponents a league game may draw: snapshots of the learner and scripted agents (by name)."""
 
@@ -86,8 +93,10 @@ class League:
         for name in scripted:
             if name in oracle_names(config.game):
                 raise ValueError(f"league agent {name!r} reads hidden state; oracles never join a league")
+        scripted = [talking(name, config) for name in scripted]
+        for name in scripted:
             make_agent(name, config)  # an unknown name fails here, naming the valid ones
-        self.config, self.scripted, self.pool_size = config, list(scripted), pool_size
+        self.config, self.scripted, self.pool_size = config, scripted, pool_size
         self.snapshots: list[Snapshot] = []
 
     def add_snapshot(self, model: torch.nn.Module, iteration: int) -> None:
@@ -304,6 +313,7 @@ def evaluate(config: GameConfig, model: PolicyLike | str, opponent: str, games: 
     role, over the games where it played that role; the deals fix the roles, so both halves share them)."""
     if opponent in oracle_names(config.game):
         raise ValueError(f"evaluation opponent {opponent!r} reads hidden state; choose a ladder agent")
+    opponent = talking(opponent, config)
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 100_000:
         raise ValueError(f"games={games!r} is out of range; valid: 1..100000")
     gen = torch.Generator().manual_seed(eval_seeds(1, seed, -1, "sampler", secret)[0])

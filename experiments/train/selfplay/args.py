@@ -60,6 +60,8 @@ class Args:
     backend: str = "local"  # where shards are collected: "local" (this process, or a pool with --workers > 1), "ray"
     workers: int = 1  # processes or Ray actors collecting shards (1 and local: this process)
     address: str = ""  # an existing Ray cluster's address ("": a local cluster of --workers CPUs)
+    claims: bool = False  # play the claims rule: claim ids in the action space, the claims block in the input
+    claims_per_turn: int = 1  # with claims: at most this many claims per turn and per report window (1..8)
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -88,8 +90,14 @@ class Args:
                 raise ValueError(f"{name}={v!r} must be a non-negative integer")
         if not 1 <= self.eval_games <= 100_000:
             raise ValueError(f"eval_games={self.eval_games!r} is out of range; valid: 1..100000")
+        if not self.claims and self.claims_per_turn != 1:
+            raise ValueError(f"claims_per_turn={self.claims_per_turn!r} applies to the claims rule; give --claims")
         config = self.config()
         feature_size(self.features, config)  # names the valid sets and games
+        if self.claims and (self.net != "mlp" or self.features):
+            raise ValueError(f"claims=True trains the mlp on the observation and its claims block (got net="
+                             f"{self.net!r}, features={self.features!r}: the compact reader and the belief "
+                             "features do not read claims)")  # fmt: skip
         if self.train_role and self.train_role not in role_names(config):
             raise ValueError(f"train_role={self.train_role!r} is not a role of {config.game}; valid: '' (all), "
                              + ", ".join(map(repr, role_names(config))))  # fmt: skip
@@ -128,7 +136,10 @@ class Args:
         return self.eval_opponent or ("greedy" if self.game == "duel" else "heuristic")
 
     def config(self) -> GameConfig:
-        # GameConfig names bad games and player counts; None: the game's default (resolved by GameConfig).
+        # GameConfig names bad games and player counts (and claims per turn); None: the game's default.
+        if self.claims:
+            return GameConfig(game=self.game, num_players=self.players, claims=True,  # type: ignore[arg-type]
+                              claims_per_turn=self.claims_per_turn)
         return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
 
 
@@ -161,6 +172,7 @@ HELP = {
     "backend": "where shards are collected: local (this process; a process pool with --workers > 1) or ray",
     "workers": "processes or Ray actors collecting the shards (1 with --backend local: this process)",
     "address": "an existing Ray cluster (default: a local one of --workers CPUs)",
+    "claims_per_turn": "with --claims: claims allowed per turn and per report window (1..8)",
 }
 
 
@@ -176,7 +188,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     for f in dataclasses.fields(Args):
-        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard", "freeze_trunk"):
+        if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard", "freeze_trunk",
+                      "claims"):
             continue
         default = getattr(d, f.name)
         text = HELP.get(f.name, f.name.replace("_", " "))
@@ -187,6 +200,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--freeze-trunk", action="store_true", help="train the heads only (needs --init)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt if it exists")
     p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
+    p.add_argument("--claims", action="store_true", help="the claims rule (saboteur_env.claims): the policy talks "
+                   "(claim ids in its action space, the claims block in its input); league agents talk as claims:NAME")
     p.add_argument("--no-tensorboard", dest="tensorboard", action="store_false", help="write progress.csv only")
     ns = p.parse_args(argv)
     return Args(**vars(ns))

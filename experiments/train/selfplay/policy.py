@@ -19,6 +19,7 @@ from agents.files import write_atomic
 from agents.learned import FORMAT, FORMAT_VERSION, LAYOUT_FIELDS, NumpyPolicy, role_slice
 from agents.universal import universal_layout
 from saboteur_env import GameConfig, num_actions, observation_layout
+from saboteur_env.claims import layout as claims_layout
 
 MASKED = -1e9  # logit of an illegal action: exp() underflows to exactly 0, and 0 * MASKED stays finite
 
@@ -57,6 +58,14 @@ class Policy(nn.Module):
             high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
                                    np.ones(feature_size(features, config), dtype=np.float32)])  # fmt: skip
             n_act, sl = int(num_actions(config)), role_slice(config)
+        if config.claims:
+            # The claims game (saboteur_env.claims): the claims block after the observation, the claim ids after
+            # the game's actions; the role slice stays where it is (in the game part).
+            if universal or features:
+                raise ValueError("a claims network reads neither belief features nor the universal layout")
+            cl = claims_layout(config)
+            high, n_act = np.concatenate([high, cl.high]), cl.num_actions
+        self.claims = config.claims_per_turn if config.claims else 0
         self.obs_size, self.num_actions = int(high.size), int(n_act)
         self.role_start: int = sl.start if sl is not None else 0
         self.role_stop: int = sl.stop if sl is not None else 0
@@ -178,6 +187,8 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
         meta["features"] = model.features
     if model.universal:  # likewise: one network for every player count of the game (agents.universal)
         meta["universal"] = model.universal
+    if model.claims:  # likewise: the network plays the claims game (claims per turn)
+        meta["claims"] = model.claims
     arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
     arrays["scale"] = model.scale.numpy().astype(np.float32)
     for i, layer in enumerate((model.fc0, model.fc1)):

@@ -3,6 +3,8 @@ next one) and the env's state in a checkpoint."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from numpy.typing import NDArray
@@ -132,10 +134,21 @@ class Rollout:
 
 
 # ---- training -----------------------------------------------------------------------------------------------------
+CLAIMS_STATE = ("pending", "window", "steps", "games", "latest_goal", "latest_seat", "hist", "hist_count")
+
+
+def _arrays(env: VectorEnv) -> tuple[tuple[str, dict[str, NDArray[Any]]], ...]:
+    # VectorEnv has no public state API yet: its games live in the batch arenas, the last step's outputs in _buf,
+    # the claims of a claims game in its ClaimsBatch (its log of truth labels is not game state).
+    parts: tuple[tuple[str, dict[str, NDArray[Any]]], ...] = (("arena_", env.batch.arenas), ("buf_", env._buf))
+    if env.claims is not None:
+        parts += (("claims_", {k: getattr(env.claims, k) for k in CLAIMS_STATE}),)
+    return parts
+
+
 def _env_state(env: VectorEnv) -> dict[str, torch.Tensor]:
-    # VectorEnv has no public state API yet: its games live in the batch arenas, the last step's outputs in _buf.
     out = {}
-    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
+    for prefix, arrays in _arrays(env):
         for k, a in arrays.items():
             a = a.view(np.int64) if a.dtype == np.uint64 else a
             out[prefix + k] = torch.from_numpy(a.copy())
@@ -143,7 +156,7 @@ def _env_state(env: VectorEnv) -> dict[str, torch.Tensor]:
 
 
 def _load_env_state(env: VectorEnv, state: dict[str, torch.Tensor]) -> None:
-    for prefix, arrays in (("arena_", env.batch.arenas), ("buf_", env._buf)):
+    for prefix, arrays in _arrays(env):
         for k, a in arrays.items():
             src = state[prefix + k].numpy()
             if src.shape != a.shape:  # e.g. a checkpoint written before the core's state layout changed

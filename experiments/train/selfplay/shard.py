@@ -29,9 +29,15 @@ from experiments.train.selfplay.policy import Policy
 from experiments.train.selfplay.rollout import Rollout, _env_state, _load_env_state
 from saboteur_env import GameConfig, PlayerView
 from saboteur_env.base.cards import Role
+from saboteur_env.claims import KIND as CLAIM_KIND
+from saboteur_env.claims import KNOWN as CLAIM_KNOWN
+from saboteur_env.claims import SLOT as CLAIM_SLOT
+from saboteur_env.claims import TRUTH as CLAIM_TRUTH
+from saboteur_env.claims import ClaimsBatch
 from saboteur_env.vector import VectorEnv, expand_compact
 
 Model = Policy | CompactPolicy
+TALK_KINDS = ("goal", "accuse", "clear", "suspect")  # saboteur_env.claims.GOAL .. SUSPECT, in id order
 
 
 def shard_seed(seed: int, index: int) -> int:
@@ -87,6 +93,9 @@ class Shard:
         self.st_wins = np.zeros(k)
         self.st_round_reward = np.zeros(k)
         self.st_games = 0
+        # Claims rule: per role the learner's decisions, claims, claims about facts it knew, lies (known and false),
+        # then its claims by kind (goal, accuse, clear, suspect): what the progress rows report as its talk.
+        self.st_talk = np.zeros((k, 4 + len(TALK_KINDS)))
 
     # ---- games -------------------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -115,9 +124,9 @@ class Shard:
 
     def _view_outputs(self) -> None:
         """The last step's observation and info, read from the env's buffers (after its state was loaded)."""
-        n = self.env.num_actions
-        self.obs = self.env._buf["obs_c" if self.compact else "obs_f"]
-        self.info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["mask"][:, :n],
+        n, c = self.env.num_actions, ("c" if self.env.claims is not None else "")  # claims: the buffers with them
+        self.obs = self.env._buf[("obs_c" if self.compact else "obs_f") + c]
+        self.info = {"seat": self.env._buf["seats"], "action_mask": self.env._buf["cmask" if c else "mask"][:, :n],
                      "final_returns": self.env._buf["final_returns"]}  # fmt: skip
 
     # ---- one rollout -------------------------------------------------------------------------------------------------
@@ -180,8 +189,12 @@ class Shard:
             self._act(row, model)
             self.last_role[slots, roll.seat[row]] = roll.role[row]
             t1 = time.perf_counter()
+            talk = self.env.claims
+            logged = 0 if talk is None else talk.log_size
             self.obs, rewards, term, _, self.info = self.env.step(roll.action[row])
             times["env_s"] += time.perf_counter() - t1
+            if talk is not None:
+                self._talk_stats(row, talk, logged)
             times["policy_s"] += t1 - t0
             roll.earn(rewards, term)
             ended = rewards.any(axis=1) | term  # a round ended: each seat won it if it earned something
@@ -203,6 +216,25 @@ class Shard:
                 self.new_games(done)  # the slots' next games (same-step autoreset)
         self.times = times
         return times
+
+    def _talk_stats(self, row: int, talk: ClaimsBatch, logged: int) -> None:
+        """Count the learner's decisions and the claims it made at this step (their truth labels are in the env's
+        claims log, drained here: a long run would otherwise keep every claim of every game)."""
+        roll = self.roll
+        learner = roll.learner[row]
+        np.add.at(self.st_talk[:, 0], roll.role[row][learner], 1)
+        new = talk.log[logged:]
+        mine = new[learner[new[:, CLAIM_SLOT]]]
+        if mine.size:
+            role = roll.role[row][mine[:, CLAIM_SLOT]]
+            known = mine[:, CLAIM_KNOWN] > 0
+            np.add.at(self.st_talk[:, 1], role, 1)
+            np.add.at(self.st_talk[:, 2], role, known)
+            np.add.at(self.st_talk[:, 3], role, known & (mine[:, CLAIM_TRUTH] == 0))
+            kinds = np.asarray(mine[:, CLAIM_KIND], dtype=np.int64)
+            ok = kinds < len(TALK_KINDS)
+            np.add.at(self.st_talk, (role[ok], 4 + kinds[ok]), 1)
+        talk.log_size = 0
 
     # ---- checkpoints -------------------------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -238,7 +270,7 @@ class Shard:
                 "gen": self.gen.get_state(), "last_role": self.last_role.copy(), "followers": self.followers,
                 "fresh": self.fresh.copy(), "times": dict(self.times),
                 "stats": (self.st_returns, self.st_rounds, self.st_wins, self.st_round_reward,
-                          self.st_games)}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
+                          self.st_games, self.st_talk)}, protocol=pickle.HIGHEST_PROTOCOL)  # fmt: skip
 
     def unpack(self, data: bytes) -> None:
         """Continue from :meth:`pack`'s output (this shard's, from the driver or a worker: our own processes)."""
@@ -264,7 +296,8 @@ class Shard:
         self.followers = packed["followers"]
         self.fresh[:] = packed["fresh"]
         self.times = dict(packed["times"])
-        self.st_returns, self.st_rounds, self.st_wins, self.st_round_reward, self.st_games = packed["stats"]
+        (self.st_returns, self.st_rounds, self.st_wins, self.st_round_reward, self.st_games,
+         self.st_talk) = packed["stats"]
 
 
 class ShardWorker:

@@ -47,7 +47,7 @@ from torch import nn
 from agents import make_agent
 from agents.files import FileRefusedError, open_regular
 from agents.learned import role_names, role_slice
-from experiments.train.league import League, Seating, evaluate
+from experiments.train.league import League, Seating, evaluate, talking
 from experiments.train.selfplay.args import Args, parse_args
 from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
 from experiments.train.selfplay.policy import (
@@ -56,7 +56,7 @@ from experiments.train.selfplay.policy import (
     write_atomic,
 )
 from experiments.train.selfplay.rollout import Rollout
-from experiments.train.selfplay.shard import Joined, Model, Shard, ShardWorker, build_model
+from experiments.train.selfplay.shard import TALK_KINDS, Joined, Model, Shard, ShardWorker, build_model
 from experiments.workers import WorkerSet
 from saboteur_env.vector import VectorEnv, legal_indices
 
@@ -143,7 +143,8 @@ class Trainer:
         if args.backend != "local" or args.workers > 1:
             self.workers = WorkerSet(ShardWorker, "collect", args.backend, args.workers, args.address or None,
                                      "rollout shards")  # fmt: skip
-        make_agent(args.opponent(), self.config)  # a bad --eval-opponent fails now, not at the first check
+        # a bad --eval-opponent fails now, not at the first check
+        make_agent(talking(args.opponent(), self.config), self.config)
         self.tb: Any = None
         self.stopped_by = 0  # the signal that stopped train(), if any
         self.last_row: dict[str, float] = {}
@@ -229,12 +230,14 @@ class Trainer:
         if not isinstance(saved, dict):
             raise CheckpointError(f"{path} has no settings ('args')")
         fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features", "net",
-                 "shards")  # fmt: skip
+                 "shards", "claims", "claims_per_turn")  # fmt: skip
         saved = {
             "embed": 0,
             "features": "",
             "net": "mlp",
             "shards": 1,
+            "claims": False,
+            "claims_per_turn": 1,
         } | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
@@ -361,6 +364,9 @@ class Trainer:
         cols = ["iteration", "decisions", "games", "wall_s", "decisions_per_s", "return_mean"]
         cols += [f"win_{r}" for r in self.role_names] + [f"round_reward_{r}" for r in self.role_names]
         cols += ["entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss", "explained_var", "trained", "league_games"]
+        if self.config.claims:  # the learner's talk (_row)
+            for r in self.role_names:
+                cols += [f"claims_per_decision_{r}", f"lie_rate_{r}", *[f"{k}_claims_{r}" for k in TALK_KINDS]]
         return [*cols, "eval_diff", "eval_lo", "eval_hi", *[f"eval_diff_{r}" for r in self.role_names]]
 
     def ladder_check(self) -> dict[str, float]:
@@ -499,6 +505,14 @@ class Trainer:
             row[f"win_{r}"] = float(wins[i] / n) if n else float("nan")
             row[f"round_reward_{r}"] = float(reward[i] / n) if n else float("nan")
         row["league_games"] = float(sum(v for sh in self.shards for k, v in sh.seating.counts.items() if k != "self"))
+        if self.config.claims:  # the learner's talk (shard.TALK_KINDS): claims per decision, lies per known claim
+            talk = sum(sh.st_talk for sh in self.shards)
+            for i, r in enumerate(self.role_names):
+                dec, made, known, lies = talk[i, :4]
+                row[f"claims_per_decision_{r}"] = float(made / dec) if dec else float("nan")
+                row[f"lie_rate_{r}"] = float(lies / known) if known else float("nan")
+                for j, kind in enumerate(TALK_KINDS):
+                    row[f"{kind}_claims_{r}"] = float(talk[i, 4 + j])
         row.update(stats)
         return row
 

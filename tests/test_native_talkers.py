@@ -1,0 +1,197 @@
+"""Learned talkers (issue 36, part 2b): self-play with the claims rule (``experiments.train.selfplay --claims``), the
+network file that plays the claims game itself, and its seat everywhere a talker is seated (``claims+native:NAME``:
+the tournament, the bluffing benchmark's arms)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+
+import torch  # after the importorskip: torch comes with the train extra
+
+from agents import make_agent
+from agents.claims import NativeTalker, make_native_talker, talks_natively
+from agents.learned import LearnedAgent, NumpyPolicy, PolicyMismatchError
+from experiments.bluff.protocol import protocol
+from experiments.bluff.run import arm_name, benchmark_name
+from experiments.tournament.loop import play
+from experiments.tournament.rounds import GameSpec
+from experiments.train.league import League, talking
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import Policy, export_npz
+from experiments.train.selfplay.trainer import Trainer
+from saboteur_env import GameConfig, num_actions, observation_layout, raw_env
+from saboteur_env.claims import layout
+
+CLAIMS5 = GameConfig(num_players=5, claims=True)
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with (path / "progress.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def _talker_file(tmp: Path, config: GameConfig = CLAIMS5, seed: int = 1) -> Path:
+    torch.manual_seed(seed)
+    return export_npz(Policy(config, hidden=16, role_heads=True), config, tmp / f"talker{config.num_players}.npz")
+
+
+def test_a_claims_policy_reads_the_claims_block_and_acts_on_claim_ids(tmp_path: Path) -> None:
+    lay = layout(CLAIMS5)
+    model = Policy(CLAIMS5, hidden=16)
+    assert model.obs_size == observation_layout(CLAIMS5).size + lay.size
+    assert model.num_actions == lay.num_actions == num_actions(CLAIMS5) + lay.num_claims
+    path = export_npz(model, CLAIMS5, tmp_path / "p.npz")
+    pol = NumpyPolicy(path)
+    assert pol.claims == 1 and pol.meta["claims"] == 1
+    agent = make_agent(f"learned:{path}", CLAIMS5)
+    assert isinstance(agent, LearnedAgent) and talks_natively(agent)
+    # the file plays only the claims game of its K; a file without claims only games without them
+    with pytest.raises(PolicyMismatchError, match=r"trained with claims .1 per turn.; this game is played without"):
+        make_agent(f"learned:{path}", GameConfig(num_players=5))
+    with pytest.raises(PolicyMismatchError, match=r"this game is played with claims .2 per turn"):
+        make_agent(f"learned:{path}", GameConfig(num_players=5, claims=True, claims_per_turn=2))
+    plain = export_npz(Policy(GameConfig(num_players=5), hidden=8), GameConfig(num_players=5), tmp_path / "q.npz")
+    with pytest.raises(PolicyMismatchError, match="seat it as claims:learned:PATH"):
+        make_agent(f"learned:{plain}", CLAIMS5)
+    assert not talks_natively(make_agent(f"learned:{plain}", GameConfig(num_players=5)))
+
+
+def test_self_play_with_claims_trains_talks_and_resumes(tmp_path: Path) -> None:
+    args = dict(game="base", players=4, num_envs=8, rollout=16, steps=8 * 16 * 3, epochs=1, minibatches=2, hidden=16,
+                seed=5, claims=True, league=0.5, league_agents="heuristic", snapshot_every=0, checkpoint_every=1,
+                eval_every=3, eval_games=4)  # fmt: skip
+    trainer = Trainer(Args(**args, out=str(tmp_path / "a")))  # type: ignore[arg-type]
+    assert trainer.league.scripted == ["claims:heuristic"]  # the league's scripted seats talk
+    env = trainer.env
+    assert env.claims is not None and trainer.model.num_actions == env.num_actions
+    row = trainer.train(quiet=True)
+    assert np.isfinite(row["eval_diff"])  # the ladder check played claims:heuristic opponents
+    # the progress rows report the learner's talk by role: an untrained policy claims at some of its decisions
+    rows = _rows(tmp_path / "a")
+    rates = [float(r[f"claims_per_decision_{role}"]) for r in rows for role in ("miner", "saboteur")]
+    assert any(0 < x < 1 for x in rates)
+    made = sum(float(r[f"{k}_claims_{role}"]) for r in rows for k in ("goal", "accuse", "clear", "suspect")
+               for role in ("miner", "saboteur"))  # fmt: skip
+    assert made > 0
+    assert env.claims.log_size < 64  # the log of truth labels is drained as the run goes
+    assert NumpyPolicy(tmp_path / "a" / "policy.npz").claims == 1
+    # self-play resumes exactly (the claims layer's state is in the checkpoint; scripted league seats restart
+    # their memory on resume, so this part plays no league); a run without claims does not resume it
+    solo = {**args, "league": 0.0, "league_agents": "", "eval_every": 0}
+    straight = Trainer(Args(**solo, out=str(tmp_path / "s")))  # type: ignore[arg-type]
+    straight.train(quiet=True)
+    half = Trainer(Args(**solo, out=str(tmp_path / "b")))  # type: ignore[arg-type]
+    half.train(max_iterations=2, quiet=True)
+    again = Trainer(Args(**solo, out=str(tmp_path / "b"), resume=True))  # type: ignore[arg-type]
+    again.train(quiet=True)
+    for (name, p), q in zip(straight.model.state_dict().items(), again.model.state_dict().values(), strict=True):
+        assert torch.equal(p, q), name
+    other = {**solo, "claims": False}
+    with pytest.raises(ValueError, match="claims"):
+        Trainer(Args(**other, out=str(tmp_path / "b"), resume=True)).train(quiet=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"claims": True, "net": "compact"}, "net='compact'"),
+        ({"claims": True, "features": "bayes", "players": 4}, "features='bayes'"),
+        ({"claims_per_turn": 2}, "give --claims"),
+        ({"claims": True, "claims_per_turn": 9}, "claims_per_turn"),
+    ],
+)
+def test_bad_claims_options_are_refused(kw: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        Args(**kw).check()  # type: ignore[arg-type]
+
+
+class _Recorder:
+    """A talker that records what it saw and plays the first legal move."""
+
+    name = "recorder"
+    talks = True
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def reset(self, seat: int, num_players: int, seed: int | None) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.seen.append((np.array(observation), np.array(action_mask)))
+        return int(np.flatnonzero(action_mask)[-1])  # the highest id: a claim whenever one is legal
+
+
+def _play_one(agent: NativeTalker, seed: int = 3, steps: int = 400) -> list[int]:
+    env = raw_env(num_players=5, claims=True)
+    env.reset(seed=seed)
+    agent.reset(0, 5, 0)
+    others = [make_agent("claims:heuristic", env.config) for _ in range(4)]
+    for i, a in enumerate(others, 1):
+        a.reset(i, 5, i)
+    played = []
+    for name in env.agent_iter(steps):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.possible_agents.index(name)
+        act = (agent if seat == 0 else others[seat - 1]).act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][act] == 1
+        if seat == 0:
+            played.append(act)
+        env.step(act)
+    return played
+
+
+def test_native_talker_arms_mute_and_deaf() -> None:
+    lay = layout(CLAIMS5)
+    a = lay.game_actions
+    loud = _Recorder()
+    said = _play_one(NativeTalker(loud, CLAIMS5))
+    assert any(x >= a for x in said)  # it talks
+    mute_inner = _Recorder()
+    quiet = _play_one(NativeTalker(mute_inner, CLAIMS5, mute=True))
+    # mute: no claim except closing a report window, never offered a claim id
+    assert all(x < a or x == lay.done_id for x in quiet)
+    assert all(not m[a:].any() for _, m in mute_inner.seen)
+    deaf_inner = _Recorder()
+    _play_one(NativeTalker(deaf_inner, CLAIMS5, deaf=True))
+    heard = slice(-lay.size + lay.slices["status"].stop, None)
+    assert all(not o[heard].any() for o, _ in deaf_inner.seen)  # nobody's claims reach it
+    assert any(o[-lay.size :][lay.slices["status"]].any() for o, _ in deaf_inner.seen)  # the status part does
+    # the loud talker heard claims (so the deaf test above is not vacuous)
+    assert any(o[heard].any() for o, _ in loud.seen)
+
+
+def test_native_talkers_sit_in_tournaments_and_the_benchmark(tmp_path: Path) -> None:
+    path = _talker_file(tmp_path)
+    name = f"claims+native:learned:{path}"
+    spec = GameSpec("base", 5, ("claims:heuristic", "claims:heuristic"), seed=7, insert=name)
+    records = play(spec)
+    assert records and any(r["claims"] for r in records)
+    with pytest.raises(ValueError, match="native talker"):
+        play(GameSpec("base", 5, (name, "claims:heuristic"), seed=7))
+    with pytest.raises(ValueError, match="does not play the claims game by itself"):
+        make_native_talker("heuristic", CLAIMS5)
+    with pytest.raises(ValueError, match="valid deaf, mute"):
+        make_native_talker(f"learned:{path}", CLAIMS5, options=("native", "fit"))
+    p = protocol("base-5")
+    assert benchmark_name(f"learned:{path}", p) == name  # a claims network talks in the benchmark
+    assert arm_name(name, "deaf") == f"claims+native+deaf:learned:{path}"
+    assert arm_name(name, "mute") == f"claims+native+mute:learned:{path}"
+    plain = export_npz(Policy(GameConfig(num_players=5), hidden=8), GameConfig(num_players=5), tmp_path / "q.npz")
+    assert benchmark_name(f"learned:{plain}", p) == f"claims+mute:learned:{plain}"  # one without claims is silent
+
+
+def test_league_names_talk_only_under_the_claims_rule() -> None:
+    assert talking("heuristic", CLAIMS5) == "claims:heuristic"
+    assert talking("claims+fit:bayes", CLAIMS5) == "claims+fit:bayes"
+    assert talking("heuristic", GameConfig(num_players=5)) == "heuristic"
+    assert League(CLAIMS5, ["heuristic", "bayes"], 2).scripted == ["claims:heuristic", "claims:bayes"]
