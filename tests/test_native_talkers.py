@@ -23,7 +23,7 @@ from experiments.tournament.loop import play
 from experiments.tournament.rounds import GameSpec
 from experiments.train.league import League, talking
 from experiments.train.selfplay.args import Args
-from experiments.train.selfplay.policy import Policy, export_npz
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from experiments.train.selfplay.trainer import Trainer
 from saboteur_env import GameConfig, num_actions, observation_layout, raw_env
 from saboteur_env.claims import layout
@@ -60,6 +60,26 @@ def test_a_claims_policy_reads_the_claims_block_and_acts_on_claim_ids(tmp_path: 
     with pytest.raises(PolicyMismatchError, match="seat it as claims:learned:PATH"):
         make_agent(f"learned:{plain}", CLAIMS5)
     assert not talks_natively(make_agent(f"learned:{plain}", GameConfig(num_players=5)))
+
+
+def test_a_claims_network_grows_from_a_file_without_claims(tmp_path: Path) -> None:
+    plain_cfg = GameConfig(num_players=5)
+    torch.manual_seed(4)
+    plain = Policy(plain_cfg, hidden=16, role_heads=True)
+    path = export_npz(plain, plain_cfg, tmp_path / "plain.npz")
+    grown = Policy(CLAIMS5, hidden=16, role_heads=True)
+    load_npz(grown, path, CLAIMS5)
+    env = raw_env(num_players=5, claims=True)
+    env.reset(seed=2)
+    obs = torch.from_numpy(np.stack([env.observe(a)["observation"] for a in env.possible_agents]))
+    obs[:, -layout(CLAIMS5).size :] = torch.rand(5, layout(CLAIMS5).size)  # whatever was said: not heard yet
+    a = num_actions(plain_cfg)
+    with torch.no_grad():
+        want, v_want = plain(obs[:, : plain.obs_size])
+        got, v_got = grown(obs)
+    assert torch.allclose(got[:, :a], want, atol=1e-6) and torch.allclose(v_got, v_want, atol=1e-6)
+    with pytest.raises(ValueError, match="does not fit this network"):
+        load_npz(Policy(CLAIMS5, hidden=8, role_heads=True), path, CLAIMS5)
 
 
 def test_self_play_with_claims_trains_talks_and_resumes(tmp_path: Path) -> None:

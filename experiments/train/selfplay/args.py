@@ -162,7 +162,8 @@ HELP = {
     "eval_every": "iterations between paired ladder checks (0: none)",
     "eval_games": "paired deals per ladder check",
     "eval_opponent": "the ladder check's opponent (default: heuristic; the Duel: greedy)",
-    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.train.imitate's output)",
+    "init": "start from this policy.npz (same game, players, width and heads; e.g. experiments.train.imitate's output; "
+            "with --claims also one without claims: it plays that file's moves until it learns to talk and listen)",
     "features": "belief features after the observation: bayes (base game; the shipped 4, 7, 10-player files)",
     "train_role": "train only the learner's decisions in this role, e.g. saboteur (default: every role)",
     "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",

@@ -212,26 +212,34 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
     the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
     pol = NumpyPolicy(path)
+    # A claims network may start from a file of the same game without claims (``grow``): the file's weights for the
+    # game's observation and actions, zero weights on the claims block (it plays the file's moves until it learns
+    # to listen) and the fresh small head rows of the claim ids.
+    grow = bool(model.claims) and not pol.claims
     if not (pol.universal and pol.universal == model.universal):
-        pol.check_config(config)
+        pol.check_config(config.game_config if grow else config)
     want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
             "embed": model.embed, "num_heads": model.num_heads,
             "role_slice": [model.role_start, model.role_stop], "features": model.features,
             "universal": model.universal}  # fmt: skip
+    if grow:
+        want |= {"obs_size": observation_layout(config).size, "num_actions": int(num_actions(config))}
     got = {k: pol.meta.get(k, {"embed": 0, "features": "", "universal": ""}.get(k)) for k in want}
     if got != want:
         raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
     w = pol.w
-    a = model.num_actions
+    a, fa, fo = model.num_actions, pol.num_actions, pol.obs_size  # the file's actions and inputs (fewer if grow)
     with torch.no_grad():
-        for i, layer in enumerate((model.fc0, model.fc1)):
-            layer.weight.copy_(torch.from_numpy(w[f"w{i}"].T.copy()))
-            layer.bias.copy_(torch.from_numpy(w[f"b{i}"].copy()))
+        model.fc0.weight.zero_()
+        model.fc0.weight[:, :fo] = torch.from_numpy(w["w0"].T.copy())
+        model.fc0.bias.copy_(torch.from_numpy(w["b0"].copy()))
+        model.fc1.weight.copy_(torch.from_numpy(w["w1"].T.copy()))
+        model.fc1.bias.copy_(torch.from_numpy(w["b1"].copy()))
         if model.pe is not None:
             model.pe.weight.copy_(torch.from_numpy(w["pe_w"].T.copy()))
             model.pe.bias.copy_(torch.from_numpy(w["pe_b"].copy()))
         for r in range(model.num_heads):
-            model.pi_w.weight[r * a : (r + 1) * a] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
-            model.pi_b.weight[r * a : (r + 1) * a, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
+            model.pi_w.weight[r * a : r * a + fa] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
+            model.pi_b.weight[r * a : r * a + fa, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
             model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
             model.v.bias[r] = float(w[f"v_b{r}"][0])
