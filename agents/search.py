@@ -40,9 +40,12 @@ from agents.blueprint import NetworkBlueprint, WeightsBlueprint, load_network, r
 from agents.determinize import Determinizer, make_determinizer
 from agents.learned import LearnedAgent, NumpyPolicy
 from agents.value import ValueHead, value_head_for
-from saboteur_env import GameConfig
+from saboteur_env import GameConfig, observation_layout
+from saboteur_env.claims import ClaimsBatch
+from saboteur_env.claims import layout as claims_layout
 from saboteur_env.core.batch import Batch, padded
-from saboteur_env.core.rollout import rollout
+from saboteur_env.core.rollout import pick, rollout
+from saboteur_env.vector import VectorEnv
 
 __all__ = ["MAX_ROLLOUTS", "SearchAgent"]
 
@@ -92,6 +95,14 @@ class SearchAgent:
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 10_000):
             raise ValueError(f"depth={depth!r} is out of range; valid: 1..10000 decisions per rollout or None (to the "
                              "round's end)")  # fmt: skip
+        if config.claims:
+            # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
+            # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md).
+            if blueprint is None:
+                raise ValueError("a search under the claims rule rolls out a network trained with claims "
+                                 "(experiments.train.selfplay --claims): give blueprint=PATH")  # fmt: skip
+            if depth is not None or value is not None:
+                raise ValueError("depth= / value= (the value head's cut) are not available under the claims rule")
         # The trunk's products are small (K x M rows): BLAS threads only wait on each other, badly so on a loaded
         # machine (docs/search.md, "BLAS threads"), so a search runs them in one thread by default.
         self.blas_threads = blas_threads
@@ -126,6 +137,13 @@ class SearchAgent:
         self.seat = 0
         self.det: Determinizer | None = None
         self.last_stats: dict[str, Any] = {}
+        # Claims: the determinizer reads the game part of the observation; the claims block is public and is
+        # carried into every rollout as it is (ClaimsBatch.from_blocks). Such an agent talks by itself
+        # (agents.claims.NativeTalker: claims+native:search:...).
+        self.talks = bool(config.claims)
+        self.claims_layout = claims_layout(config) if config.claims else None
+        self._game_size = observation_layout(config).size
+        self._block: NDArray[np.float32] | None = None
 
     # ---- protocol ----
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
@@ -135,7 +153,7 @@ class SearchAgent:
             raise ValueError(f"seat={seat} out of range 0..{num_players - 1}")
         self.rng = np.random.default_rng(seed)
         self.seat = seat
-        self.det = make_determinizer(self.config, seat)
+        self.det = make_determinizer(self.config.game_config, seat)
         if self._prior_agent is not None:
             self._prior_agent.reset(seat, num_players, None)  # never samples: only its belief features are used
 
@@ -143,7 +161,7 @@ class SearchAgent:
         """Follow the game without acting (optional: keeps the determinizer's event log complete)."""
         if self.det is None:
             raise ValueError("call reset(seat, num_players, seed) before observe()")
-        self.det.observe(observation)
+        self.det.observe(np.asarray(observation)[: self._game_size])
 
     def act(self, observation: NDArray[np.float32], action_mask: NDArray[np.int8]) -> int:
         if self.det is None:
@@ -160,7 +178,9 @@ class SearchAgent:
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("act() needs a mask with at least one legal action")
-        view = self.det.observe(observation)
+        view = self.det.observe(np.asarray(observation)[: self._game_size])
+        if self.claims_layout is not None:
+            self._block = np.asarray(observation, dtype=np.float32)[self._game_size :]
         prior = self._prior(observation, legal)  # every decision: the prior's belief features follow the seat
         order = np.argsort(-prior, kind="stable")
         if legal.size == 1 or (self.config.game == "sab2" and int(view.phase) == _THEFT):
@@ -202,6 +222,8 @@ class SearchAgent:
         m = cand.size
         states = [self.det.sample(self.rng) for _ in range(k)]
         base = Batch.from_states(states)
+        if self.claims_layout is not None:
+            return self._claims_rollouts(base, cand, int(self.rng.integers(2**63)), deadline)
         masks = np.zeros((k, padded(base.num_actions)), dtype=np.int8)
         base.masks(masks, np.zeros(k, dtype=np.int64))
         ok = masks[:, cand] != 0  # (k, m)
@@ -218,6 +240,49 @@ class SearchAgent:
         value = r[:, self.seat] - r[:, 1 - self.seat] if self.config.game == "duel" else r[:, self.seat]
         done = res.finished if res.estimated is None else res.finished | res.estimated
         return value.reshape(k, m), ok & done.reshape(k, m)
+
+    def _claims_rollouts(self, base: Batch, cand: NDArray[np.int64], seed: int,
+                         deadline: float | None) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:  # fmt: skip
+        """Under the claims rule, :meth:`_evaluate` on a claims vector env: each determinization of ``base`` once
+        per candidate, the claims made so far carried in from the seat's own claims block, every row played from
+        its candidate (a claim or a game move) to the end of its round with every seat by the claims network and
+        common random numbers by determinization as in ``core.rollout``."""
+        lay, k, m = self.claims_layout, base.batch, cand.size
+        assert lay is not None and self._block is not None
+        b = k * m
+        streams = np.repeat(np.arange(k), m)
+        games = base.take(streams)
+        env = VectorEnv(b, config=self.config, copy=False)
+        sc = games.k
+        rounds = games.scalar(sc.SC_ROUND).astype(np.int64)
+        talk = ClaimsBatch.from_blocks(self.config, np.full(b, self.seat), rounds, np.repeat(self._block[None], b, 0))
+        _, info = env.set_games(games, talk)
+        mask = info["action_mask"]
+        ok = mask[np.arange(b), np.tile(cand, k)] != 0  # always, for a determinization consistent with the view
+        first = np.where(ok, np.tile(cand, k), mask.argmax(axis=1))
+        p = self.config.num_players
+        returns = np.zeros((b, p))
+        live = np.ones(b, dtype=bool)
+        finished = np.zeros(b, dtype=bool)
+        gens = [np.random.default_rng([seed, s]) for s in range(k)]
+        acts = np.asarray(first, dtype=np.int64)
+        for _ in range(self.config.max_decisions_per_round + 1):  # claims included: a true bound on a round
+            obs, rewards, term, _, info = env.step(acts)
+            returns[live] += rewards[live]
+            # A row's round ended with its game move (a claim row's just-ended flag is its previous game move's).
+            ended = term | ((env.batch.scalar(sc.SC_JUST_ENDED) != 0) & (acts < lay.game_actions))
+            finished |= live & ended
+            live &= ~ended
+            if not live.any() or (deadline is not None and time.perf_counter() >= deadline):
+                break
+            rows, cols = np.nonzero(info["action_mask"])
+            u = np.array([g.random() for g in gens])[streams]
+            acts = pick(rows.astype(np.int64), cols.astype(np.int64),
+                        self.blueprint.logits(obs, rows.astype(np.int64), cols.astype(np.int64)), u, b,
+                        self.temperature)  # fmt: skip
+        r = returns
+        value = r[:, self.seat] - r[:, 1 - self.seat] if self.config.game == "duel" else r[:, self.seat]
+        return value.reshape(k, m), (ok & finished).reshape(k, m)
 
     def _leaf(self, batch: Batch, slots: NDArray[np.int64], rows: NDArray[np.int64]) -> NDArray[np.float64]:
         """The value head's estimate of the searching seat's gold in the rest of the round (the Duel: minus the

@@ -270,6 +270,66 @@ class ClaimsBatch:
         self.__dict__.update(state)
         self.lay = layout(self.config)
 
+    # The per-slot arrays that are the claims state of the games in flight (the log is not: it is labels).
+    STATE = ("pending", "window", "steps", "games", "latest_goal", "latest_seat", "hist", "hist_count")
+
+    def copy_state(self, other: ClaimsBatch) -> None:
+        """Take ``other``'s claims state, slot for slot (same configuration and number of slots)."""
+        if other.config != self.config or other.num_slots != self.num_slots:
+            raise ConfigError(f"claims state of {other.num_slots} slots of {other.config!r} does not fit "
+                              f"{self.num_slots} slots of {self.config!r}")  # fmt: skip
+        for name in self.STATE:
+            getattr(self, name)[...] = getattr(other, name)
+
+    @classmethod
+    def from_blocks(cls, config: GameConfig, seats: NDArray[np.integer[Any]], rounds: NDArray[np.integer[Any]],
+                    blocks: NDArray[np.floating[Any]]) -> ClaimsBatch:  # fmt: skip
+        """The claims state as seat ``seats[b]`` sees it in its claims block ``blocks[b]`` (at its own decision, in
+        round ``rounds[b]``), one slot per row: every claim is public, so :meth:`encode` gives that seat the same
+        block again (what a search needs to play on from a determinization). Only the ``history_length`` latest
+        claims are known: older ones no longer show in any observation. The log (truth labels) starts empty."""
+        lay = layout(config)
+        seats = np.asarray(seats, dtype=np.int64)
+        blocks = np.asarray(blocks, dtype=np.float32)
+        b = seats.size
+        if blocks.shape != (b, lay.size):
+            raise ConfigError(f"claims blocks must be {b} rows of {lay.size} (got shape {blocks.shape})")
+        out = cls(config, b)
+        n, g = lay.num_players, lay.num_goals
+        ar = np.arange(b)
+        rel = (seats[:, None] + np.arange(n)[None, :]) % n  # offset -> absolute seat
+        st = blocks[:, lay.slices["status"]]
+        out.pending[:] = np.rint(st[:, 0]).astype(np.int64)
+        out.window[:] = np.where(st[:, 1] > 0.5, seats, -1)
+        goals = blocks[:, lay.slices["goals"]].reshape(b, n, g, 2)
+        latest = np.where(goals[..., 0] > 0.5, 1, np.where(goals[..., 1] > 0.5, 0, -1)).astype(np.int8)
+        out.latest_goal[ar[:, None], rel] = latest
+        if lay.roles:
+            seat_block = blocks[:, lay.slices["seats"]].reshape(b, n, n, 3)
+            kinds = np.where(seat_block[..., 0] > 0.5, ACCUSE, np.where(
+                seat_block[..., 1] > 0.5, CLEAR, np.where(seat_block[..., 2] > 0.5, SUSPECT, -1))).astype(np.int8)
+            out.latest_seat[ar[:, None, None], rel[:, :, None], rel[:, None, :]] = kinds
+        if lay.history:
+            hist = blocks[:, lay.slices["history"]].reshape(b, lay.history, lay.row_size)
+            valid = hist[:, :, 0] > 0.5
+            count = valid.sum(axis=1).astype(np.int64)  # newest first, the valid rows are a prefix
+            out.hist_count[:] = count
+            rounds = np.asarray(rounds, dtype=np.int64)
+            for j in range(lay.history):
+                v = np.flatnonzero(valid[:, j])
+                if v.size == 0:
+                    break
+                row = hist[v, j]
+                speaker = (seats[v] + row[:, 1 : 1 + n].argmax(axis=1)) % n
+                kind = row[:, 1 + n : 5 + n].argmax(axis=1)
+                target = np.where(kind == GOAL, row[:, 5 + n : 5 + n + g].argmax(axis=1),
+                                  (seats[v] + row[:, 5 + n + g : 5 + n + g + n].argmax(axis=1)) % n)  # fmt: skip
+                this_round = row[:, -1] > 0.5
+                idx = (count[v] - 1 - j) % out.hist.shape[1]
+                out.hist[v, idx] = np.stack([speaker, kind, target, np.rint(row[:, -2]),
+                                             np.where(this_round, rounds[v], rounds[v] - 1)], axis=1)  # fmt: skip
+        return out
+
     def clone(self) -> ClaimsBatch:
         other = object.__new__(ClaimsBatch)
         other.__dict__.update({k: v.copy() if isinstance(v, np.ndarray) else v for k, v in self.__dict__.items()})

@@ -169,6 +169,36 @@ class VectorEnv:
         info = self._info(with_final=False)
         return obs, info
 
+    def set_games(
+        self, games: Batch, claims: _claims.ClaimsBatch | None = None
+    ) -> tuple[NDArray[Any], dict[str, Any]]:
+        """Continue from given games instead of dealing new ones (e.g. a search's determinizations:
+        ``Batch.from_states`` then ``take``): slot ``b`` becomes a copy of ``games``' slot ``b`` (the game's config
+        without claims, this env's size; its generator words too) and, under the claims rule, takes the claims state
+        of ``claims``' slot ``b`` (``ClaimsBatch.from_blocks``; None: nobody has claimed). Returns the observations
+        and info of the seats to act, as :meth:`reset` does."""
+        if not isinstance(games, Batch) or games.config != self.config.game_config or games.batch != self.num_envs:
+            raise ConfigError(f"games must be a Batch of {self.num_envs} games of {self.config.game_config!r} (got "
+                              f"{getattr(games, 'batch', None)} of {getattr(games, 'config', type(games).__name__)!r})")
+        if claims is not None and self.claims is None:
+            raise ConfigError("claims state given to a VectorEnv without the claims rule (config.claims=False)")
+        for name, v in games.views_by_name.items():
+            self.batch.views_by_name[name][:] = v
+        self.batch.forget_lockstep()
+        buf = self._buf
+        self.batch.masks(buf["mask"], buf["num_legal"])
+        buf["seats"][:] = self.batch.scalar(self.batch.k.SC_CURRENT)
+        if self.claims is not None:
+            if claims is None:
+                self.claims.new_games()
+            else:
+                self.claims.copy_state(claims)
+            self._claims_refresh()
+        else:
+            self._write_obs()
+        self._started = True
+        return self._obs(), self._info(with_final=False)
+
     def step(
         self, actions: NDArray[np.integer] | list[int]
     ) -> tuple[NDArray[Any], NDArray[np.float32], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:

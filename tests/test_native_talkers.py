@@ -4,8 +4,10 @@ the tournament, the bluffing benchmark's arms)."""
 
 from __future__ import annotations
 
+import copy
 import csv
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,10 +15,12 @@ import pytest
 pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
 
 import torch  # after the importorskip: torch comes with the train extra
+from hidden import RESAMPLERS
 
 from agents import make_agent
 from agents.claims import NativeTalker, make_native_talker, talks_natively
 from agents.learned import LearnedAgent, NumpyPolicy, PolicyMismatchError
+from agents.search import SearchAgent
 from experiments.bluff.protocol import protocol
 from experiments.bluff.run import arm_name, benchmark_name
 from experiments.tournament.loop import play
@@ -25,7 +29,7 @@ from experiments.train.league import League, talking
 from experiments.train.selfplay.args import Args
 from experiments.train.selfplay.policy import Policy, export_npz, load_npz
 from experiments.train.selfplay.trainer import Trainer
-from saboteur_env import GameConfig, num_actions, observation_layout, raw_env
+from saboteur_env import GameConfig, encode_observation, legal_action_mask, num_actions, observation_layout, raw_env
 from saboteur_env.claims import layout
 
 CLAIMS5 = GameConfig(num_players=5, claims=True)
@@ -215,3 +219,67 @@ def test_league_names_talk_only_under_the_claims_rule() -> None:
     assert talking("claims+fit:bayes", CLAIMS5) == "claims+fit:bayes"
     assert talking("heuristic", GameConfig(num_players=5)) == "heuristic"
     assert League(CLAIMS5, ["heuristic", "bayes"], 2).scripted == ["claims:heuristic", "claims:bayes"]
+
+
+# ---- search under the claims rule (issue 36 part 2a) ----------------------------------------------------------------
+def _claims_decision(seed: int, path: Path) -> tuple[Any, np.ndarray, np.ndarray, SearchAgent]:
+    """A claims game (random moves, claims included) at a decision of seat 0 with 3+ legal moves after claims were
+    made, and a claims search agent that followed seat 0 there."""
+    env = raw_env(num_players=5, claims=True)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    agent = SearchAgent(CLAIMS5, rollouts=12, candidates=4, blueprint=path)
+    agent.reset(0, 5, seed=9)
+    a = layout(CLAIMS5).game_actions
+    steps = 0
+    for name in env.agent_iter(2000):
+        obs, _, term, trunc, _ = env.last()
+        assert not (term or trunc)
+        mask = obs["action_mask"]
+        said = obs["observation"][-layout(CLAIMS5).size :][layout(CLAIMS5).slices["history"]].any()
+        if name == env.possible_agents[0]:
+            if steps >= 20 and said and mask.sum() >= 3 and mask[:a].any():
+                return env.unwrapped.game, obs["observation"], mask, agent
+            agent.observe(obs["observation"])
+        legal = np.flatnonzero(mask)
+        claims = legal[legal >= a]
+        pick = claims if claims.size and rng.random() < 0.4 else legal
+        env.step(int(rng.choice(pick)))
+        steps += 1
+    raise AssertionError("no decision point found")
+
+
+def test_claims_search_is_deterministic_and_blind_to_resampled_hidden_state(tmp_path: Path) -> None:
+    path = _talker_file(tmp_path)
+    state, obs, mask, agent = _claims_decision(3, path)
+    lay = layout(CLAIMS5)
+    size = observation_layout(CLAIMS5).size
+    assert np.array_equal(encode_observation(state, 0), obs[:size])
+    a1, a2 = copy.deepcopy(agent), copy.deepcopy(agent)
+    first = a1.act(obs, mask)
+    assert mask[first] and a2.act(obs, mask) == first
+    assert a1.last_stats["values"] == a2.last_stats["values"] and a1.last_stats["rollouts"] == 12
+    assert any(c >= lay.game_actions for c in a1.last_stats["values"])  # claims were among the candidates
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        other = RESAMPLERS["base"](state, 0, rng)
+        assert not np.array_equal(other.hands[1:], state.hands[1:])
+        o2 = np.concatenate([encode_observation(other, 0), obs[size:]])  # the claims are public: the same block
+        m2 = np.concatenate([legal_action_mask(other).astype(np.int8), mask[lay.game_actions :]])
+        b = copy.deepcopy(agent)
+        assert b.act(o2, m2) == first and b.last_stats["values"] == a1.last_stats["values"]
+
+
+def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    path = _talker_file(tmp_path)
+    spec = GameSpec("base", 5, ("claims:heuristic", "claims:heuristic"), seed=11,
+                    insert=f"claims+native:search:8,blueprint={path}")  # fmt: skip
+    records = play(spec)
+    assert records
+    with pytest.raises(ValueError, match="give blueprint=PATH"):
+        make_agent("search:8", CLAIMS5)
+    with pytest.raises(ValueError, match="trained without claims"):
+        plain = export_npz(Policy(GameConfig(num_players=5), hidden=8), GameConfig(num_players=5), tmp_path / "q.npz")
+        make_agent(f"search:8,blueprint={plain}", CLAIMS5)
+    with pytest.raises(ValueError, match="not available under the claims rule"):
+        make_agent(f"search:8,blueprint={path},depth=4", CLAIMS5)

@@ -134,15 +134,12 @@ class Rollout:
 
 
 # ---- training -----------------------------------------------------------------------------------------------------
-CLAIMS_STATE = ("pending", "window", "steps", "games", "latest_goal", "latest_seat", "hist", "hist_count")
-
-
 def _arrays(env: VectorEnv) -> tuple[tuple[str, dict[str, NDArray[Any]]], ...]:
     # VectorEnv has no public state API yet: its games live in the batch arenas, the last step's outputs in _buf,
     # the claims of a claims game in its ClaimsBatch (its log of truth labels is not game state).
     parts: tuple[tuple[str, dict[str, NDArray[Any]]], ...] = (("arena_", env.batch.arenas), ("buf_", env._buf))
     if env.claims is not None:
-        parts += (("claims_", {k: getattr(env.claims, k) for k in CLAIMS_STATE}),)
+        parts += (("claims_", {k: getattr(env.claims, k) for k in env.claims.STATE}),)
     return parts
 
 
