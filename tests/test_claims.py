@@ -543,3 +543,69 @@ def test_claims__an_oracle_claims_cell_is_flagged_in_tables_and_left_out_of_rati
 
     r = claims_report(GameConfig(num_players=4, rounds=1, claims=True), "role_oracle", deals=2, reaction=False)
     assert r["oracle"] and "agent role_oracle*," in render(r) and "* oracle: reads the hidden state" in render(r)
+
+
+# ---- the claims state from a seat's block; a vector env from given games (search under the claims rule) -------------
+def _claims_steps(cfg: GameConfig, steps: int, seed: int = 3):  # type: ignore[no-untyped-def]
+    """A claims vector env after ``steps`` random steps that favour claims, and the generator that chose them."""
+    from saboteur_env.vector import VectorEnv
+
+    venv = VectorEnv(32, config=cfg)
+    obs, info = venv.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    a = layout(cfg).game_actions
+    for _ in range(steps):
+        r = rng.random(info["action_mask"].shape) * info["action_mask"]
+        r[:, a:] *= 3
+        obs, _, _, _, info = venv.step(r.argmax(axis=1))
+    return venv, obs, info, rng
+
+
+@pytest.mark.parametrize("game,players", [("base", 5), ("base", 7), ("sab2", 6), ("duel", 2)])
+def test_claims_state_from_blocks_gives_the_same_blocks_again(game: str, players: int) -> None:
+    from saboteur_env.claims import ClaimsBatch
+
+    cfg = GameConfig(game=game, num_players=players, claims=True)
+    lay = layout(cfg)
+    venv, obs, info, _ = _claims_steps(cfg, 0)
+    a = lay.game_actions
+    rng = np.random.default_rng(1)
+    heard = 0
+    for _ in range(120):
+        k = venv.batch.k
+        rounds = venv.batch.scalar(k.SC_ROUND).astype(np.int64)
+        seats = info["seat"]
+        blocks = obs[:, -lay.size :]
+        cb = ClaimsBatch.from_blocks(cfg, seats, rounds, blocks)
+        again = cb.encode(seats, rounds, venv.batch.scalar(k.SC_CURRENT).astype(np.int64))
+        np.testing.assert_array_equal(again, blocks)
+        heard += int(blocks[:, lay.slices["history"]].any(axis=1).sum())
+        r = rng.random(info["action_mask"].shape) * info["action_mask"]
+        r[:, a:] *= 3
+        obs, _, _, _, info = venv.step(r.argmax(axis=1))
+    assert heard > 100  # claims were in the blocks checked
+    with pytest.raises(ConfigError, match="claims blocks must be"):
+        ClaimsBatch.from_blocks(cfg, seats, rounds, blocks[:, 1:])
+
+
+def test_vector_env_set_games_plays_on_exactly_as_the_games_it_copied() -> None:
+    from saboteur_env.vector import VectorEnv
+
+    cfg = GameConfig(num_players=5, claims=True)
+    venv, obs, info, rng = _claims_steps(cfg, 40)
+    other = VectorEnv(32, config=cfg)
+    assert venv.claims is not None
+    obs2, info2 = other.set_games(venv.batch.take(np.arange(32)), venv.claims.clone())
+    for _ in range(60):
+        np.testing.assert_array_equal(obs2, obs)
+        np.testing.assert_array_equal(info2["action_mask"], info["action_mask"])
+        np.testing.assert_array_equal(info2["seat"], info["seat"])
+        acts = (rng.random(info["action_mask"].shape) * info["action_mask"]).argmax(axis=1)
+        obs, rew, term, _, info = venv.step(acts)
+        obs2, rew2, term2, _, info2 = other.step(acts)
+        np.testing.assert_array_equal(rew2, rew)
+        np.testing.assert_array_equal(term2, term)
+    with pytest.raises(ConfigError, match="games must be a Batch of 32"):
+        other.set_games(venv.batch.take(np.arange(8)))
+    with pytest.raises(ConfigError, match="without the claims rule"):
+        VectorEnv(32, config=cfg.game_config).set_games(venv.batch.take(np.arange(32)), venv.claims.clone())
