@@ -326,6 +326,45 @@ def bench(config: GameConfig, games: int, seed: int, **kwargs: Any) -> dict[str,
                 times.append(time.perf_counter() - t)
                 rollouts.append(int(agents[0].last_stats["rollouts"]))
             state = apply_action(state, action, inplace=True)
+    return _timing(times, rollouts)
+
+
+def bench_claims(config: GameConfig, games: int, seed: int, **kwargs: Any) -> dict[str, float]:
+    """:func:`bench` under the claims rule: the search at seat 0 talks by itself (``config.claims``; its blueprint a
+    claims network), the other seats are ``claims:expert``; also the share of its searched moves that were claims."""
+    from agents import make_agent
+    from saboteur_env import raw_env
+
+    times: list[float] = []
+    rollouts: list[int] = []
+    claims = 0
+    a = claims_layout(config).game_actions
+    for g in range(games):
+        env = raw_env(game=config.game, num_players=config.num_players, claims=True,
+                      claims_per_turn=config.claims_per_turn)
+        env.reset(seed=seed + g)
+        agents: list[Any] = [SearchAgent(config, **kwargs)]
+        agents += [make_agent("claims:expert", config) for _ in range(config.num_players - 1)]
+        for s, agent in enumerate(agents):
+            agent.reset(s, config.num_players, 1000 + 10 * g + s)
+        for name in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            s = env.possible_agents.index(name)
+            mask = obs["action_mask"]
+            t = time.perf_counter()
+            action = agents[s].act(obs["observation"], mask)
+            if s == 0 and int(mask.sum()) > 1:
+                times.append(time.perf_counter() - t)
+                rollouts.append(int(agents[0].last_stats["rollouts"]))
+                claims += action >= a
+            env.step(action)
+    return {**_timing(times, rollouts), "claim_share": claims / max(1, len(times))}
+
+
+def _timing(times: list[float], rollouts: list[int]) -> dict[str, float]:
     t_arr = np.array(times)
     return {"moves": float(t_arr.size), "median_s": float(np.median(t_arr)), "p95_s": float(np.percentile(t_arr, 95)),
             "mean_rollouts": float(np.mean(rollouts))}  # fmt: skip
@@ -346,21 +385,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=None, help="decisions per rollout before the value head (none)")
     parser.add_argument("--blueprint", default=None, help="rollout network file (default: the shipped one)")
     parser.add_argument("--value", default=None, help="value head file (default: the blueprint's)")
+    parser.add_argument("--claims", action="store_true", help="the claims rule: the search talks (its --blueprint "
+                        "a network trained with claims), the other seats are claims:expert")  # fmt: skip
     args = parser.parse_args(argv)
     if not args.bench:
         parser.error("nothing to do: pass --bench")
     for cell in args.game:
         game, _, players = cell.partition(":")
-        config = GameConfig(game=game, num_players=int(players or 2))
+        config = GameConfig(game=game, num_players=int(players or 2), claims=args.claims)
         t0 = time.perf_counter()
-        r = bench(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
-                  temperature=args.temperature, depth=args.depth, blueprint=args.blueprint,
-                  value=args.value)  # fmt: skip
+        run = bench_claims if args.claims else bench
+        try:
+            r = run(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
+                    temperature=args.temperature, depth=args.depth, blueprint=args.blueprint,
+                    value=args.value)  # fmt: skip
+        except ValueError as err:  # e.g. --claims without a claims network: one line, not a traceback
+            parser.error(f"{cell}: {err}")
         print(
             f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} depth={args.depth} "
             f"moves={int(r['moves'])} "
             f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
-            f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s",
+            f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s"
+            + (f" claims={r['claim_share']:.0%} of searched moves" if args.claims else ""),
             flush=True,
         )
 

@@ -270,7 +270,8 @@ def test_claims_search_is_deterministic_and_blind_to_resampled_hidden_state(tmp_
         assert b.act(o2, m2) == first and b.last_stats["values"] == a1.last_stats["values"]
 
 
-def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     path = _talker_file(tmp_path)
     spec = GameSpec("base", 5, ("claims:heuristic", "claims:heuristic"), seed=11,
                     insert=f"claims+native:search:8,blueprint={path}")  # fmt: skip
@@ -283,3 +284,11 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
         make_agent(f"search:8,blueprint={plain}", CLAIMS5)
     with pytest.raises(ValueError, match="not available under the claims rule"):
         make_agent(f"search:8,blueprint={path},depth=4", CLAIMS5)
+    # its benchmark: seconds per searched move and the share of claims among them; no claims network, one line
+    from agents.search import bench_claims, main
+
+    r = bench_claims(CLAIMS5, 1, 5, rollouts=4, candidates=2, blueprint=path)
+    assert r["moves"] > 5 and 0 <= r["claim_share"] <= 1 and r["median_s"] > 0
+    with pytest.raises(SystemExit):
+        main(["--bench", "--claims", "--game", "base:5", "--games", "1"])
+    assert "give blueprint=PATH" in capsys.readouterr().err
