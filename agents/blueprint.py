@@ -27,7 +27,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.learned import NoShippedPolicyError, NumpyPolicy, PolicyFileError, load_policy, shipped_path, shipped_paths
+from agents.learned import (
+    NoShippedPolicyError,
+    NumpyPolicy,
+    PolicyFileError,
+    load_policy,
+    shipped_path,
+    shipped_paths,
+    shipped_talker_path,
+)
 from saboteur_env import GameConfig
 
 __all__ = ["NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
@@ -76,9 +84,10 @@ def load_network(path: str | Path, config: GameConfig) -> NumpyPolicy:
 
 
 def shipped_network(config: GameConfig) -> NumpyPolicy | None:
-    """The network shipped for ``config``'s game and player count (``agents/policies/``), or None."""
+    """The network shipped for ``config``'s game and player count (``agents/policies/``; under the claims rule the
+    shipped talker, ``agents/talkers/``), or None."""
     try:
-        return load_network(shipped_path(config), config)
+        return load_network(shipped_talker_path(config) if config.claims else shipped_path(config), config)
     except NoShippedPolicyError:
         return None
     except PolicyFileError:  # shipped for the count but another layout (margin, history, Duel geometry)

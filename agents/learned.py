@@ -555,11 +555,33 @@ def shipped_path(config: GameConfig, policy_dir: Path | None = None) -> Path:
                                f"players; shipped (game:players): {pairs}")  # fmt: skip
 
 
+TALKER_DIR = Path(__file__).resolve().parent / "talkers"
+
+
+def shipped_talker_path(config: GameConfig, talker_dir: Path | None = None) -> Path:
+    """The network shipped for ``config``'s game and player count under the claims rule (``agents/talkers/
+    GAME-Np.npz``: trained with claims, one claim per turn; docs/claims.md "Learned talkers"); NoShippedPolicyError
+    naming the shipped ones."""
+    d = TALKER_DIR if talker_dir is None else talker_dir
+    path = d / f"{config.game}-{config.num_players}p.npz"
+    if config.claims and config.claims_per_turn == 1 and path.is_file():
+        return path
+    shipped = ", ".join(sorted(p.stem for p in d.glob("*.npz"))) or "none"
+    raise NoShippedPolicyError(f"no talker is shipped for game {config.game!r} at {config.num_players} players "
+                               f"with claims_per_turn={config.claims_per_turn if config.claims else 0}; shipped "
+                               f"(one claim per turn): {shipped}")  # fmt: skip
+
+
 def shipped_agent(config: GameConfig, greedy: bool = False) -> LearnedAgent:
-    """``make_agent("learned", config)``: the shipped policy for the config as an agent.
+    """``make_agent("learned", config)``: the shipped policy for the config as an agent; under the claims rule the
+    shipped talker (:func:`shipped_talker_path`), which talks by itself.
 
     NoShippedPolicyError (a ValueError) where none is shipped for its game and player count, or the shipped one was
     trained for another layout (e.g. the other Duel geometry, another margin)."""
+    if config.claims:
+        agent = LearnedAgent(shipped_talker_path(config), config, greedy=greedy)
+        agent.name = "learned"
+        return agent
     path = shipped_path(config)
     try:
         agent = LearnedAgent(path, config, greedy=greedy)

@@ -97,10 +97,12 @@ class SearchAgent:
                              "round's end)")  # fmt: skip
         if config.claims:
             # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
-            # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md).
-            if blueprint is None:
+            # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md): the given one,
+            # else the talker shipped for the configuration.
+            if blueprint is None and shipped_network(config) is None:
                 raise ValueError("a search under the claims rule rolls out a network trained with claims "
-                                 "(experiments.train.selfplay --claims): give blueprint=PATH")  # fmt: skip
+                                 "(experiments.train.selfplay --claims), and none is shipped for "
+                                 f"{config.game} at {config.num_players} players: give blueprint=PATH")  # fmt: skip
             if depth is not None or value is not None:
                 raise ValueError("depth= / value= (the value head's cut) are not available under the claims rule")
         # The trunk's products are small (K x M rows): BLAS threads only wait on each other, badly so on a loaded

@@ -292,3 +292,17 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
     with pytest.raises(SystemExit):
         main(["--bench", "--claims", "--game", "base:5", "--games", "1"])
     assert "give blueprint=PATH" in capsys.readouterr().err
+
+
+def test_shipped_talker_lookup(tmp_path: Path) -> None:
+    from agents.learned import NoShippedPolicyError, shipped_talker_path
+
+    with pytest.raises(NoShippedPolicyError, match=r"no talker is shipped for game 'base' at 5 players .* none"):
+        shipped_talker_path(CLAIMS5, tmp_path)
+    path = _talker_file(tmp_path)
+    path.rename(tmp_path / "base-5p.npz")
+    assert shipped_talker_path(CLAIMS5, tmp_path) == tmp_path / "base-5p.npz"
+    with pytest.raises(NoShippedPolicyError, match=r"claims_per_turn=2; shipped \(one claim per turn\): base-5p"):
+        shipped_talker_path(GameConfig(num_players=5, claims=True, claims_per_turn=2), tmp_path)
+    with pytest.raises(NoShippedPolicyError, match="claims_per_turn=0"):
+        shipped_talker_path(GameConfig(num_players=5), tmp_path)
