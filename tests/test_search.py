@@ -273,7 +273,7 @@ def test_search__bad_input():
         with pytest.raises(ValueError, match=rf"{key}=.* is out of range; valid: "):
             SearchAgent(config, **kwargs)
     with pytest.raises(ValueError, match="game"):  # a network of another game
-        SearchAgent(config, blueprint=POLICY_DIR / "duel-2p.npz")
+        SearchAgent(config, blueprint=POLICY_DIR / "duel-all.npz")
     with pytest.raises(ValueError, match="num_players"):  # of another shape (another player count)
         SearchAgent(config, blueprint=POLICY_DIR / "base-4p.npz")
     agent = SearchAgent(config, rollouts=4)
