@@ -277,8 +277,8 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
                     insert=f"claims+native:search:8,blueprint={path}")  # fmt: skip
     records = play(spec)
     assert records
-    with pytest.raises(ValueError, match="give blueprint=PATH"):
-        make_agent("search:8", CLAIMS5)
+    with pytest.raises(ValueError, match="none is shipped for base at 7 players: give blueprint=PATH"):
+        make_agent("search:8", GameConfig(num_players=7, claims=True))
     with pytest.raises(ValueError, match="trained without claims"):
         plain = export_npz(Policy(GameConfig(num_players=5), hidden=8), GameConfig(num_players=5), tmp_path / "q.npz")
         make_agent(f"search:8,blueprint={plain}", CLAIMS5)
@@ -290,7 +290,7 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
     r = bench_claims(CLAIMS5, 1, 5, rollouts=4, candidates=2, blueprint=path)
     assert r["moves"] > 5 and 0 <= r["claim_share"] <= 1 and r["median_s"] > 0
     with pytest.raises(SystemExit):
-        main(["--bench", "--claims", "--game", "base:5", "--games", "1"])
+        main(["--bench", "--claims", "--game", "base:7", "--games", "1"])
     assert "give blueprint=PATH" in capsys.readouterr().err
 
 
@@ -306,3 +306,16 @@ def test_shipped_talker_lookup(tmp_path: Path) -> None:
         shipped_talker_path(GameConfig(num_players=5, claims=True, claims_per_turn=2), tmp_path)
     with pytest.raises(NoShippedPolicyError, match="claims_per_turn=0"):
         shipped_talker_path(GameConfig(num_players=5), tmp_path)
+
+
+def test_the_shipped_talker_is_learned_under_the_claims_rule() -> None:
+    agent = make_agent("learned", CLAIMS5)
+    assert isinstance(agent, LearnedAgent) and talks_natively(agent)
+    assert agent.policy.path.name == "base-5p.npz" and agent.policy.path.parent.name == "talkers"
+    assert make_agent("learned", GameConfig(num_players=5)).policy.path.parent.name == "policies"  # unchanged
+    s = SearchAgent(CLAIMS5, rollouts=8)  # rolls the shipped talker out
+    assert s.network is not None and s.network.path == agent.policy.path
+    # the bluffing benchmark seats both talking where the talker is shipped, silent elsewhere
+    assert benchmark_name("learned", protocol("base-5")) == "claims+native:learned"
+    assert benchmark_name("search:32", protocol("base-5")) == "claims+native:search:32"
+    assert benchmark_name("learned", protocol("base-7")) == "claims+mute:learned"

@@ -28,14 +28,16 @@ from saboteur_env import GameConfig
 
 LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderboard"
 # The rows of the repository's leaderboard, per protocol: the scripted claims agents, hand-set and fitted believers,
-# and one silent agent.
+# one silent agent, and where a talker is shipped (agents/talkers/) the learned talker and a search that rolls it
+# out (both talk by themselves: claims+native). Saboteur 2's "covert" is its "heuristic", so its third scripted row
+# is the expert.
 LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
-               "heuristic"),
+               "heuristic", "learned", "search:32"),
     "base-7": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
                "heuristic"),
     "sab2-6": ("claims:heuristic", "claims+fit:heuristic", "claims:believer", "claims+fit:believer",
-               "claims:covert", "heuristic"),
+               "claims:expert", "heuristic"),
     "duel": ("claims:greedy", "claims:believer", "greedy"),
 }  # fmt: skip
 
