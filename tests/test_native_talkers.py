@@ -319,3 +319,33 @@ def test_the_shipped_talker_is_learned_under_the_claims_rule() -> None:
     assert benchmark_name("learned", protocol("base-5")) == "claims+native:learned"
     assert benchmark_name("search:32", protocol("base-5")) == "claims+native:search:32"
     assert benchmark_name("learned", protocol("base-7")) == "claims+mute:learned"
+
+
+def test_talk_table_reads_a_claims_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.train.selfplay import talk
+
+    cols = ["iteration", "decisions", "win_miner", "win_saboteur"]
+    for r in ("miner", "saboteur"):
+        cols += [f"claims_per_decision_{r}", f"lie_rate_{r}", *[f"{k}_claims_{r}" for k in talk.KINDS]]
+    path = tmp_path / "progress.csv"
+
+    def row(it: int, rate: float) -> list[str]:
+        vals = {"iteration": it, "decisions": it * 100, "win_miner": 0.5, "win_saboteur": 0.25}
+        for r in ("miner", "saboteur"):
+            vals |= {f"claims_per_decision_{r}": rate, f"lie_rate_{r}": "nan" if it == 2 else 0.5,
+                     f"goal_claims_{r}": 3, f"accuse_claims_{r}": 1, f"clear_claims_{r}": 0, f"suspect_claims_{r}": 0}
+        return [str(vals[c]) for c in cols]
+
+    # a stale row of an earlier run (iteration 9) before this run's rows 1..4
+    lines = [cols, row(9, 0.9), row(1, 0.1), row(2, 0.3), row(3, 0.2), row(4, 0.4)]
+    path.write_text("\n".join(",".join(x) for x in lines) + "\n")
+    assert talk.main([str(path), "--windows", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].startswith("| 100 | 0.200 | 0.200 | 0.50 | 0.50 | 75% / 25% / 0% / 0% |")
+    assert out[3].startswith("| 300 | 0.300 | 0.300 |")
+    assert talk.main([str(path), "--windows", "9"]) == 2
+    assert "windows=9 is out of range; valid: 1..4" in capsys.readouterr().err
+    plain = tmp_path / "plain.csv"
+    plain.write_text("iteration,decisions\n1,100\n")
+    assert talk.main([str(plain)]) == 2
+    assert "not the progress.csv of a run with --claims" in capsys.readouterr().err
