@@ -95,7 +95,7 @@ def _talks(agent: str, p: Protocol) -> bool:
         return False
     try:
         return talks_natively(make_agent(agent, _claims_config(p)))
-    except (ValueError, OSError):  # e.g. a file trained without claims: it plays silent
+    except (ValueError, TypeError, OSError, ImportError):  # it plays silent; the build below names the cause
         return False
 
 
