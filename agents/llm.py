@@ -255,6 +255,9 @@ class LLMAgent:
         self.transcript: list[dict[str, Any]] = []
         self.seat: int | None = None
         self.rng = np.random.default_rng()
+        # Under the claims rule the claims are among the moves it is offered (and the claims it heard are in its
+        # text): it talks by itself, so tournaments and the bluffing benchmark seat it as claims+native:llm.
+        self.talks = bool(config.claims)
 
     def reset(self, seat: int, num_players: int, seed: int | None) -> None:
         self.seat = seat

@@ -247,3 +247,40 @@ def test_benchmark__saboteur2_seats_the_agent_and_measures_both_sides() -> None:
     (r,) = b["rows"]
     assert r["protocol"] == f"{VERSION}/sab2-6" and r["seated_as"] == "claims:random"
     assert r["saboteur"]["rounds"] + r["digger"]["rounds"] == 2 * 3  # every round of both deals, one side each
+
+
+def test_benchmark__a_row_with_fewer_deals_is_paired_on_the_first_of_the_boards_deals(tmp_path) -> None:
+    p = protocol("base-5")
+    full = benchmark(p, ["claims:random", "random"], secret=7, deals=3, quiet=True, row_deals={"random": 2})
+    short = benchmark(p, ["random"], secret=7, deals=2, quiet=True)
+    rows = {r["agent"]: r for r in full["rows"]}
+    assert full["deals"] == 3 and rows["claims:random"]["deals"] == 3 and rows["random"]["deals"] == 2
+    # the same two deals, agent seeds and pool games: every number of the row is the 2-deal board's
+    assert json.dumps(lb._clean(rows["random"])) == json.dumps(lb._clean(short["rows"][0]))
+    lb.write_markdown([full], tmp_path / "a.md")
+    text = (tmp_path / "a.md").read_text()
+    assert "| `random` (2 deals) |" in text and "| `claims:random` |" in text
+    assert "Deals per agent: 3, the first of them where a row names fewer" in text
+
+
+def test_benchmark_name__a_language_model_is_offered_the_claims_and_talks_natively(monkeypatch) -> None:
+    monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never asked: names are checked offline
+    monkeypatch.setenv("SABOTEUR_LLM_MODEL", "m")
+    assert make_agent("llm", GameConfig(num_players=5, claims=True)).talks
+    assert not make_agent("llm", GameConfig(num_players=5)).talks
+    assert benchmark_name("llm", protocol("base-5")) == "claims+native:llm"
+    assert arm_name("claims+native:llm", "deaf") == "claims+native+deaf:llm"
+
+
+def test_cli__leaderboard_without_a_local_model_stops_at_once_naming_the_install(monkeypatch, capsys,
+                                                                                  tmp_path) -> None:  # fmt: skip
+    import experiments.llm.local as local
+
+    monkeypatch.delenv("SABOTEUR_LLM_BASE_URL", raising=False)
+    monkeypatch.setattr(local, "missing", lambda: "llama_cpp not installed: pip install llama-cpp-python[server]")
+    with pytest.raises(SystemExit) as e:
+        main(["--leaderboard", "--secret", "3fa0f95ad717f8c3617134ec22671dd7", "--md", str(tmp_path / "x.md")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "the leaderboard's llm rows" in err and "llama_cpp not installed" in err and "SABOTEUR_LLM_BASE_URL" in err
+    assert not (tmp_path / "x.md").exists()

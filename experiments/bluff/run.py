@@ -85,13 +85,14 @@ def _claims_config(p: Protocol) -> GameConfig:
 
 
 def _talks(agent: str, p: Protocol) -> bool:
-    """Whether a plain model or search name (``learned:PATH``, ``learned``, ``search:N``) plays the claims game by
-    itself: a network trained with claims (a file, or the talker shipped for the protocol) and a search that rolls
-    one out are benchmarked as ``claims+native:NAME`` (they talk), every other agent silent."""
+    """Whether a plain model, search or remote name (``learned:PATH``, ``learned``, ``search:N``, ``llm``) plays the
+    claims game by itself: a network trained with claims (a file, or the talker shipped for the protocol), a search
+    that rolls one out and a language model (offered the claims as moves) are benchmarked as ``claims+native:NAME``
+    (they talk), every other agent silent."""
     from agents.claims import talks_natively
 
     entry = find_agent(agent, p.game)
-    if entry is None or entry.kind not in ("model", "search"):
+    if entry is None or entry.kind not in ("model", "search", "remote"):
         return False
     try:
         return talks_natively(make_agent(agent, _claims_config(p)))
