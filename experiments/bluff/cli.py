@@ -99,7 +99,8 @@ def _serve_llm(ap: argparse.ArgumentParser, stack: ExitStack) -> None:
     if why is not None:
         ap.error(f"the leaderboard's llm rows ({LEADERBOARD_LLM}) need a local model: {why}; or point "
                  f"${ENV_BASE_URL} at an OpenAI-compatible endpoint serving SmolLM2-135M-Instruct")  # fmt: skip
-    server = stack.enter_context(LocalServer(str(smollm2_path()), alias="smollm2"))
+    # Two threads: the games' other seats are scripted, so the model's replies are what the run waits on.
+    server = stack.enter_context(LocalServer(str(smollm2_path()), alias="smollm2", threads=2))
     # The worker processes inherit the endpoint through the environment (the rows' names stay port-free).
     os.environ[ENV_BASE_URL], os.environ[ENV_MODEL] = server.base_url, "smollm2"
     stack.callback(os.environ.pop, ENV_BASE_URL, None)
