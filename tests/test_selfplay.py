@@ -412,3 +412,25 @@ def test_a_signal_checkpoints_and_exports_then_resume_continues(tmp_path: Path, 
     steps = state["counters"]["decisions"] + 2 * 16 * 8
     assert main(_resume_argv(out, steps=steps)) == 0
     assert _iterations(out) == list(range(1, done[-1] + 3))
+
+
+def test_curve__tables_of_runs_side_by_side(tmp_path) -> None:
+    from experiments.train.selfplay.curve import main, tables
+
+    cols = "iteration,decisions,return_mean,win_miner,win_saboteur,eval_diff,eval_lo,eval_hi"
+    a = [cols, "1,100000,1.0,0.1,0.9,,,", "2,200000,3.0,0.3,0.7,-1.5,-2.0,-1.0"]
+    b = [cols, "1,100000,2.0,0.2,0.8,-0.5,-1.0,0.0", "2,200000,4.0,0.4,0.6,+0.5,0.0,1.0"]
+    for name, lines in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "progress.csv").write_text("\n".join(lines) + "\n")
+    text = tables({"A": [dict(zip(cols.split(","), ln.split(","), strict=True)) for ln in a[1:]],
+                   "B": [dict(zip(cols.split(","), ln.split(","), strict=True)) for ln in b[1:]]}, 150000)  # fmt: skip
+    lines = text.splitlines()
+    assert lines[0] == "| decisions | 0.10M | 0.20M | mean of the checks |"
+    assert lines[2] == "| A | - | -1.50 [-2.00, -1.00] | -1.50 |"
+    assert lines[3] == "| B | -0.50 [-1.00, +0.00] | +0.50 [+0.00, +1.00] | +0.00 |"
+    assert "| 0.00-0.15M | 1.00 | 0.100 / 0.900 | 2.00 | 0.200 / 0.800 |" in lines
+    assert "| 0.15-0.30M | 3.00 | 0.300 / 0.700 | 4.00 | 0.400 / 0.600 |" in lines
+    assert main([str(tmp_path / "a" / "progress.csv"), "--window", "0"]) == 2
+    (tmp_path / "x.csv").write_text("foo,bar\n1,2\n")
+    assert main([str(tmp_path / "x.csv")]) == 2
