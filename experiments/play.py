@@ -4,6 +4,11 @@
     python -m experiments.play --players 5 --bots bayes
     python -m experiments.play --game duel --seat 1 --bots greedy          # Saboteur: The Duel
     python -m experiments.play --game sab2 --players 6 --bots heuristic    # Saboteur 2
+    python -m experiments.play --bots llm:prompt=compact --transcript t.json  # language-model bots (docs/text.md)
+
+With ``llm`` bots ($SABOTEUR_LLM_BASE_URL and $SABOTEUR_LLM_MODEL name the endpoint) every prompt and reply, the
+failures and fallbacks and the token counts are written to ``--transcript`` (default ``play-llm-UTCTIME.json``)
+however the game ends: over, ``quit``, end of input or Ctrl-C.
 
 Run it from the repository root (``experiments`` is part of the checkout, not of the installed package).
 
@@ -37,9 +42,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import sys
-from typing import TextIO
+import time
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -186,7 +194,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 .. players-1)")
     scripted = "; ".join(f"{g}: {', '.join(agent_names(g, kind='scripted'))}" for g in GAMES)  # from the registry
     parser.add_argument("--bots", default=None, help=f"bot policy (default heuristic; the duel greedy): {scripted}; "
-                        "every game: ismcts, ismcts:N (IS-MCTS, N simulations a move), learned (the shipped policy)")
+                        "every game: ismcts, ismcts:N (IS-MCTS, N simulations a move), learned (the shipped policy), "
+                        "llm / llm:KEY=VALUE,... (a chat endpoint: $SABOTEUR_LLM_BASE_URL, docs/text.md)")
+    parser.add_argument("--transcript", type=Path, default=None, help="with llm bots: the JSON file their prompts, "
+                        "replies, failures and token counts go to when the game ends or you leave (default: "
+                        "play-llm-UTCTIME.json here)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, choices=(1, 2, 3), default=3)
     args = parser.parse_args(argv)
@@ -212,9 +224,20 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
             shipped_agent(GameConfig(game=args.game, num_players=args.players))
         except ValueError as err:
             parser.error(f"--bots learned: {err}")
+    elif _is_llm(args.bots):  # the endpoint's settings are checked now (no request is sent)
+        try:
+            make_bot(args.bots, GameConfig(game=args.game, num_players=args.players))
+        except (ValueError, TableError) as err:
+            parser.error(f"--bots {args.bots[:200]!r}: {err}")
     elif args.bots not in valid_bots and sims is None:
         parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}, "
-                     "ismcts, ismcts:N")  # fmt: skip
+                     "ismcts, ismcts:N, llm, llm:KEY=VALUE,...")  # fmt: skip
+    if args.transcript is not None and not _is_llm(args.bots):
+        parser.error("--transcript keeps llm bots' transcripts: give --bots llm or llm:KEY=VALUE,...")
+    if _is_llm(args.bots) and args.transcript is None:
+        args.transcript = Path(time.strftime("play-llm-%Y%m%dT%H%M%SZ.json", time.gmtime()))
+    if args.transcript is not None and not args.transcript.parent.is_dir():
+        parser.error(f"--transcript {str(args.transcript)[:200]!r}: no folder {str(args.transcript.parent)[:200]!r}")
     if args.seed is not None and args.seed < 0:
         parser.error(f"--seed {args.seed} must be >= 0")
     try:  # anything else the game's config rejects, named by the config itself
@@ -222,6 +245,26 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     except ConfigError as err:
         parser.error(str(err))
     return args, env
+
+
+def _is_llm(name: str) -> bool:
+    return name == "llm" or name.startswith("llm:")
+
+
+def save_transcript(args: argparse.Namespace, bots: dict[int, Any], seed: int | None) -> Path | None:
+    """The llm bots' log records (``agents.llm.LLMAgent.log_record``: every prompt and reply of the game, failures,
+    fallbacks, token counts), one per seat, written atomically to ``args.transcript``; None without llm bots."""
+    from agents.files import write_atomic
+    from experiments.tournament.loop import agent_logs
+
+    seats = {str(s): found for s, bot in bots.items() if (found := agent_logs(bot))}
+    if args.transcript is None or not seats:
+        return None
+    record = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots, "seed": seed,
+              "rounds": args.rounds, "agent_logs": seats}  # fmt: skip
+    data = (json.dumps(record, indent=1) + "\n").encode()
+    write_atomic(args.transcript, lambda fh: fh.write(data))
+    return Path(args.transcript)
 
 
 def _picture(game, seat: int) -> str:
@@ -291,11 +334,20 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
 
 
 def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> int:
+    bots = {s: make_bot(args.bots, env.config) for s in range(args.players) if s != args.seat}
+    try:
+        return _game(args, env, bots, inp, out)
+    finally:  # however the game ends (over, quit, end of input, Ctrl-C): the llm bots' transcripts are kept
+        path = save_transcript(args, bots, args.seed)
+        if path is not None:
+            print(f"llm transcript: {path}", file=out, flush=True)
+
+
+def _game(args: argparse.Namespace, env: raw_env, bots: dict[int, Any], inp: TextIO, out: TextIO) -> int:
     duel, sab2 = args.game == "duel", args.game == "sab2"
     cfg = env.config
     env.reset(seed=args.seed)
     game = env.game
-    bots = {s: make_bot(args.bots, cfg) for s in range(args.players) if s != args.seat}
     # Sealed agent seeds (docs/evaluation.md): drawn from a fresh secret, never derived from the public deal seed.
     seeds = agent_seeds(draw_secret(), 0 if args.seed is None else args.seed, args.players)
     for s, bot in bots.items():

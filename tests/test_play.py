@@ -73,3 +73,40 @@ def test_play__is_mcts_bots_and_bad_bot_names(capsys):
     pytest.importorskip("agents.ismcts")
     text = _session(["--game", "duel", "--bots", "ismcts:3", "--rounds", "1"], ["0"] * 3 + ["quit"])
     assert "the bot plays 'ismcts:3'" in text and re.search(r"  > green (placed|played|passed|looked)", text)
+
+
+def test_play__llm_bots_keep_their_transcript_however_the_game_ends(tmp_path, monkeypatch, capsys):
+    import json
+
+    from tests.test_llm import FakeEndpoint
+
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SABOTEUR_LLM_MODEL", "fake-model")
+    with FakeEndpoint([("first_legal",)]) as fake:
+        monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", fake.url)
+        path = tmp_path / "t.json"
+        # a whole game: every llm decision is in the file, one record per bot seat
+        text = _session(["--game", "duel", "--bots", "llm:constrain=none", "--rounds", "1", "--transcript",
+                         str(path)], ["0"] * 300)  # fmt: skip
+        assert "== game over" in text and f"llm transcript: {path}" in text
+        data = json.loads(path.read_text())
+        assert data["bots"] == "llm:constrain=none" and list(data["agent_logs"]) == ["1"]
+        (log,) = data["agent_logs"]["1"]
+        assert len(log["transcript"]) == log["failures"]["decisions"] == len(fake.requests) > 0
+        assert log["failures"]["total_failures"] == 0
+        # the person leaves at once: the decisions made so far are kept, in the default file in the working folder
+        monkeypatch.chdir(tmp_path)
+        before = len(fake.requests)
+        text = _session(["--game", "base", "--players", "3", "--seat", "2", "--bots", "llm"], ["quit"])
+        (kept,) = tmp_path.glob("play-llm-*.json")
+        logs = json.loads(kept.read_text())["agent_logs"]
+        assert sorted(logs) == ["0", "1"] and f"llm transcript: {kept.name}" in text
+        assert sum(len(x[0]["transcript"]) for x in logs.values()) == len(fake.requests) - before > 0
+    # bad input: --transcript without llm bots, a folder that is not there, an llm without an endpoint
+    for argv, words in [(["--transcript", str(path)], "--transcript keeps llm bots' transcripts"),
+                        (["--bots", "llm", "--transcript", str(tmp_path / "no" / "t.json")], "no folder"),
+                        (["--bots", "llm:temperature=9"], "temperature=9.0 is out of range")]:  # fmt: skip
+        with pytest.raises(SystemExit):
+            play.main(argv)
+        assert words in capsys.readouterr().err
