@@ -392,3 +392,48 @@ def test_web__the_command_lines_log_game_is_replayed_from_any_seat():
     assert r.status_code == 200 and r.json()["game"] == "duel" and r.json()["actions"] == len(actions)
     frames = client.get(f"/api/replays/{r.json()['replay']}?viewer=1").json()["frames"]
     assert len(frames) == len(actions) + 2 and sum(f["round_end"] for f in frames) == 2
+
+
+def test_web__llm_bots_sit_only_when_offered_and_keep_their_transcripts(tmp_path, monkeypatch):
+    from tests.test_llm import FakeEndpoint
+
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SABOTEUR_LLM_MODEL", "fake-model")
+    with FakeEndpoint([("first_legal",)]) as fake:
+        monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", fake.url)
+        # a request cannot seat a language model the server did not offer: no endpoint is called
+        client, store = client_for(create_app(store=TableStore(), token=TOKEN)), None
+        _bad(client, "POST", "/api/tables", 400, "is not offered", json={"bots": "llm:base_url=http://evil/v1"})
+        assert fake.requests == []
+        with pytest.raises(ValueError, match="transcripts=FOLDER"):
+            TableStore(model_bots=["llm:constrain=none"])
+        store = TableStore(model_bots=["llm:constrain=none"], transcripts=tmp_path)
+        client = client_for(create_app(store=store, token=TOKEN))
+        r = client.post("/api/tables", json={"game": "duel", "seat": 0, "bots": "llm:constrain=none", "seed": 3,
+                                             "rounds": 1})  # fmt: skip
+        assert r.status_code == 200, r.text
+        data = _play_out(client, r.json(), np.random.default_rng(0))
+        assert data["final"]
+        saved = json.loads((tmp_path / f"table-{data['table']}.json").read_text())
+        assert saved["game_over"] and saved["bots"][1] == "llm:constrain=none"
+        (log,) = saved["agent_logs"]["1"]
+        assert len(log["transcript"]) == len(fake.requests) > 0 and log["failures"]["total_failures"] == 0
+
+
+def test_web__the_command_line_checks_llm_bots_and_their_transcripts_folder(tmp_path, monkeypatch, capsys):
+    from experiments.web.__main__ import parse_args
+
+    monkeypatch.delenv("SABOTEUR_LLM_BASE_URL", raising=False)
+    for argv, words in [(["--bots", "llm"], "must be an http(s) URL"),
+                        (["--transcripts", str(tmp_path)], "--transcripts keeps llm bots' transcripts")]:  # fmt: skip
+        with pytest.raises(SystemExit) as exc:
+            parse_args(argv)
+        assert exc.value.code == 2 and words in capsys.readouterr().err
+    monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SABOTEUR_LLM_MODEL", "m")
+    args = parse_args(["--bots", "llm:prompt=compact", "--transcripts", str(tmp_path / "t")])
+    assert args.model_bots == ["llm:prompt=compact"] and (tmp_path / "t").is_dir()
+    monkeypatch.chdir(tmp_path)
+    assert str(parse_args(["--bots", "llm"]).transcripts) == "web-llm-transcripts"
+    assert (tmp_path / "web-llm-transcripts").is_dir()

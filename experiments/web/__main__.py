@@ -4,7 +4,10 @@ Serves the page on 127.0.0.1 (``--port``, default 8765; ``--port 0`` picks a fre
 unless ``--no-browser``. The address it prints carries a secret token drawn at each launch (as Jupyter's does):
 only a browser that opened it (or a client sending the token) is served, so other web pages cannot use the table.
 The options prefill the page's form; several tables can be played at once from it. Model files (``--bots
-ppo:PATH``) sit only when named here; the page offers them, and never opens a path a request names.
+ppo:PATH``) and language models (``--bots llm:prompt=compact``; the endpoint from $SABOTEUR_LLM_BASE_URL and
+$SABOTEUR_LLM_MODEL) sit only when named here; the page offers them, and never opens a path or calls an endpoint a
+request names. The llm seats' transcripts go to ``--transcripts FOLDER`` (default ``web-llm-transcripts``), one
+file per table, rewritten after each of its changes.
 ``--replay LOG [--replay-game K]`` loads the K-th game of a tournament log into the page's replay viewer (after
 checking that it re-plays as logged).
 """
@@ -23,7 +26,8 @@ from saboteur_env import variants
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from experiments.web.table import BOTS, THINK_SECONDS, TableError, bot_names, check_settings
+    from experiments.web.table import BOTS, THINK_SECONDS, TableError, bot_names, check_settings, is_llm, make_bot
+    from saboteur_env import GameConfig
 
     parser = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -33,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     offered = "; ".join(f"{g}: {', '.join(bot_names(g))}" for g in BOTS)  # from the agent registry
     parser.add_argument("--bots", default=None, help="agent in the other seats (heuristic; the duel: greedy), or "
                         "one name per seat separated by commas (your own seat's entry is ignored); ppo:PATH too. "
-                        f"{offered}; every game: ismcts:N")
+                        f"{offered}; every game: ismcts:N, llm, llm:KEY=VALUE,...")
     parser.add_argument("--seed", type=int, default=None, help="a non-negative integer (default: fresh entropy)")
     parser.add_argument("--rounds", type=int, default=3, choices=(1, 2, 3))
     parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
@@ -41,6 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"the agents' thinking time per request, and the cap of one IS-MCTS move; moves left "
                         f"wait for the page's next request (0.1 .. 600, default {THINK_SECONDS:g})")  # fmt: skip
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser (scripts, tests)")
+    parser.add_argument("--transcripts", type=Path, default=None, help="with llm bots: the folder of their "
+                        "transcripts, one JSON file per table (default: web-llm-transcripts, made here)")
     parser.add_argument("--replay", type=Path, help="a tournament log to watch in the replay viewer")
     parser.add_argument("--replay-game", type=int, default=0, help="index of the game in --replay's log")
     args = parser.parse_args(argv)
@@ -51,13 +57,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.bots is not None and "," in args.bots:
         args.bots = args.bots.split(",")
     names = [args.bots] if isinstance(args.bots, str) else args.bots or []
-    args.model_bots = sorted({n for n in names if n.startswith(("ppo:", "learned:"))})
+    args.model_bots = sorted({n for n in names if n.startswith(("ppo:", "learned:")) or is_llm(n)})
     try:
         check_settings(args.game, args.players, args.seat, args.bots, args.seed, args.rounds, args.model_bots)
     except TableError as err:
         parser.error(str(err).replace("players=", "--players ").replace("seat=", "--seat ").replace(
             "seed=", "--seed ").replace("bots: ", "--bots ").replace("bots=", "--bots "))  # fmt: skip
+    llms = [n for n in args.model_bots if is_llm(n)]
+    for name in llms:  # the endpoint's settings, checked now (no request is sent)
+        try:
+            make_bot(name, GameConfig(game=args.game))
+        except (ValueError, TableError) as err:
+            parser.error(f"--bots {name[:200]!r}: {err}")
+    if args.transcripts is not None and not llms:
+        parser.error("--transcripts keeps llm bots' transcripts: name an llm in --bots")
+    if llms and args.transcripts is None:
+        args.transcripts = Path("web-llm-transcripts")
+    if args.transcripts is not None:
+        try:
+            args.transcripts.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            parser.error(f"--transcripts {str(args.transcripts)[:200]!r}: {err}")
     for name in args.model_bots:
+        if is_llm(name):
+            continue
         path = name.partition(":")[2]
         if not Path(path).is_file():  # found now, not at the first table; a device or FIFO is no model file
             parser.error(f"--bots {name!r}: no model file {path!r}")
@@ -94,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     defaults = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots,
                 "seed": args.seed, "rounds": args.rounds}  # fmt: skip
-    store = TableStore(think_seconds=args.bot_seconds, model_bots=args.model_bots)
+    store = TableStore(think_seconds=args.bot_seconds, model_bots=args.model_bots, transcripts=args.transcripts)
     token = secrets.token_urlsafe(24)
     app = create_app(defaults, log_game, store=store, token=token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -13,12 +13,16 @@ The agents think within a budget: one request lets them move for ``think_seconds
 after ``think_seconds`` too), then the rest of their moves wait for the next ``advance`` (the payload says
 ``thinking``); a request's cancel flag (the client left) or the store's ``stopping`` flag (the server shuts down)
 ends the thinking at once. Browser-supplied agent names are registered agents, ``ismcts:N`` and the shipped
-``learned`` policy only; model files (``ppo:PATH``, ``learned:PATH``) sit only when the server's command line named
-them (``TableStore.model_bots``), so a request never makes the server open a path.
+``learned`` policy only; model files (``ppo:PATH``, ``learned:PATH``) and language models (``llm``,
+``llm:KEY=VALUE,...``: each of their moves is a request to an endpoint) sit only when the server's command line named
+them (``TableStore.model_bots``), so a request never makes the server open a path or call an endpoint. A table with
+llm seats writes their transcripts (every prompt and reply, failures, token counts) to ``TableStore.transcripts``
+after each change, one JSON file per table, named by the table's id.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 import threading
@@ -114,6 +118,26 @@ def ismcts_sims(name: str) -> int | None:
     return int(n)
 
 
+def is_llm(name: str) -> bool:
+    """Whether an agent name is a language model (``llm``, ``llm:KEY=VALUE,...``)."""
+    return name == "llm" or name.startswith("llm:")
+
+
+def save_transcripts(path: Path, agents: dict[int, Any], header: dict[str, Any]) -> bool:
+    """The log records of the llm agents among ``agents`` (seat -> agent; ``agents.llm.LLMAgent.log_record``: every
+    prompt and reply, failures, fallbacks, token counts) with ``header``, written atomically to ``path``; False
+    (nothing written) without llm agents."""
+    from agents.files import write_atomic
+    from experiments.tournament.loop import agent_logs
+
+    seats = {str(q): found for q, a in agents.items() if (found := agent_logs(a))}
+    if not seats:
+        return False
+    data = (json.dumps({**header, "agent_logs": seats}, indent=1) + "\n").encode()
+    write_atomic(path, lambda fh: fh.write(data))
+    return True
+
+
 def make_bot(name: str, config: GameConfig) -> Any:
     """An agent for a seat: ``agents.make_agent``'s names, and IS-MCTS (``ismcts``, ``ismcts:N``)."""
     kind, colon, path = name.partition(":")
@@ -171,10 +195,10 @@ def check_settings(game: object = "base", players: object = None, seat: object =
             raise TableError(f"bots: {_short(name)} must be an agent name (a string); valid: {', '.join(valid)}")
         if ismcts_sims(name) is not None or name in valid or name in model_bots:
             continue
-        if name.startswith(("ppo:", "learned:")):  # a path from a request: refused unseen, whether it exists or not
+        if name.startswith(("ppo:", "learned:")) or is_llm(name):  # refused unseen: no path opened, no request
             offered = "; this server offers " + ", ".join(sorted(model_bots)) if model_bots else ""
-            raise TableError(f"bots: {_short(name)} is not offered: model files sit only when the server's command "
-                             f"line names them (--bots){offered}")  # fmt: skip
+            raise TableError(f"bots: {_short(name)} is not offered: model files and language models sit only when "
+                             f"the server's command line names them (--bots){offered}")  # fmt: skip
         raise TableError(f"bots: {_short(name)} is unknown for game={game!r}; valid: {', '.join(valid)}, ismcts:N")
     if "learned" in chosen:  # shipped for this game, but maybe not for this player count
         from agents.learned import shipped_path
@@ -218,7 +242,8 @@ class Table:
     person's first turn) are not made here: :meth:`TableStore.create` makes them."""
 
     def __init__(self, settings: Settings, think_seconds: float = THINK_SECONDS,
-                 stopping: threading.Event | None = None, thinkers: threading.Semaphore | None = None) -> None:
+                 stopping: threading.Event | None = None, thinkers: threading.Semaphore | None = None,
+                 transcripts: Path | None = None) -> None:  # fmt: skip
         if not (isinstance(think_seconds, (int, float)) and 0 < think_seconds <= 600):
             raise ValueError(f"think_seconds={think_seconds!r} must be in (0, 600]")
         self.settings = settings
@@ -227,7 +252,8 @@ class Table:
         self._thinkers = thinkers or threading.Semaphore(MAX_THINKING)
         self._cancel: threading.Event | None = None  # the running request's flag (set: its client left)
         self._move_deadline = math.inf
-        self.id = secrets.token_urlsafe(9)
+        self.id = secrets.token_urlsafe(9)  # letters, digits, - and _: also the name of its transcript file
+        self.transcript: Path | None = None if transcripts is None else transcripts / f"table-{self.id}.json"
         s = settings
         self.config = GameConfig(game=s.game, num_players=s.players, rounds=s.rounds)
         self.seat = s.seat
@@ -345,7 +371,18 @@ class Table:
             self._move_deadline = math.inf
             self._cancel = None
             self._thinkers.release()
+            if made:
+                self._save_transcript()
         return made
+
+    def _save_transcript(self) -> None:
+        """The llm seats' transcripts so far, to the table's file (when the server keeps them)."""
+        st = self.settings
+        if self.transcript is None or not any(is_llm(b) for b in st.bots):
+            return
+        save_transcripts(self.transcript, self.agents, {
+            "table": self.id, "game": st.game, "players": st.players, "seat": st.seat, "bots": list(st.bots),
+            "rounds": st.rounds, "moves": len(self.actions), "game_over": bool(self.state.game_over)})  # fmt: skip
 
     def _check_version(self, version: object) -> None:
         if isinstance(version, bool) or not isinstance(version, int):
@@ -453,7 +490,7 @@ class TableStore:
     it ends every agent's thinking; at most ``max_thinking`` requests let agents think at once."""
 
     def __init__(self, limit: int = 64, think_seconds: float = THINK_SECONDS, model_bots: Collection[str] = (),
-                 max_thinking: int = MAX_THINKING) -> None:  # fmt: skip
+                 max_thinking: int = MAX_THINKING, transcripts: Path | None = None) -> None:  # fmt: skip
         if not (isinstance(think_seconds, (int, float)) and 0 < think_seconds <= 600):
             raise ValueError(f"think_seconds={think_seconds!r} must be in (0, 600]")
         if not (isinstance(limit, int) and limit >= 1 and isinstance(max_thinking, int) and max_thinking >= 1):
@@ -461,6 +498,9 @@ class TableStore:
         self.limit = limit
         self.think_seconds = float(think_seconds)
         self.model_bots = frozenset(model_bots)
+        self.transcripts = transcripts  # the folder of the llm seats' transcripts (one file per table)
+        if any(is_llm(n) for n in self.model_bots) and transcripts is None:
+            raise ValueError("a server that offers llm bots keeps their transcripts: give transcripts=FOLDER")
         self.stopping = threading.Event()
         self.thinkers = threading.BoundedSemaphore(max_thinking)
         self.tables: dict[str, Table] = {}
@@ -482,7 +522,7 @@ class TableStore:
         checked = check_settings(**settings, model_bots=self.model_bots)
         with self.lock:
             self._make_room()  # refused before any agent is built
-        table = Table(checked, self.think_seconds, self.stopping, self.thinkers)
+        table = Table(checked, self.think_seconds, self.stopping, self.thinkers, self.transcripts)
         with self.lock:
             self._make_room()
             self.tables[table.id] = table
