@@ -39,7 +39,7 @@ LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderbo
 # takes seconds on two cores, so the row plays the protocol's first LLM_DEALS deals (its row says how many). A tiny
 # model's score is a floor, not a claim.
 LEADERBOARD_LLM = "llm:prompt=compact,constrain=grammar,max_tokens=32,max_tries=2,model=smollm2"
-LLM_DEALS = 6
+LLM_DEALS = 4
 LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
                "heuristic", "learned", "search:32", LEADERBOARD_LLM),
