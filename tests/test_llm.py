@@ -499,3 +499,32 @@ def test_valid_move_measurement_against_a_fake_llama_cpp_server(capsys):
     assert none[1].startswith("none (none ") and none[4].startswith("0.0% [0.0, 0.0]") and none[5] == "0.0%"
     assert none[6] == f"unknown {2 * int(none[3])}"  # two prose replies per decision, then the fallback
     assert int(auto[3]) > 0 and int(none[3]) > 0
+
+
+def test_llm_logs_summarise_the_llm_seats_of_a_tournament_log(monkeypatch, tmp_path, capsys):
+    """experiments.llm.logs reads the transcripts a tournament logged: every decision here fails once (prose), then
+    the second reply names a legal move."""
+    from experiments.llm.logs import main as summarise
+    from experiments.llm.logs import summary
+    from experiments.tournament.run import run_tasks
+
+    calls = []
+
+    def every_other(body: dict) -> tuple[int, str]:
+        calls.append(1)
+        return 200, ("I think I will dig." if len(calls) % 2 else _first_legal(body))
+
+    with FakeEndpoint([("fn", every_other)]) as fake:
+        monkeypatch.setenv("SABOTEUR_LLM_BASE_URL", fake.url)
+        monkeypatch.setenv("SABOTEUR_LLM_MODEL", "fake-model")
+        tasks = [("duel", "greedy", "llm:constrain=none", seed, "seed_5x9") for seed in (3, 4)]
+        list(run_tasks(tasks, workers=1, out=tmp_path / "log", secret=5))
+    s = summary(tmp_path / "log")
+    n = len(fake.requests) // 2
+    assert s["games"] == 2 and s["decisions"] == n > 0 and s["valid"] == n and s["first_try"] == 0
+    assert s["failures"] == {"unknown": n} and s["fallbacks"] == 0 and s["sent"] == {"none": 2 * n}
+    assert summarise([str(tmp_path / "log")]) == 0
+    row = capsys.readouterr().out.splitlines()[2].split(" | ")
+    assert row[1:8] == ["2", str(n), "100.0%", "0.0%", f"unknown {n}", "0", f"none {2 * n}"]
+    with pytest.raises(SystemExit):
+        summarise([str(tmp_path / "nothing")])
