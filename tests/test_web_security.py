@@ -166,8 +166,14 @@ def test_web__browser_bot_names_never_reach_a_file(tmp_path, monkeypatch):
                 r = client.post("/api/tables", json={"players": 3, "bots": bots})
                 assert r.status_code == 400, (name, r.text)
                 error = r.json()["error"]
-                assert "is not offered: model files sit only when the server's command line names them" in error
+                assert ("is not offered: model files and language models sit only when the server's command line "
+                        "names them") in error  # fmt: skip
                 messages.add(error.partition(" is not offered")[2])  # (the name is quoted, cut when long)
+    # Language models likewise: a page cannot make the server call an endpoint (any, with any options).
+    for name in ("llm", "llm:base_url=http://127.0.0.1:1/v1", "llm:model=x,base_url=http://example.com/v1"):
+        r = client.post("/api/tables", json={"players": 3, "bots": name})
+        assert r.status_code == 400, (name, r.text)
+        messages.add(r.json()["error"].partition(" is not offered")[2])
     assert len(messages) == 1 and opened == [] and store.tables == {}
     # The shipped policy ("learned", no path) sits: the server picks its file, not the request.
     r = client.post("/api/tables", json={"players": 5, "bots": "learned", "seat": 4})
