@@ -96,6 +96,11 @@ REJECTED = (400, 422)
 FIELDS = {"json_schema": ("response_format", "json_schema"), "grammar": ("grammar",), "none": ()}
 
 
+def is_llm_name(name: str) -> bool:
+    """Whether an agent name is a language model (``llm``, ``llm:KEY=VALUE,...``)."""
+    return name == "llm" or name.startswith("llm:")
+
+
 def move_schema(legal: list[str]) -> dict[str, Any]:
     """The JSON schema of a reply ``{"move": NAME}`` with NAME one of ``legal``."""
     return {"type": "object", "properties": {"move": {"type": "string", "enum": list(legal)}}, "required": ["move"],

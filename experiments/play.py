@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import re
 import sys
 import time
@@ -53,6 +52,8 @@ import numpy as np
 
 from agents import agent_names
 from agents.agent import bind_oracle
+from agents.llm import is_llm_name
+from experiments.llm.logs import save_transcripts
 from experiments.tournament.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene
 from experiments.web.table import TableError, ismcts_sims, make_bot, round_lines
@@ -224,7 +225,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
             shipped_agent(GameConfig(game=args.game, num_players=args.players))
         except ValueError as err:
             parser.error(f"--bots learned: {err}")
-    elif _is_llm(args.bots):  # the endpoint's settings are checked now (no request is sent)
+    elif is_llm_name(args.bots):  # the endpoint's settings are checked now (no request is sent)
         try:
             make_bot(args.bots, GameConfig(game=args.game, num_players=args.players))
         except (ValueError, TableError) as err:
@@ -232,9 +233,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     elif args.bots not in valid_bots and sims is None:
         parser.error(f"--bots {args.bots!r} is unknown for --game {args.game}; valid: {', '.join(valid_bots)}, "
                      "ismcts, ismcts:N, llm, llm:KEY=VALUE,...")  # fmt: skip
-    if args.transcript is not None and not _is_llm(args.bots):
+    if args.transcript is not None and not is_llm_name(args.bots):
         parser.error("--transcript keeps llm bots' transcripts: give --bots llm or llm:KEY=VALUE,...")
-    if _is_llm(args.bots) and args.transcript is None:
+    if is_llm_name(args.bots) and args.transcript is None:
         args.transcript = Path(time.strftime("play-llm-%Y%m%dT%H%M%SZ.json", time.gmtime()))
     if args.transcript is not None and not args.transcript.parent.is_dir():
         parser.error(f"--transcript {str(args.transcript)[:200]!r}: no folder {str(args.transcript.parent)[:200]!r}")
@@ -245,26 +246,6 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, raw_e
     except ConfigError as err:
         parser.error(str(err))
     return args, env
-
-
-def _is_llm(name: str) -> bool:
-    return name == "llm" or name.startswith("llm:")
-
-
-def save_transcript(args: argparse.Namespace, bots: dict[int, Any], seed: int | None) -> Path | None:
-    """The llm bots' log records (``agents.llm.LLMAgent.log_record``: every prompt and reply of the game, failures,
-    fallbacks, token counts), one per seat, written atomically to ``args.transcript``; None without llm bots."""
-    from agents.files import write_atomic
-    from experiments.tournament.loop import agent_logs
-
-    seats = {str(s): found for s, bot in bots.items() if (found := agent_logs(bot))}
-    if args.transcript is None or not seats:
-        return None
-    record = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots, "seed": seed,
-              "rounds": args.rounds, "agent_logs": seats}  # fmt: skip
-    data = (json.dumps(record, indent=1) + "\n").encode()
-    write_atomic(args.transcript, lambda fh: fh.write(data))
-    return Path(args.transcript)
 
 
 def _picture(game, seat: int) -> str:
@@ -338,9 +319,10 @@ def _play(args: argparse.Namespace, env: raw_env, inp: TextIO, out: TextIO) -> i
     try:
         return _game(args, env, bots, inp, out)
     finally:  # however the game ends (over, quit, end of input, Ctrl-C): the llm bots' transcripts are kept
-        path = save_transcript(args, bots, args.seed)
-        if path is not None:
-            print(f"llm transcript: {path}", file=out, flush=True)
+        header = {"game": args.game, "players": args.players, "seat": args.seat, "bots": args.bots,
+                  "seed": args.seed, "rounds": args.rounds}  # fmt: skip
+        if args.transcript is not None and save_transcripts(args.transcript, bots, header):
+            print(f"llm transcript: {args.transcript}", file=out, flush=True)
 
 
 def _game(args: argparse.Namespace, env: raw_env, bots: dict[int, Any], inp: TextIO, out: TextIO) -> int:

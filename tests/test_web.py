@@ -413,12 +413,22 @@ def test_web__llm_bots_sit_only_when_offered_and_keep_their_transcripts(tmp_path
         r = client.post("/api/tables", json={"game": "duel", "seat": 0, "bots": "llm:constrain=none", "seed": 3,
                                              "rounds": 1})  # fmt: skip
         assert r.status_code == 200, r.text
-        data = _play_out(client, r.json(), np.random.default_rng(0))
+        # never written mid-game: the prompts hold the bot's hand and role, and the person can read the folder
+        first = _play_out(client, r.json(), np.random.default_rng(0), limit=2)
+        assert not first["final"] and not (tmp_path / f"table-{first['table']}.json").exists()
+        data = _play_out(client, first, np.random.default_rng(0))
         assert data["final"]
         saved = json.loads((tmp_path / f"table-{data['table']}.json").read_text())
         assert saved["game_over"] and saved["bots"][1] == "llm:constrain=none"
         (log,) = saved["agent_logs"]["1"]
         assert len(log["transcript"]) == len(fake.requests) > 0 and log["failures"]["total_failures"] == 0
+        # a game still in play when the server stops: its transcript is kept then
+        r = client.post("/api/tables", json={"game": "duel", "seat": 1, "bots": "llm:constrain=none", "seed": 4})
+        left = r.json()["table"]
+        assert r.status_code == 200 and not (tmp_path / f"table-{left}.json").exists()
+        store.save_transcripts()
+        kept = json.loads((tmp_path / f"table-{left}.json").read_text())
+        assert not kept["game_over"] and list(kept["agent_logs"]) == ["0"] and kept["table"] == left
 
 
 def test_web__the_command_line_checks_llm_bots_and_their_transcripts_folder(tmp_path, monkeypatch, capsys):

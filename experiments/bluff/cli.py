@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.honesty import honesty_model
+from agents.llm import is_llm_name
 from experiments.bluff import leaderboard as lb
 from experiments.bluff.metrics import agent_metrics, arm_rounds, calibration
 from experiments.bluff.protocol import PROTOCOLS, VERSION, Protocol, protocol, protocol_for
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(str(err))
     boards = []
     with ExitStack() as stack:
-        if args.leaderboard and any(_bare(a).startswith("llm") for _, agents in todo for a in agents):
+        if args.leaderboard and any(is_llm_name(_bare(a)) for _, agents in todo for a in agents):
             _serve_llm(ap, stack)
         try:
             for p, agents in todo:

@@ -10,6 +10,7 @@ kind, fallbacks, requests by constraint, the longest prompt in tokens and the se
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -17,7 +18,22 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import write_atomic
 from experiments.tournament.logs.read import cli_warnings, read_games
+from experiments.tournament.loop import agent_logs
+
+
+def save_transcripts(path: Path, agents: dict[int, Any], header: dict[str, Any]) -> bool:
+    """The log records of the llm agents among ``agents`` (seat -> agent; ``agents.llm.LLMAgent.log_record``: every
+    prompt and reply, failures, fallbacks, token counts) under ``"agent_logs"`` (seat -> records, as a tournament log
+    has them) with ``header``, written atomically to ``path`` (terminal play, the web table); False (nothing written)
+    without llm agents."""
+    seats = {str(q): found for q, a in agents.items() if (found := agent_logs(a))}
+    if not seats:
+        return False
+    data = (json.dumps({**header, "agent_logs": seats}, indent=1) + "\n").encode()
+    write_atomic(Path(path), lambda fh: fh.write(data))
+    return True
 
 
 def summary(path: str | Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@ The options prefill the page's form; several tables can be played at once from i
 ppo:PATH``) and language models (``--bots llm:prompt=compact``; the endpoint from $SABOTEUR_LLM_BASE_URL and
 $SABOTEUR_LLM_MODEL) sit only when named here; the page offers them, and never opens a path or calls an endpoint a
 request names. The llm seats' transcripts go to ``--transcripts FOLDER`` (default ``web-llm-transcripts``), one
-file per table, rewritten after each of its changes.
+file per table, written when its game is over or the server stops (never mid-game: they hold the bots' views).
 ``--replay LOG [--replay-game K]`` loads the K-th game of a tournament log into the page's replay viewer (after
 checking that it re-plays as logged).
 """
@@ -26,7 +26,8 @@ from saboteur_env import variants
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from experiments.web.table import BOTS, THINK_SECONDS, TableError, bot_names, check_settings, is_llm, make_bot
+    from agents.llm import is_llm_name
+    from experiments.web.table import BOTS, THINK_SECONDS, TableError, bot_names, check_settings, make_bot
     from saboteur_env import GameConfig
 
     parser = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__,
@@ -46,7 +47,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         f"wait for the page's next request (0.1 .. 600, default {THINK_SECONDS:g})")  # fmt: skip
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser (scripts, tests)")
     parser.add_argument("--transcripts", type=Path, default=None, help="with llm bots: the folder of their "
-                        "transcripts, one JSON file per table (default: web-llm-transcripts, made here)")
+                        "transcripts, one JSON file per table, written at its game's end or the server's (default: "
+                        "web-llm-transcripts, made here)")
     parser.add_argument("--replay", type=Path, help="a tournament log to watch in the replay viewer")
     parser.add_argument("--replay-game", type=int, default=0, help="index of the game in --replay's log")
     args = parser.parse_args(argv)
@@ -57,13 +59,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.bots is not None and "," in args.bots:
         args.bots = args.bots.split(",")
     names = [args.bots] if isinstance(args.bots, str) else args.bots or []
-    args.model_bots = sorted({n for n in names if n.startswith(("ppo:", "learned:")) or is_llm(n)})
+    args.model_bots = sorted({n for n in names if n.startswith(("ppo:", "learned:")) or is_llm_name(n)})
     try:
         check_settings(args.game, args.players, args.seat, args.bots, args.seed, args.rounds, args.model_bots)
     except TableError as err:
         parser.error(str(err).replace("players=", "--players ").replace("seat=", "--seat ").replace(
             "seed=", "--seed ").replace("bots: ", "--bots ").replace("bots=", "--bots "))  # fmt: skip
-    llms = [n for n in args.model_bots if is_llm(n)]
+    llms = [n for n in args.model_bots if is_llm_name(n)]
     for name in llms:  # the endpoint's settings, checked now (no request is sent)
         try:
             make_bot(name, GameConfig(game=args.game))
@@ -79,7 +81,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         except OSError as err:
             parser.error(f"--transcripts {str(args.transcripts)[:200]!r}: {err}")
     for name in args.model_bots:
-        if is_llm(name):
+        if is_llm_name(name):
             continue
         path = name.partition(":")[2]
         if not Path(path).is_file():  # found now, not at the first table; a device or FIFO is no model file
@@ -135,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         threading.Timer(0.5, lambda: webbrowser.open(url)).start()
     # SIGTERM / Ctrl-C end the agents' thinking first; a request still running after 10 s is not waited for.
     server = StoppingServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=10), store)
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:  # the games still in play end with the server: their llm seats' transcripts are kept
+        store.save_transcripts()
     return 0
 
 

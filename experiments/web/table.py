@@ -17,12 +17,12 @@ ends the thinking at once. Browser-supplied agent names are registered agents, `
 ``llm:KEY=VALUE,...``: each of their moves is a request to an endpoint) sit only when the server's command line named
 them (``TableStore.model_bots``), so a request never makes the server open a path or call an endpoint. A table with
 llm seats writes their transcripts (every prompt and reply, failures, token counts) to ``TableStore.transcripts``
-after each change, one JSON file per table, named by the table's id.
+when its game is over and, for a game still in play, when the server stops (never mid-game: the prompts hold the
+bots' private views), one JSON file per table, named by the table's id.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import threading
@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.llm import is_llm_name
 from experiments.tournament.rounds import agent_seeds, draw_secret
 from experiments.web.scene import board_scene, card_svg, round_end_view, to_svg
 from experiments.web.words import (
@@ -118,26 +119,6 @@ def ismcts_sims(name: str) -> int | None:
     return int(n)
 
 
-def is_llm(name: str) -> bool:
-    """Whether an agent name is a language model (``llm``, ``llm:KEY=VALUE,...``)."""
-    return name == "llm" or name.startswith("llm:")
-
-
-def save_transcripts(path: Path, agents: dict[int, Any], header: dict[str, Any]) -> bool:
-    """The log records of the llm agents among ``agents`` (seat -> agent; ``agents.llm.LLMAgent.log_record``: every
-    prompt and reply, failures, fallbacks, token counts) with ``header``, written atomically to ``path``; False
-    (nothing written) without llm agents."""
-    from agents.files import write_atomic
-    from experiments.tournament.loop import agent_logs
-
-    seats = {str(q): found for q, a in agents.items() if (found := agent_logs(a))}
-    if not seats:
-        return False
-    data = (json.dumps({**header, "agent_logs": seats}, indent=1) + "\n").encode()
-    write_atomic(path, lambda fh: fh.write(data))
-    return True
-
-
 def make_bot(name: str, config: GameConfig) -> Any:
     """An agent for a seat: ``agents.make_agent``'s names, and IS-MCTS (``ismcts``, ``ismcts:N``)."""
     kind, colon, path = name.partition(":")
@@ -195,7 +176,7 @@ def check_settings(game: object = "base", players: object = None, seat: object =
             raise TableError(f"bots: {_short(name)} must be an agent name (a string); valid: {', '.join(valid)}")
         if ismcts_sims(name) is not None or name in valid or name in model_bots:
             continue
-        if name.startswith(("ppo:", "learned:")) or is_llm(name):  # refused unseen: no path opened, no request
+        if name.startswith(("ppo:", "learned:")) or is_llm_name(name):  # refused unseen: no path opened, no request
             offered = "; this server offers " + ", ".join(sorted(model_bots)) if model_bots else ""
             raise TableError(f"bots: {_short(name)} is not offered: model files and language models sit only when "
                              f"the server's command line names them (--bots){offered}")  # fmt: skip
@@ -371,15 +352,19 @@ class Table:
             self._move_deadline = math.inf
             self._cancel = None
             self._thinkers.release()
-            if made:
-                self._save_transcript()
+            if made and self.state.game_over:
+                self.save_transcript()
         return made
 
-    def _save_transcript(self) -> None:
-        """The llm seats' transcripts so far, to the table's file (when the server keeps them)."""
+    def save_transcript(self) -> None:
+        """The llm seats' transcripts, to the table's file (when the server keeps them). Called when the game is
+        over, or when the server stops (:meth:`TableStore.save_transcripts`), never mid-game: the prompts hold the
+        bots' hands and roles, and the person at the table may read the server's files."""
         st = self.settings
-        if self.transcript is None or not any(is_llm(b) for b in st.bots):
+        if self.transcript is None or not any(is_llm_name(b) for b in st.bots):
             return
+        from experiments.llm.logs import save_transcripts
+
         save_transcripts(self.transcript, self.agents, {
             "table": self.id, "game": st.game, "players": st.players, "seat": st.seat, "bots": list(st.bots),
             "rounds": st.rounds, "moves": len(self.actions), "game_over": bool(self.state.game_over)})  # fmt: skip
@@ -407,6 +392,8 @@ class Table:
                                  f"(e.g. {', '.join(str(a) for a in legal[:5])})")  # fmt: skip
             self.steps = []
             self._apply(int(action))
+            if self.state.game_over:  # the person's move ended it: no agent moves after it
+                self.save_transcript()
             self._advance(cancel)
             self.version += 1
 
@@ -499,7 +486,7 @@ class TableStore:
         self.think_seconds = float(think_seconds)
         self.model_bots = frozenset(model_bots)
         self.transcripts = transcripts  # the folder of the llm seats' transcripts (one file per table)
-        if any(is_llm(n) for n in self.model_bots) and transcripts is None:
+        if any(is_llm_name(n) for n in self.model_bots) and transcripts is None:
             raise ValueError("a server that offers llm bots keeps their transcripts: give transcripts=FOLDER")
         self.stopping = threading.Event()
         self.thinkers = threading.BoundedSemaphore(max_thinking)
@@ -529,6 +516,14 @@ class TableStore:
         with table.lock:
             table._think(cancel)
         return table
+
+    def save_transcripts(self) -> None:
+        """Every llm table's transcripts (the server is stopping: the games still in play end here)."""
+        with self.lock:
+            tables = list(self.tables.values())
+        for table in tables:
+            with table.lock:
+                table.save_transcript()
 
     def get(self, table_id: str) -> Table:
         table = self.tables.get(table_id)
