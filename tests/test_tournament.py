@@ -275,3 +275,57 @@ def test_tournament__sab2_inserted_seat_logs_replays_and_keeps_the_old_keys(tmp_
         replay_records(g, full=True)  # the agents re-run from the logged header give the same records
     # resuming finds both games in the log and plays nothing again
     assert list(run_tasks(tasks, out=tmp_path, secret=3)) == [inserted, plain]
+
+
+def test_tournament__sab2_insert_from_the_cli_pairs_the_inserted_seat_by_side(tmp_path, capsys):
+    """``--game sab2 --agents T --insert A B`` seats A, then B, at seat seed mod N of a table of T on the same deals,
+    and prints the inserted seat's gold and its paired difference overall and per side of the deal, numbers that
+    are recomputed here from the log."""
+    from experiments.tournament.logs.read import LogReader
+    from experiments.tournament.sab2 import SIDE_OF_ROLE
+
+    argv = ["--game", "sab2", "--agents", "random", "--insert", "random", "greedy", "--players", "4", "--games", "3",
+            "--seed", "11", "--no-beliefs", "--secret", "0" * 31 + "7", "--out", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Inserted seat" in out and "gold-digger" in out and "blue team" not in out  # no all-seat cell was played
+    gold: dict = {"random": {}, "greedy": {}}
+    side_gold: dict = {"random": {}, "greedy": {}}
+    rounds_as_digger: dict = {}
+    for g in LogReader(tmp_path, quiet=True).games():
+        h = g[0]["header"]
+        seat = h["insert_seat"]
+        assert seat == h["seed"] % 4 and h["agents"][seat] == h["insert"]
+        assert all(a == "random" for i, a in enumerate(h["agents"]) if i != seat)
+        gold[h["insert"]][h["seed"]] = sum(r["end"]["gained"][seat] for r in g)
+        for r in g:
+            side = SIDE_OF_ROLE[r["header"]["roles"][seat]]
+            acc = side_gold[h["insert"]].setdefault(h["seed"], [0.0, 0.0, 0.0])
+            acc[side] += r["end"]["gained"][seat]
+            rounds_as_digger[h["seed"]] = rounds_as_digger.get(h["seed"], 0) + (side == 0)
+    assert sorted(gold["random"]) == sorted(gold["greedy"]) == [11, 12, 13]
+    d = sum(gold["greedy"][s] - gold["random"][s] for s in gold["random"]) / 3
+    assert f"greedy - random = {d:+.2f}" in out
+    # per side: over the games where the deal gave the seat a gold-digger round (the same games for both inserts)
+    diggers = [s for s in (11, 12, 13) if rounds_as_digger[s]]
+    assert diggers  # these deals give the seat gold-digger rounds
+    d = sum(side_gold["greedy"][s][0] - side_gold["random"][s][0] for s in diggers) / len(diggers)
+    assert f"as gold-digger : {d:+.2f} [" in out and f"over {len(diggers)} games with gold-digger" in out
+    # a re-run resumes from the log and prints the same table
+    assert main(argv) == 0
+    assert capsys.readouterr().out.split("Inserted seat")[1] == out.split("Inserted seat")[1]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--game", "sab2", "--miners", "expert"], ["--miners is for the base game", "--agents"]),
+    (["--game", "sab2", "--saboteurs", "expert"], ["--saboteurs is for the base game"]),
+    (["--game", "duel", "--miners", "expert"], ["--miners is for the base game"]),
+    (["--game", "duel", "--agents", "greedy", "random", "--insert", "expert"], ["--insert is for the base game"]),
+    (["--game", "sab2", "--agents", "greedy", "--insert", "nobody"], ["unknown", "'nobody'"]),
+    (["--game", "sab2", "--agents", "greedy", "--insert", "random", "random"], ["--insert", "random"]),
+])  # fmt: skip
+def test_tournament__options_of_another_game_are_refused_not_ignored(capsys, argv, words):
+    with pytest.raises(SystemExit):
+        main([*argv, "--games", "1"])
+    err = capsys.readouterr().err
+    assert all(w in err for w in words), err

@@ -165,15 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", choices=("base", "duel", "sab2"), default="base", help="rule set")
     parser.add_argument("--agents", nargs="+", default=["greedy", "random"],
                         help="duel: every ordered pair plays (both colours on the same seeds); sab2: one cell per "
-                        "agent, which plays every seat")  # fmt: skip
+                        "agent, which plays every seat (every seat but the inserted one with --insert)")  # fmt: skip
     parser.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default="seed_5x9", help="duel geometry")
     parser.add_argument("--miners", nargs="+", default=None,
                         help=f"miner policies (default: {' '.join(DEFAULT_MINERS)}; none of the three: the main job)")
     parser.add_argument("--saboteurs", nargs="+", default=None,
                         help=f"saboteur policies (default: {' '.join(DEFAULT_SABOTEURS)})")  # fmt: skip
     parser.add_argument("--insert", nargs="+", default=None, metavar="AGENT",
-                        help="seat one AGENT (both roles) at seat seed mod N; each is a cell, the first is the "
-                        "reference of the paired comparison")  # fmt: skip
+                        help="seat one AGENT (every role) at seat seed mod N of each table (base: --miners x "
+                        "--saboteurs; sab2: --agents); each is a cell, the first is the reference of the paired "
+                        "comparison")  # fmt: skip
     parser.add_argument("--players", type=int, nargs="+", default=None,
                         help="player counts (base 3-10, default 5; sab2 2-12, default 5; the duel is 2-player)")
     parser.add_argument("--games", type=int, default=12, help="games per cell (each game has 3 rounds)")
@@ -212,12 +213,21 @@ def main(argv: list[str] | None = None) -> int:
         if not 1 <= args.claims_per_turn <= 8:
             parser.error(f"--claims-per-turn {args.claims_per_turn} is out of range; valid: 1..8")
         try:
-            for option in ("agents", "miners", "saboteurs", "insert"):
+            applies = {"base": ("miners", "saboteurs", "insert"), "sab2": ("agents", "insert"), "duel": ("agents",)}
+            for option in applies[args.game]:
                 names = getattr(args, option)
-                if names is not None and (args.game != "base") == (option == "agents"):
+                if names is not None:
                     setattr(args, option, [with_claims_per_turn(n, args.claims_per_turn) for n in names])
         except ValueError as err:
             parser.error(str(err))
+    if args.game != "base":
+        # Seats by role are the base game's: Saboteur 2 has six roles and the Duel none (never silently ignored).
+        for option, given in (("--miners", args.miners), ("--saboteurs", args.saboteurs)):
+            if given is not None:
+                parser.error(f"{option} is for the base game; with --game {args.game} every seat plays --agents"
+                             + (" (and --insert seats one agent at seat seed mod N)" if args.game == "sab2" else ""))
+    if args.game == "duel" and args.insert is not None:
+        parser.error("--insert is for the base game and sab2; the duel's --agents play each other in both colours")
     if args.game == "duel":
         if args.players not in (None, [2]):
             parser.error("--players: the duel is a two-player game")
@@ -252,12 +262,17 @@ def main(argv: list[str] | None = None) -> int:
             if not 2 <= n <= 12:
                 parser.error(f"--players {n} is out of range for sab2; valid: 2..12")
         _unique(parser, "--agents", args.agents)
+        _unique(parser, "--insert", args.insert or [])
+        named = [*args.agents, *(args.insert or [])]
         try:
-            for name in args.agents:
+            for name in named:
                 _claims_k(name)
+            for table in args.agents:
+                for ins in args.insert or [None]:
+                    _claims_cell(table, ins)
         except ValueError as err:
             parser.error(str(err))
-        for name in args.agents:
+        for name in named:
             try:
                 for n in players:
                     check_claims_options(name, "sab2", n)
@@ -271,10 +286,10 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"unknown Saboteur 2 agent {name!r}; valid: "
                              f"{', '.join(agent_names('sab2', kind='scripted'))}, ismcts[:N], text:NAME, learned, "
                              "learned:PATH.npz or llm[:KEY=VALUE,...]")  # fmt: skip
-        _check_ppo(parser, args.agents, "sab2")
-        _check_shipped(parser, args.agents, [{"game": "sab2", "num_players": n} for n in players])
+        _check_ppo(parser, named, "sab2")
+        _check_shipped(parser, named, [{"game": "sab2", "num_players": n} for n in players])
         tables = Sab2Tables()
-        games = run_sab2(players, args.agents, args.games, args.seed, **common)
+        games = run_sab2(players, args.agents, args.games, args.seed, inserts=args.insert, **common)
         return _consume(parser, games, lambda records: [tables.add(r) for r in records],
                         lambda: sab2_summary_table(tables), secret)  # fmt: skip
     for n in players:

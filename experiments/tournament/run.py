@@ -152,10 +152,14 @@ def run_sab2(
     address: str | None = None,
     chunk: int = 4,
     secret: int | None = None,
+    inserts: list[str | None] | None = None,
 ) -> Iterator[list[dict]]:
-    """Saboteur 2 cells (players x agent, the agent in every seat), game ``g`` on seed ``seed + g``."""
+    """Saboteur 2 cells (players x agent x insert: the agent in every seat but, with an insert, seat ``seed mod N``),
+    game ``g`` on seed ``seed + g``."""
     check_backend(backend)
-    tasks: list[Task] = [("sab2", n, a, seed + g, None) for n in players for a in agents for g in range(games)]
+    ins = [None] if not inserts else list(inserts)
+    tasks: list[Task] = [("sab2", n, a, seed + g, i) for n in players for a in agents for i in ins
+                         for g in range(games)]  # fmt: skip
     yield from _execute(tasks, workers, out, backend, address, chunk, secret)
 
 

@@ -2,7 +2,8 @@
 the reference observer), the per-role results table and an insertion experiment.
 
 A cell is (players, agent): every seat plays the agent (role-dispatching ones play each dealt role); a game may
-insert another agent at seat ``seed mod N`` (the bluffing benchmark; such games stay out of the cell tables). Game
+insert another agent at seat ``seed mod N`` (``--insert``, the bluffing benchmark; such games stay out of the cell
+tables and fill the inserted-seat table, :meth:`Sab2Tables.inserted_table`). Game
 ``g`` of every cell uses seed ``seed + g`` (duplicate deals). Records are one per round: ``header`` (game, seed,
 players, agents, roles dealt, round, rounds in the game, starter, rules and package versions), ``events`` (public; the
 private part of a face-down discard, a map peek, an inspection or a hat swap under ``private``), ``actions`` and
@@ -39,7 +40,7 @@ from experiments.tournament.rounds import (
     oracle_name,
     seat_agents,
 )
-from experiments.tournament.stats import BOOT, bootstrap_ratio, paired_difference
+from experiments.tournament.stats import BOOT, bootstrap_mean, bootstrap_ratio, paired_difference
 from saboteur_env import __version__, raw_env
 from saboteur_env.sab2 import cards as sc
 from saboteur_env.sab2.state import Sab2Event
@@ -184,10 +185,24 @@ class Sab2Tables:
         self.teams: dict[tuple[int, str], dict[int, list[int]]] = defaultdict(dict)
         # (players, agent) -> quarter of the round x [events, Brier, log loss, prior Brier, prior log loss] (sums)
         self.calibration: dict[tuple[int, str], np.ndarray] = defaultdict(lambda: np.zeros((BINS, 5)))
+        # (players, agent, insert) -> seed -> the inserted seat's [gold, then per side of SIDES: rounds, wins, gold]
+        self.inserted: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
 
     def add(self, r: dict) -> None:
         h, end = r["header"], r["end"]
-        if h.get("game") != "sab2" or h.get("insert"):  # the cell tables are of one agent in every seat
+        if h.get("game") != "sab2":
+            return
+        if h.get("insert"):  # the cell tables are of one agent in every seat; this is the inserted-seat table's
+            seat = h["insert_seat"]
+            acc = self.inserted[(h["players"], h["agent"], h["insert"])].setdefault(h["seed"], [0.0] * (1 + 3 * 3))
+            # The side the deal gave the seat this round (the header's roles, before any hat swap): the same whoever
+            # plays the seat, so the paired comparison per side compares the same rounds.
+            k = 1 + 3 * SIDE_OF_ROLE[h["roles"][seat]]
+            gain = float(end["gained"][seat])
+            acc[0] += gain
+            acc[k] += 1
+            acc[k + 1] += bool(end["winners"][seat])
+            acc[k + 2] += gain
             return
         cell, seed = (h["players"], h["agent"]), h["seed"]
         if isinstance(r.get("observer"), dict):
@@ -252,6 +267,55 @@ class Sab2Tables:
         return rows
 
 
+    def inserted_table(self, boot: int = BOOT) -> list[str]:
+        """Lines of the inserted-seat tables: per (players, agent, insert) the seat's gold per game (95% bootstrap
+        interval over games) and its win rate per round by the side the deal gave it; then, per table, the paired
+        difference in gold per game between each insert and the first one listed (same deals, same seat; bootstrap
+        over seeds), in all and per side (the gold of the seat's rounds on that side, over the games that had one)."""
+        if not self.inserted:
+            return []
+        width = max(12, *(len(k[2]) for k in self.inserted))
+        header = (f"{'N':>3} {'agent':<10} {'insert':<{width}} {'games':>6} {'gold/game':>10} {'95% CI':>16} "
+                  + " ".join(f"{'win as ' + side + ' [95% CI]':>30}" for side in SIDES))  # fmt: skip
+        lines = ["", "Inserted seat (seat = seed mod N, every role; gold = paid + stolen):", header, "-" * len(header)]
+        for key, games in self.inserted.items():
+            a = np.array(list(games.values()), dtype=float)
+            mean, lo, hi = bootstrap_mean(a[:, 0], boot)
+            rates = []
+            for i in range(len(SIDES)):
+                rounds, wins = a[:, 1 + 3 * i], a[:, 2 + 3 * i]
+                rate, rlo, rhi = bootstrap_ratio(wins, rounds, boot)
+                rates.append(f"{rate:.1%} [{rlo:.0%}, {rhi:.0%}] ({int(rounds.sum())})" if rounds.sum() else "-")
+            n, agent, ins = key
+            lines.append(f"{n:>3} {agent:<10} {ins:<{width}} {len(games):>6} {mean:>10.2f} "
+                         f"{f'[{lo:.2f}, {hi:.2f}]':>16} " + " ".join(f"{r:>30}" for r in rates))  # fmt: skip
+        lines.append("(rounds per side in brackets)")
+        by_table: dict[tuple[int, str], list[str]] = {}
+        for n, agent, ins in self.inserted:  # insertion order = the order the inserts were listed
+            by_table.setdefault((n, agent), []).append(ins)
+        pairs = [(t, ins[0], other) for t, ins in by_table.items() for other in ins[1:]]
+        if pairs:
+            lines += ["", "Paired difference in the inserted seat's gold per game (same seeds):"]
+        for (n, agent), ref, other in pairs:
+            a_g, b_g = self.inserted[(n, agent, other)], self.inserted[(n, agent, ref)]
+            d, lo, hi, k = paired_difference({s: v[0] for s, v in a_g.items()}, {s: v[0] for s, v in b_g.items()})
+            lines.append(f"  N={n} {agent} table: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
+            for i, side in enumerate(SIDES):
+                a = {s: v[3 + 3 * i] for s, v in a_g.items() if v[1 + 3 * i]}
+                b = {s: v[3 + 3 * i] for s, v in b_g.items() if v[1 + 3 * i]}
+                d, lo, hi, k = paired_difference(a, b)
+                lines.append(f"      as {side:<12}: {d:+.2f} [{lo:+.2f}, {hi:+.2f}] gold per game over {k} games "
+                             f"with {side} rounds")  # fmt: skip
+        return lines
+
+
+# The inserted seat's rounds by the side the deal gave it: gold-diggers of either team, saboteurs, and the roles
+# that win with either side (the Boss, the Profiteer) or on their own (the Geologist).
+SIDES = ("gold-digger", "saboteur", "other role")
+SIDE_OF_ROLE = {sc.Sab2Role.BLUE_DIGGER: 0, sc.Sab2Role.GREEN_DIGGER: 0, sc.Sab2Role.SABOTEUR: 1,
+                sc.Sab2Role.BOSS: 2, sc.Sab2Role.PROFITEER: 2, sc.Sab2Role.GEOLOGIST: 2}  # fmt: skip
+
+
 def _r(x: float, digits: int) -> float:
     return round(x, digits) if math.isfinite(x) else x
 
@@ -279,6 +343,18 @@ def summary_table(rounds: Iterable[dict] | Sab2Tables) -> str:
     """The results table printed by the tournament, from round records or a :class:`Sab2Tables`."""
     tables = _tables(rounds)
     teams = tables.team_rows()
+    cells = bool(teams) or not tables.inserted
+    lines = _cell_tables(tables, teams) if cells else []
+    lines += tables.inserted_table()[0 if cells else 1 :]  # only inserted games: their table alone
+    if any(oracle_name(t["agent"], "sab2") for t in teams) or any(
+        oracle_name(x, "sab2") for k in tables.inserted for x in k[1:]
+    ):
+        lines += ["", ORACLE_NOTE]
+    return "\n".join(lines)
+
+
+def _cell_tables(tables: Sab2Tables, teams: list[dict]) -> list[str]:
+    """The cells' team, role and reference-observer tables."""
     lines = [f"{'N':>3} {'agent':<10} {'rounds':>6} {'gold reached':>12} {'blue team':>10} {'green team':>10} "
              f"{'both':>6} {'no team':>8} {'saboteurs':>9}"]  # fmt: skip
     lines.append("-" * len(lines[0]))
@@ -305,9 +381,7 @@ def summary_table(rounds: Iterable[dict] | Sab2Tables) -> str:
         for c in cal:
             lines.append(f"{c['players']:>3} {c['agent']:<10} {c['progress']:>8} {c['events']:>7} {c['brier']:>7.4f} "
                          f"{c['log_loss']:>9.4f} {c['prior_brier']:>11.4f} {c['prior_log_loss']:>14.4f}")  # fmt: skip
-    if any(oracle_name(t["agent"], "sab2") for t in teams):
-        lines += ["", ORACLE_NOTE]
-    return "\n".join(lines)
+    return lines
 
 
 # ---- one inserted agent against a base population, on paired seeds ----
