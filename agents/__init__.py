@@ -69,6 +69,7 @@ _SEARCH_KEYS = {
     "blueprint": "the rollout network, a learned .npz of this game and count",
     "value": "the network whose value head ends cut rollouts (default: the blueprint's)",
     "candidates": "moves searched (the prior's best)",
+    "margin": "standard errors by which a move must beat the prior's first choice (0: the best mean)",
 }
 
 
@@ -92,6 +93,11 @@ def _search(config: GameConfig, role: str | None, param: str | None) -> Agent:
             if not (value.isascii() and value.isdigit()):
                 raise ValueError(f"agent {spec!r}: {key}={value!r} needs a whole number")
             kwargs[key] = int(value)
+        elif key == "margin":
+            try:
+                kwargs[key] = float(value)
+            except ValueError:
+                raise ValueError(f"agent {spec!r}: margin={value!r} needs a number 0..10") from None
         else:
             kwargs[key] = value
     return SearchAgent(config, rollouts=int(budget) if budget else DEFAULT_ROLLOUTS, **kwargs)
@@ -147,7 +153,7 @@ register_agent(
     factory=_search,
     param="BUDGET",
     summary="rollouts of the blueprint network, BUDGET rollouts per move (128); options ,depth=D "
-    ",blueprint=PATH ,value=PATH ,candidates=M",
+    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z",
 )
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")

@@ -13,7 +13,8 @@ At each decision the agent
    the round, in one batched loop (:func:`saboteur_env.core.rollout.rollout`: one kernel call and one numpy
    forward per step, common random numbers across the candidates of a determinization);
 4. plays the candidate with the best mean return for its side: its own gold of the round (the Duel: its gold minus
-   the opponent's); ties go to the better prior.
+   the opponent's); ties go to the better prior. With ``margin=Z`` it leaves the prior's first choice only for a
+   move whose paired advantage over it (per determinization, common random numbers) is at least Z standard errors.
 
 Budgets: ``rollouts`` (K x M per decision, deterministic for a seed) and optionally ``ms`` (milliseconds per
 decision): with ``ms`` the determinizations are played in waves of ``wave`` and the search stops when the time is
@@ -78,6 +79,7 @@ class SearchAgent:
         blas_threads: int | None = 1,
         depth: int | None = None,
         value: str | Path | None = None,
+        margin: float = 0.0,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -95,6 +97,8 @@ class SearchAgent:
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 10_000):
             raise ValueError(f"depth={depth!r} is out of range; valid: 1..10000 decisions per rollout or None (to the "
                              "round's end)")  # fmt: skip
+        if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 10:
+            raise ValueError(f"margin={margin!r} is out of range; valid: 0..10 standard errors (0: the best mean)")
         if config.claims:
             # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
             # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md): the given one,
@@ -111,6 +115,7 @@ class SearchAgent:
         self.config = config
         self.rollouts, self.candidates, self.ms = rollouts, candidates, ms
         self.temperature, self.wave = float(temperature), wave
+        self.margin = float(margin)
         # The prior network: a given file (refused with the difference named when trained for another game or
         # shape), else the one shipped for the configuration (None where none is).
         self.network: NumpyPolicy | None = (
@@ -192,6 +197,9 @@ class SearchAgent:
         m = cand.size
         k_total = max(1, self.rollouts // m)
         sums, counts = np.zeros(m), np.zeros(m, dtype=np.int64)
+        # Paired differences against the prior's first choice, per determinization (common random numbers make
+        # them far less noisy than the two means): their sums, sums of squares and counts.
+        d_sum, d_sq, d_n = np.zeros(m), np.zeros(m), np.zeros(m, dtype=np.int64)
         waves = [k_total] if deadline is None else [min(self.wave, k_total - i) for i in range(0, k_total, self.wave)]
         for k in waves:
             if deadline is not None and time.perf_counter() >= deadline:
@@ -199,10 +207,25 @@ class SearchAgent:
             value, valid = self._evaluate(cand, k, deadline)
             sums += np.where(valid, value, 0.0).sum(axis=0)
             counts += valid.sum(axis=0)
+            both = valid & valid[:, :1]
+            d = np.where(both, value - value[:, :1], 0.0)
+            d_sum += d.sum(axis=0)
+            d_sq += (d * d).sum(axis=0)
+            d_n += both.sum(axis=0)
         mean = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
         best = int(np.argmax(mean)) if counts.any() else 0  # argmax: the first, i.e. the better prior, on ties
+        # The best mean's paired advantage over the prior's first choice and its standard error.
+        n = max(int(d_n[best]), 1)
+        adv = d_sum[best] / n
+        se = float(np.sqrt(max(d_sq[best] / n - adv * adv, 0.0) / max(n - 1, 1))) if n > 1 else float("inf")
+        by_mean = best
+        if self.margin > 0 and best != 0 and not adv > self.margin * se:
+            # Leave the prior's first choice only for a move whose paired advantage over it is at least `margin`
+            # standard errors: the best of M noisy means is biased upwards (the winner's curse), most at small K.
+            best = 0
         self.last_stats = {"rollouts": int(counts.sum()), "seconds": time.perf_counter() - t0, "candidates": m,
-                           "values": dict(zip(cand.tolist(), np.round(mean, 4).tolist(), strict=True))}  # fmt: skip
+                           "values": dict(zip(cand.tolist(), np.round(mean, 4).tolist(), strict=True)),
+                           "best_mean": int(cand[by_mean]), "advantage": (float(adv), se)}  # fmt: skip
         return int(cand[best])
 
     # ---- search ----

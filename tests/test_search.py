@@ -317,3 +317,29 @@ def test_search__blas_threads_is_checked_and_limits_blas_during_a_move() -> None
     assert _blas_controller() is _blas_controller()
     if seen:  # numpy linked with a BLAS that threadpoolctl sees
         assert set(seen) == {1}
+
+
+def test_search__margin_leaves_the_prior_only_for_a_significant_paired_advantage():
+    """``margin=Z``: the same rollouts as without it (same values), and the prior's first choice is kept unless the
+    best mean's paired advantage over it is more than Z standard errors."""
+    config = GameConfig(num_players=5)
+    kept = left = 0
+    for seed in range(8):
+        state, plain = _decision_point(config, seed=seed, steps=6 + seed, rollouts=48, candidates=4)
+        careful = copy.deepcopy(plain)
+        careful.margin = 1.5
+        obs, mask = encode_observation(state, 0), legal_action_mask(state).astype(np.int8)
+        a, b = plain.act(obs, mask), careful.act(obs, mask)
+        assert plain.last_stats["values"] == careful.last_stats["values"] and a == plain.last_stats["best_mean"]
+        first = next(iter(plain.last_stats["values"]))  # the candidates in prior order
+        adv, se = plain.last_stats["advantage"]
+        if a == first or adv > 1.5 * se:
+            assert b == a
+            left += a != first
+        else:
+            assert b == first
+            kept += 1
+    assert kept > 0, (kept, left)  # some decision where the margin kept the prior's first choice
+    for bad in ("-1", "11", "nan", "x"):
+        with pytest.raises(ValueError, match="margin"):
+            make_agent(f"search:8,margin={bad}", config)
