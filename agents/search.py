@@ -401,7 +401,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m agents.search", description="The search agent's benchmark: "
                                      "seconds per move at seat 0 against expert seats (issue 35).")  # fmt: skip
     parser.add_argument("--bench", action="store_true", help="run the benchmark (the only mode)")
-    parser.add_argument("--game", nargs="+", default=["base:5", "sab2:5", "duel:2"], help="GAME:PLAYERS cells")
+    parser.add_argument("--game", nargs="+", default=["base:5", "sab2:5", "duel:2"],
+                        help="GAME:PLAYERS cells; the Duel's layout as duel:LAYOUT (duel:2 is seed_5x9)")
     parser.add_argument("--games", type=int, default=2, help="games per cell")
     parser.add_argument("--seed", type=int, default=0, help="deal seed of the first game")
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="rollouts per move")
@@ -415,9 +416,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.bench:
         parser.error("nothing to do: pass --bench")
+    configs = []
     for cell in args.game:
         game, _, players = cell.partition(":")
-        config = GameConfig(game=game, num_players=int(players or 2), claims=args.claims)
+        try:
+            if players and not players.isdigit() and game != "duel":
+                raise ValueError("give GAME:PLAYERS (e.g. base:5, sab2:6) or duel:LAYOUT")
+            if game == "duel" and players and not players.isdigit():
+                configs.append(GameConfig(game="duel", duel_layout=players, claims=args.claims))
+            else:
+                configs.append(GameConfig(game=game, num_players=int(players or 2), claims=args.claims))
+        except ValueError as err:
+            parser.error(f"--game {cell!r}: {err}")
+    for cell, config in zip(args.game, configs, strict=True):
         t0 = time.perf_counter()
         run = bench_claims if args.claims else bench
         try:

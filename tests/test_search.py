@@ -343,3 +343,17 @@ def test_search__margin_leaves_the_prior_only_for_a_significant_paired_advantage
     for bad in ("-1", "11", "nan", "x"):
         with pytest.raises(ValueError, match="margin"):
             make_agent(f"search:8,margin={bad}", config)
+
+
+def test_search_bench__cells_and_bad_cells(capsys):
+    """``--game duel:official_5x10`` benchmarks that layout; a malformed cell is one clear line, not a traceback."""
+    from agents.search import main
+
+    main(["--bench", "--game", "duel:official_5x10", "--games", "1", "--rollouts", "4", "--candidates", "2"])
+    out = capsys.readouterr().out
+    assert out.startswith("duel:official_5x10 rollouts=4 candidates=2") and "median=" in out
+    for cell, words in (("duel:nope", "'seed_5x9', 'official_5x10'"), ("base:x", "GAME:PLAYERS"),
+                        ("base:11", "3..10")):  # fmt: skip
+        with pytest.raises(SystemExit):
+            main(["--bench", "--game", cell])
+        assert words in capsys.readouterr().err
