@@ -14,7 +14,7 @@ At each decision the agent
    forward per step, common random numbers across the candidates of a determinization);
 4. plays the candidate with the best mean return for its side: its own gold of the round (the Duel: its gold minus
    the opponent's); ties go to the better prior. With ``margin=Z`` it leaves the prior's first choice only for a
-   move whose paired advantage over it (per determinization, common random numbers) is at least Z standard errors.
+   move whose paired advantage over it (per determinization, common random numbers) is more than Z standard errors.
 
 Budgets: ``rollouts`` (K x M per decision, deterministic for a seed) and optionally ``ms`` (milliseconds per
 decision): with ``ms`` the determinizations are played in waves of ``wave`` and the search stops when the time is
@@ -220,7 +220,7 @@ class SearchAgent:
         se = float(np.sqrt(max(d_sq[best] / n - adv * adv, 0.0) / max(n - 1, 1))) if n > 1 else float("inf")
         by_mean = best
         if self.margin > 0 and best != 0 and not adv > self.margin * se:
-            # Leave the prior's first choice only for a move whose paired advantage over it is at least `margin`
+            # Leave the prior's first choice only for a move whose paired advantage over it is more than `margin`
             # standard errors: the best of M noisy means is biased upwards (the winner's curse), most at small K.
             best = 0
         self.last_stats = {"rollouts": int(counts.sum()), "seconds": time.perf_counter() - t0, "candidates": m,

@@ -357,3 +357,25 @@ def test_search_bench__cells_and_bad_cells(capsys):
         with pytest.raises(SystemExit):
             main(["--bench", "--game", cell])
         assert words in capsys.readouterr().err
+
+
+def test_search__margin_rule_on_a_fixed_value_table(monkeypatch):
+    """The rule on hand-set rollout values (``_evaluate`` stubbed): the advantage is the mean paired difference and
+    its standard error ``std(d, ddof=1) / sqrt(n)``; the prior's first choice is left only above the margin."""
+    config = GameConfig(num_players=5)
+    state, agent = _decision_point(config, seed=1, steps=8, rollouts=8, candidates=2)
+    obs, mask = encode_observation(state, 0), legal_action_mask(state).astype(np.int8)
+    d = np.array([1.0, 3.0, 0.0, 2.0])  # candidate 1 minus candidate 0 per determinization
+    table = np.stack([np.zeros(4), d], axis=1)
+    monkeypatch.setattr(agent, "_evaluate", lambda cand, k, deadline: (table[:k], np.ones((k, 2), dtype=bool)))
+    se = float(np.std(d, ddof=1) / np.sqrt(4))  # 0.645...; mean 1.5 = 2.32 standard errors
+    for margin, leaves in ((0.0, True), (2.0, True), (2.5, False)):
+        agent.margin = margin
+        a = agent.act(obs, mask)
+        cand = list(agent.last_stats["values"])
+        adv, got_se = agent.last_stats["advantage"]
+        assert adv == pytest.approx(1.5) and got_se == pytest.approx(se)
+        assert a == (cand[1] if leaves else cand[0])
+    # a single determinization has no standard error: any margin keeps the prior's first choice
+    agent.rollouts, agent.margin = 2, 0.5
+    assert agent.act(obs, mask) == next(iter(agent.last_stats["values"]))

@@ -311,9 +311,41 @@ def test_tournament__sab2_insert_from_the_cli_pairs_the_inserted_seat_by_side(tm
     assert diggers  # these deals give the seat gold-digger rounds
     d = sum(side_gold["greedy"][s][0] - side_gold["random"][s][0] for s in diggers) / len(diggers)
     assert f"as gold-digger : {d:+.2f} [" in out and f"over {len(diggers)} games with gold-digger" in out
+    # the deal fixes every round's roles: both inserts met the same roles in the same rounds
+    roles = {}
+    for g in LogReader(tmp_path, quiet=True).games():
+        for r in g:
+            key = (r["header"]["seed"], r["header"]["round"])
+            assert roles.setdefault(key, r["header"]["roles"]) == r["header"]["roles"]
+    assert len(roles) == 9
     # a re-run resumes from the log and prints the same table
     assert main(argv) == 0
     assert capsys.readouterr().out.split("Inserted seat")[1] == out.split("Inserted seat")[1]
+    # the report's table S3 holds the same numbers
+    s3 = report.build_report(tmp_path, with_plots=False)["S3_sab2_inserted"]
+    assert [(r["insert"], r["reference"]) for r in s3] == [("random", ""), ("greedy", "random")]
+    assert s3[1]["difference"] == pytest.approx(round(sum(gold["greedy"][s] - gold["random"][s] for s in gold["random"])
+                                                      / 3, 3))  # fmt: skip
+
+
+@pytest.mark.parametrize("game", ["base", "sab2"])
+def test_tournament__the_reference_is_the_first_insert_listed_even_when_the_log_has_the_others_first(
+    tmp_path, capsys, game
+):
+    """A log started with ``--insert greedy`` and resumed with ``--insert random greedy``: its greedy games come back
+    first, but the comparison is greedy - random (the first listed is the reference) and random's row comes first."""
+    table = ["--game", "sab2", "--agents", "random"] if game == "sab2" else ["--miners", "random", "--saboteurs",
+                                                                            "random"]  # fmt: skip
+    common = [*table, "--players", "4", "--games", "2", "--no-beliefs", "--secret", "0" * 31 + "5",
+              "--out", str(tmp_path)]  # fmt: skip
+    assert main([*common, "--insert", "greedy"]) == 0
+    capsys.readouterr()
+    assert main([*common, "--insert", "random", "greedy"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy - random = " in out and "random - greedy" not in out
+    rows = [line.split() for line in out.split("Inserted seat")[1].splitlines()]
+    inserts = [r[3 if game == "base" else 2] for r in rows if r and r[0] == "4"]
+    assert inserts == ["random", "greedy"]
 
 
 @pytest.mark.parametrize(("argv", "words"), [

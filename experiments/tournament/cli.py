@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                              "learned:PATH.npz or llm[:KEY=VALUE,...]")  # fmt: skip
         _check_ppo(parser, named, "sab2")
         _check_shipped(parser, named, [{"game": "sab2", "num_players": n} for n in players])
-        tables = Sab2Tables()
+        tables = Sab2Tables(inserts=args.insert)
         games = run_sab2(players, args.agents, args.games, args.seed, inserts=args.insert, **common)
         return _consume(parser, games, lambda records: [tables.add(r) for r in records],
                         lambda: sab2_summary_table(tables), secret)  # fmt: skip
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                     _claims_cell(m, sab, ins)
     except ValueError as err:
         parser.error(str(err))
-    summary = Summary()
+    summary = Summary(inserts=args.insert)
     games = run(players, args.miners, args.saboteurs, args.games, args.seed, beliefs=not args.no_beliefs,
                 inserts=args.insert, **common)  # fmt: skip
     return _consume(parser, games, summary.add, summary.table, secret)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -178,7 +178,10 @@ class Sab2Tables:
     record at a time (``add``). Intervals resample whole games: the seats of a round and the rounds of a game are
     not independent trials."""
 
-    def __init__(self) -> None:
+    def __init__(self, inserts: Sequence[str] | None = None) -> None:
+        # The inserts in the order the command listed them (the first is the paired comparison's reference);
+        # without it, the order their games arrived in (a resumed log yields its games first).
+        self.insert_order = list(inserts or [])
         # (players, agent, role) -> seed -> [seat-rounds, wins, gold]
         self.roles: dict[tuple[int, str, str], dict[int, list[float]]] = defaultdict(dict)
         # (players, agent) -> seed -> [rounds, gold reached, blue won, green won, both, gold reached but no team won]
@@ -267,46 +270,94 @@ class Sab2Tables:
         return rows
 
 
+    def inserted_rows(self, boot: int = BOOT) -> list[dict]:
+        """Per (players, agent, insert), in the order the inserts were listed: the inserted seat's gold per game
+        (paid + stolen; 95% bootstrap interval over games), its win rate per round by the side the deal gave it
+        (``SIDES``), and - for every insert but the first of its table - the paired difference in gold per game
+        against that first one (same deals, same seat; bootstrap over seeds), in all and per side (the gold of the
+        seat's rounds on that side, over the games where both had such rounds; NaN where no game had). Intervals of
+        a single game are NaN (none exists)."""
+        keys = sorted(self.inserted, key=lambda k: (k[0], k[1], _listed(self.insert_order, k[2])))
+        first: dict[tuple[int, str], str] = {}
+        rows = []
+        for n, agent, ins in keys:
+            games = self.inserted[(n, agent, ins)]
+            a = np.array(list(games.values()), dtype=float)
+            mean, lo, hi = bootstrap_mean(a[:, 0], boot)
+            row: dict = {"players": n, "agent": agent, "insert": ins, "games": len(games), "gold_per_game": _r(mean, 3),
+                         "ci_low": _r(lo, 3), "ci_high": _r(hi, 3)}  # fmt: skip
+            for i, side in enumerate(SIDES):
+                rounds, wins = a[:, 1 + 3 * i], a[:, 2 + 3 * i]
+                rate, rlo, rhi = bootstrap_ratio(wins, rounds, boot) if rounds.sum() else (math.nan,) * 3
+                row.update({f"{side} rounds": int(rounds.sum()), f"{side} win rate": _r(rate, 4),
+                            f"{side} win ci_low": _r(rlo, 4), f"{side} win ci_high": _r(rhi, 4)})  # fmt: skip
+            ref = first.setdefault((n, agent), ins)
+            row["reference"] = ref if ref != ins else ""
+            # every row has every column (one CSV header); the reference's differences are NaN with 0 pairs
+            row.update({"difference": math.nan, "difference ci_low": math.nan, "difference ci_high": math.nan,
+                        "pairs": 0})  # fmt: skip
+            for side in SIDES:
+                row.update({f"{side} difference": math.nan, f"{side} difference ci_low": math.nan,
+                            f"{side} difference ci_high": math.nan, f"{side} pairs": 0})  # fmt: skip
+            if ref != ins:
+                b_g = self.inserted[(n, agent, ref)]
+                d, lo, hi, k = paired_difference({s: v[0] for s, v in games.items()}, {s: v[0] for s, v in b_g.items()})
+                row.update({"difference": _r(d, 3), "difference ci_low": _r(lo, 3), "difference ci_high": _r(hi, 3),
+                            "pairs": k})  # fmt: skip
+                for i, side in enumerate(SIDES):
+                    a_s = {s: v[3 + 3 * i] for s, v in games.items() if v[1 + 3 * i]}
+                    b_s = {s: v[3 + 3 * i] for s, v in b_g.items() if v[1 + 3 * i]}
+                    d, lo, hi, k = paired_difference(a_s, b_s)
+                    if not k:  # no game of both gave the seat this side: nothing to compare (never a made-up 0)
+                        d = math.nan
+                    row.update({f"{side} difference": _r(d, 3), f"{side} difference ci_low": _r(lo, 3),
+                                f"{side} difference ci_high": _r(hi, 3), f"{side} pairs": k})  # fmt: skip
+            rows.append(row)
+        return rows
+
     def inserted_table(self, boot: int = BOOT) -> list[str]:
-        """Lines of the inserted-seat tables: per (players, agent, insert) the seat's gold per game (95% bootstrap
-        interval over games) and its win rate per round by the side the deal gave it; then, per table, the paired
-        difference in gold per game between each insert and the first one listed (same deals, same seat; bootstrap
-        over seeds), in all and per side (the gold of the seat's rounds on that side, over the games that had one)."""
-        if not self.inserted:
+        """Lines of :meth:`inserted_rows`: the inserted seats' table, then the paired differences against the first
+        insert listed, in all and per side."""
+        rows = self.inserted_rows(boot)
+        if not rows:
             return []
-        width = max(12, *(len(k[2]) for k in self.inserted))
+        width = max(12, *(len(r["insert"]) for r in rows))
         header = (f"{'N':>3} {'agent':<10} {'insert':<{width}} {'games':>6} {'gold/game':>10} {'95% CI':>16} "
                   + " ".join(f"{'win as ' + side + ' [95% CI]':>30}" for side in SIDES))  # fmt: skip
         lines = ["", "Inserted seat (seat = seed mod N, every role; gold = paid + stolen):", header, "-" * len(header)]
-        for key, games in self.inserted.items():
-            a = np.array(list(games.values()), dtype=float)
-            mean, lo, hi = bootstrap_mean(a[:, 0], boot)
-            rates = []
-            for i in range(len(SIDES)):
-                rounds, wins = a[:, 1 + 3 * i], a[:, 2 + 3 * i]
-                rate, rlo, rhi = bootstrap_ratio(wins, rounds, boot)
-                rates.append(f"{rate:.1%} [{rlo:.0%}, {rhi:.0%}] ({int(rounds.sum())})" if rounds.sum() else "-")
-            n, agent, ins = key
-            lines.append(f"{n:>3} {agent:<10} {ins:<{width}} {len(games):>6} {mean:>10.2f} "
-                         f"{f'[{lo:.2f}, {hi:.2f}]':>16} " + " ".join(f"{r:>30}" for r in rates))  # fmt: skip
-        lines.append("(rounds per side in brackets)")
-        by_table: dict[tuple[int, str], list[str]] = {}
-        for n, agent, ins in self.inserted:  # insertion order = the order the inserts were listed
-            by_table.setdefault((n, agent), []).append(ins)
-        pairs = [(t, ins[0], other) for t, ins in by_table.items() for other in ins[1:]]
-        if pairs:
+        for r in rows:
+            rates = [f"{r[f'{side} win rate']:.1%} {_ci(r[f'{side} win ci_low'], r[f'{side} win ci_high'], '.0%')} "
+                     f"({r[f'{side} rounds']})" if r[f"{side} rounds"] else "-" for side in SIDES]  # fmt: skip
+            flag = " *" if any(oracle_name(x, "sab2") for x in (r["agent"], r["insert"])) else ""
+            lines.append(f"{r['players']:>3} {r['agent']:<10} {r['insert']:<{width}} {r['games']:>6} "
+                         f"{r['gold_per_game']:>10.2f} {_ci(r['ci_low'], r['ci_high'], '.2f'):>16} "
+                         + " ".join(f"{x:>30}" for x in rates) + flag)  # fmt: skip
+        lines.append("(rounds per side in brackets; n/a: an interval needs at least 2 games)")
+        paired = [r for r in rows if r["reference"]]
+        if paired:
             lines += ["", "Paired difference in the inserted seat's gold per game (same seeds):"]
-        for (n, agent), ref, other in pairs:
-            a_g, b_g = self.inserted[(n, agent, other)], self.inserted[(n, agent, ref)]
-            d, lo, hi, k = paired_difference({s: v[0] for s, v in a_g.items()}, {s: v[0] for s, v in b_g.items()})
-            lines.append(f"  N={n} {agent} table: {other} - {ref} = {d:+.2f} [{lo:+.2f}, {hi:+.2f}] over {k} games")
-            for i, side in enumerate(SIDES):
-                a = {s: v[3 + 3 * i] for s, v in a_g.items() if v[1 + 3 * i]}
-                b = {s: v[3 + 3 * i] for s, v in b_g.items() if v[1 + 3 * i]}
-                d, lo, hi, k = paired_difference(a, b)
-                lines.append(f"      as {side:<12}: {d:+.2f} [{lo:+.2f}, {hi:+.2f}] gold per game over {k} games "
-                             f"with {side} rounds")  # fmt: skip
+        for r in paired:
+            lines.append(f"  N={r['players']} {r['agent']} table: {r['insert']} - {r['reference']} = "
+                         f"{r['difference']:+.2f} {_ci(r['difference ci_low'], r['difference ci_high'], '+.2f')} "
+                         f"over {r['pairs']} games")  # fmt: skip
+            for side in SIDES:
+                if not r[f"{side} pairs"]:
+                    lines.append(f"      as {side:<12}: - (no game with {side} rounds in both)")
+                    continue
+                ci = _ci(r[f"{side} difference ci_low"], r[f"{side} difference ci_high"], "+.2f")
+                lines.append(f"      as {side:<12}: {r[f'{side} difference']:+.2f} {ci} gold per game over "
+                             f"{r[f'{side} pairs']} games with {side} rounds")  # fmt: skip
         return lines
+
+
+def _listed(order: list[str], name: str) -> int:
+    """Where ``name`` stands in the command's list of inserts (names not listed after them, in arrival order)."""
+    return order.index(name) if name in order else len(order)
+
+
+def _ci(lo: float, hi: float, spec: str) -> str:
+    """An interval, or ``n/a`` where none exists (a single game: the bootstrap resamples games)."""
+    return "n/a" if math.isnan(lo) or math.isnan(hi) else f"[{lo:{spec}}, {hi:{spec}}]"
 
 
 # The inserted seat's rounds by the side the deal gave it: gold-diggers of either team, saboteurs, and the roles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -31,7 +31,10 @@ class Summary:
     """Running aggregates behind :func:`summary_table`, fed one game at a time (``add``): a few numbers per cell,
     plus the inserted seat's nuggets per seed (one number per game, needed for the paired comparison)."""
 
-    def __init__(self) -> None:
+    def __init__(self, inserts: Sequence[str | None] | None = None) -> None:
+        # The inserts in the order the command listed them (the first is the paired comparison's reference);
+        # without it, the order their games arrived in (a resumed log yields its games first).
+        self.insert_order = [x for x in inserts or [] if x]
         # cell -> (rounds won, rounds) -> games: a histogram of per-game shares (flat memory, exact bootstrap)
         self.games: dict[tuple[int, str, str, str], Counter[tuple[int, int]]] = {}
         self.decisions: dict[tuple[int, str, str, str], RunningMean] = {}
@@ -106,7 +109,10 @@ class Summary:
                       f"{'nuggets/game':>13} {'95% CI':>16} {'win as miner [95% CI]':>22} "
                       f"{'win as sab. [95% CI]':>22}")  # fmt: skip
             lines += [header, "-" * len(header)]
-            for key in sorted(self.seat_nuggets):
+            order = self.insert_order
+            listed = sorted(self.seat_nuggets,
+                            key=lambda k: (*k[:3], order.index(k[3]) if k[3] in order else len(order)))  # fmt: skip
+            for key in listed:  # the order the inserts were listed (stable: unlisted ones as they came)
                 mean, lo, hi = bootstrap_mean(list(self.seat_nuggets[key].values()))
                 w = np.array(list(self.seat_wins[key].values()), dtype=float)
                 rates = []
@@ -119,7 +125,7 @@ class Summary:
                     f"{f'[{lo:.2f}, {hi:.2f}]':>16} {rates[0]:>22} {rates[1]:>22}"
                 )
             by_base: dict[tuple[int, str, str], list[str]] = {}
-            for n, m, s, ins in self.seat_nuggets:  # insertion order = the order the inserts were listed
+            for n, m, s, ins in listed:
                 by_base.setdefault((n, m, s), []).append(ins)
             pairs = [(b, ins[0], other) for b, ins in by_base.items() for other in ins[1:]]
             if pairs:

@@ -290,6 +290,8 @@ def build_report(
     if counts["sab2"]:
         tables["S1_sab2_roles"] = sab2.role_rows(boot)
         tables["S2_sab2_teams"] = sab2.team_rows(boot)
+        if sab2.inserted:
+            tables["S3_sab2_inserted"] = sab2.inserted_rows(boot)
     flagged_any = {}
     for name, rows in list(tables.items()):
         rows, flagged = flag_oracles(rows, "sab2" if name.startswith("S") else "base")
@@ -341,6 +343,8 @@ TITLES = {
     "S1_sab2_roles": "S1 Saboteur 2 by role at the round end (win rate and gold per seat-round, resampled as whole "
     "games)",
     "S2_sab2_teams": "S2 Saboteur 2 outcomes per round by side (game bootstrap)",
+    "S3_sab2_inserted": "S3 Saboteur 2 inserted seat (--insert): gold per game, win rate by the side dealt, paired "
+    "difference against the first insert of its table (same deals)",
     "D1_head_to_head": "D1 duel head-to-head (A score = wins + half the draws; nugget difference A - B per seed; "
     "bootstrap over seeds)",
 }
