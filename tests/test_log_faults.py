@@ -59,6 +59,17 @@ def reference() -> dict[tuple, list[dict]]:
     return _reference()
 
 
+# The signal test needs a run that is surely still playing when its second game is logged: 40 games with two
+# workers on an idle machine could all be played before the test had read two of them (the signal then met a
+# finished run). Five times as many last seconds past that point.
+SIGNAL_GAMES = 5 * GAMES
+
+
+@pytest.fixture(scope="module")
+def long_reference() -> dict[tuple, list[dict]]:
+    return _reference(SIGNAL_GAMES)
+
+
 def _cmd(out: Path, *extra: str, games: int = GAMES) -> list[str]:
     return [sys.executable, "-m", "experiments.tournament", *ARGS, "--games", str(games), "--out", str(out), *extra]
 
@@ -181,11 +192,12 @@ def test_kill_at_any_byte_then_resume(tmp_path, count):
 
 
 @pytest.mark.parametrize(("workers", "sig", "group"), [(1, signal.SIGTERM, False), (2, signal.SIGINT, True)])
-def test_sigterm_or_ctrl_c_finishes_cleanly(tmp_path, reference, workers, sig, group):
+def test_sigterm_or_ctrl_c_finishes_cleanly(tmp_path, long_reference, workers, sig, group):
     """SIGTERM to the main process (or Ctrl-C to the whole group, workers included): the games in flight are
     logged, the log is closed without a torn tail, the exit code is 128 + signal, and resume completes it."""
+    reference = long_reference
     out = tmp_path / "log"
-    proc = _start(_cmd(out, "--workers", str(workers), "--chunk", "2"))
+    proc = _start(_cmd(out, "--workers", str(workers), "--chunk", "2", games=SIGNAL_GAMES))
     try:
         _wait_for_games(out / LOG_NAME, 2, proc)
         (os.killpg if group else os.kill)(proc.pid, sig)
@@ -199,10 +211,10 @@ def test_sigterm_or_ctrl_c_finishes_cleanly(tmp_path, reference, workers, sig, g
     with warnings.catch_warnings():
         warnings.simplefilter("error", LogWarning)  # no torn tail, no duplicate, nothing incomplete
         logged = list(read_games(out))
-    assert 2 <= len(logged) < GAMES
+    assert 2 <= len(logged) < SIGNAL_GAMES
     for records in logged:
         assert records == reference[game_key(records[0]["header"])]
-    list(run([3], ["random"], ["random"], GAMES, seed=0, secret=SECRET, beliefs=False, out=out))
+    list(run([3], ["random"], ["random"], SIGNAL_GAMES, seed=0, secret=SECRET, beliefs=False, out=out))
     _assert_exactly_once(out, reference)
 
 
