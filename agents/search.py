@@ -420,12 +420,12 @@ def main(argv: list[str] | None = None) -> None:
     for cell in args.game:
         game, _, players = cell.partition(":")
         try:
-            if players and not players.isdigit() and game != "duel":
-                raise ValueError("give GAME:PLAYERS (e.g. base:5, sab2:6) or duel:LAYOUT")
-            if game == "duel" and players and not players.isdigit():
+            if not players or players.isdigit():
+                configs.append(GameConfig(game=game, num_players=int(players or 2), claims=args.claims))
+            elif game == "duel":
                 configs.append(GameConfig(game="duel", duel_layout=players, claims=args.claims))
             else:
-                configs.append(GameConfig(game=game, num_players=int(players or 2), claims=args.claims))
+                raise ValueError("give GAME:PLAYERS (e.g. base:5, sab2:6) or duel:LAYOUT")
         except ValueError as err:
             parser.error(f"--game {cell!r}: {err}")
     for cell, config in zip(args.game, configs, strict=True):

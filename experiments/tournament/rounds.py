@@ -65,6 +65,12 @@ def logged_secret(records: Sequence[dict]) -> int:
     return parse_secret(seeds["secret"])
 
 
+def insert_rank(order: list[str], name: str) -> int:
+    """Where the inserted agent ``name`` stands in the command's list ``order`` (the first is the paired comparison's
+    reference); names not listed rank after them (a stable sort keeps them in the order their games arrived)."""
+    return order.index(name) if name in order else len(order)
+
+
 @functools.cache
 def oracle_name(name: str, game: str = "base") -> bool:
     """Whether the agent called ``name`` in ``game`` reads hidden state (flagged in tables, never rated): asked of

@@ -36,6 +36,7 @@ from experiments.tournament.rounds import (
     ORACLE_NOTE,
     GameSpec,
     Recording,
+    insert_rank,
     logged_secret,
     oracle_name,
     seat_agents,
@@ -277,7 +278,7 @@ class Sab2Tables:
         against that first one (same deals, same seat; bootstrap over seeds), in all and per side (the gold of the
         seat's rounds on that side, over the games where both had such rounds; NaN where no game had). Intervals of
         a single game are NaN (none exists)."""
-        keys = sorted(self.inserted, key=lambda k: (k[0], k[1], _listed(self.insert_order, k[2])))
+        keys = sorted(self.inserted, key=lambda k: (k[0], k[1], insert_rank(self.insert_order, k[2])))
         first: dict[tuple[int, str], str] = {}
         rows = []
         for n, agent, ins in keys:
@@ -348,11 +349,6 @@ class Sab2Tables:
                 lines.append(f"      as {side:<12}: {r[f'{side} difference']:+.2f} {ci} gold per game over "
                              f"{r[f'{side} pairs']} games with {side} rounds")  # fmt: skip
         return lines
-
-
-def _listed(order: list[str], name: str) -> int:
-    """Where ``name`` stands in the command's list of inserts (names not listed after them, in arrival order)."""
-    return order.index(name) if name in order else len(order)
 
 
 def _ci(lo: float, hi: float, spec: str) -> str:

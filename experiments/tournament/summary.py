@@ -11,6 +11,7 @@ import numpy as np
 from experiments.tournament.logs.format import game_key
 from experiments.tournament.rounds import (
     ORACLE_NOTE,
+    insert_rank,
     oracle_name,
 )
 from experiments.tournament.stats import (
@@ -109,10 +110,8 @@ class Summary:
                       f"{'nuggets/game':>13} {'95% CI':>16} {'win as miner [95% CI]':>22} "
                       f"{'win as sab. [95% CI]':>22}")  # fmt: skip
             lines += [header, "-" * len(header)]
-            order = self.insert_order
-            listed = sorted(self.seat_nuggets,
-                            key=lambda k: (*k[:3], order.index(k[3]) if k[3] in order else len(order)))  # fmt: skip
-            for key in listed:  # the order the inserts were listed (stable: unlisted ones as they came)
+            listed = sorted(self.seat_nuggets, key=lambda k: (*k[:3], insert_rank(self.insert_order, k[3])))
+            for key in listed:  # the order the inserts were listed
                 mean, lo, hi = bootstrap_mean(list(self.seat_nuggets[key].values()))
                 w = np.array(list(self.seat_wins[key].values()), dtype=float)
                 rates = []
