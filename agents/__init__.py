@@ -70,6 +70,7 @@ _SEARCH_KEYS = {
     "value": "the network whose value head ends cut rollouts (default: the blueprint's)",
     "candidates": "moves searched (the prior's best)",
     "margin": "standard errors by which a move must beat the prior's first choice (0: the best mean)",
+    "halving": "1: sequential halving over the candidates (rounds keep the better half), 0: equal rollouts",
 }
 
 
@@ -98,6 +99,10 @@ def _search(config: GameConfig, role: str | None, param: str | None) -> Agent:
                 kwargs[key] = float(value)
             except ValueError:
                 raise ValueError(f"agent {spec!r}: margin={value!r} needs a number 0..10") from None
+        elif key == "halving":
+            if value not in ("0", "1"):
+                raise ValueError(f"agent {spec!r}: halving={value!r} needs 0 or 1")
+            kwargs[key] = value == "1"
         else:
             kwargs[key] = value
     return SearchAgent(config, rollouts=int(budget) if budget else DEFAULT_ROLLOUTS, **kwargs)
@@ -153,12 +158,17 @@ register_agent(
     factory=_search,
     param="BUDGET",
     summary="rollouts of the blueprint network, BUDGET rollouts per move (128); options ,depth=D "
-    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z",
+    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z ,halving=1",
 )
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")
-register_agent("llm", kind="remote", factory=_llm, param="KEY=VALUE,...",
-               summary="a chat endpoint (SABOTEUR_LLM_* variables; options as in agents.llm.OPTIONS)")
+register_agent(
+    "llm",
+    kind="remote",
+    factory=_llm,
+    param="KEY=VALUE,...",
+    summary="a chat endpoint (SABOTEUR_LLM_* variables; options as in agents.llm.OPTIONS)",
+)
 register_agent("text", kind="wrapper", factory=_text, param="NAME", bare=False, summary="NAME through the text")
 register_agent("claims", kind="wrapper", factory=_claims, param="NAME", bare=False, summary="NAME talking")
 

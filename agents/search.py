@@ -15,6 +15,8 @@ At each decision the agent
 4. plays the candidate with the best mean return for its side: its own gold of the round (the Duel: its gold minus
    the opponent's); ties go to the better prior. With ``margin=Z`` it leaves the prior's first choice only for a
    move whose paired advantage over it (per determinization, common random numbers) is more than Z standard errors.
+   With ``halving=True`` the budget is spent in ``ceil(log2 M)`` rounds of sequential halving (fresh
+   determinizations each round, the better half of the candidates kept), so the last two share most rollouts.
 
 Budgets: ``rollouts`` (K x M per decision, deterministic for a seed) and optionally ``ms`` (milliseconds per
 decision): with ``ms`` the determinizations are played in waves of ``wave`` and the search stops when the time is
@@ -80,6 +82,7 @@ class SearchAgent:
         depth: int | None = None,
         value: str | Path | None = None,
         margin: float = 0.0,
+        halving: bool = False,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -99,6 +102,8 @@ class SearchAgent:
                              "round's end)")  # fmt: skip
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin <= 10:
             raise ValueError(f"margin={margin!r} is out of range; valid: 0..10 standard errors (0: the best mean)")
+        if not isinstance(halving, bool):
+            raise ValueError(f"halving={halving!r} is not valid; valid: True or False")
         if config.claims:
             # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
             # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md): the given one,
@@ -116,6 +121,7 @@ class SearchAgent:
         self.rollouts, self.candidates, self.ms = rollouts, candidates, ms
         self.temperature, self.wave = float(temperature), wave
         self.margin = float(margin)
+        self.halving = halving
         # The prior network: a given file (refused with the difference named when trained for another game or
         # shape), else the one shipped for the configuration (None where none is).
         self.network: NumpyPolicy | None = (
@@ -194,26 +200,55 @@ class SearchAgent:
             self.last_stats = {"rollouts": 0, "seconds": time.perf_counter() - t0, "candidates": 1}
             return int(legal[order[0]])
         cand = legal[order[: self.candidates]]
+        best, self.last_stats = self._select(cand, deadline)
+        self.last_stats["seconds"] = time.perf_counter() - t0
+        return int(cand[best])
+
+    def _halving_plan(self, m: int) -> list[int]:
+        """Determinizations per round of sequential halving over ``m`` candidates (``ceil(m / 2**r)`` alive in
+        round ``r``): the budget ``rollouts // m * m`` in ``ceil(log2 m)`` equal parts."""
+        rounds = int(np.ceil(np.log2(m)))
+        per_round = max(1, max(1, self.rollouts // m) * m // rounds)
+        return [max(1, per_round // int(np.ceil(m / 2**r))) for r in range(rounds)]
+
+    def _select(self, cand: NDArray[np.int64], deadline: float | None) -> tuple[int, dict[str, Any]]:
+        """The index in ``cand`` (prior order) of the move to play, and the statistics behind it."""
         m = cand.size
         k_total = max(1, self.rollouts // m)
         sums, counts = np.zeros(m), np.zeros(m, dtype=np.int64)
         # Paired differences against the prior's first choice, per determinization (common random numbers make
         # them far less noisy than the two means): their sums, sums of squares and counts.
         d_sum, d_sq, d_n = np.zeros(m), np.zeros(m), np.zeros(m, dtype=np.int64)
-        waves = [k_total] if deadline is None else [min(self.wave, k_total - i) for i in range(0, k_total, self.wave)]
-        for k in waves:
+        alive = np.arange(m)
+        if self.halving and m > 2:
+            # Sequential halving (Karnin et al. 2013): log2(M) rounds of equal budget on fresh determinizations,
+            # the better half kept after each; the last two share every determinization they were played in, so
+            # the close final comparison gets most of the rollouts instead of 1/M of them.
+            plan = self._halving_plan(m)
+        elif deadline is None:
+            plan = [k_total]
+        else:
+            plan = [min(self.wave, k_total - i) for i in range(0, k_total, self.wave)]
+        for r, k in enumerate(plan):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            value, valid = self._evaluate(cand, k, deadline)
-            sums += np.where(valid, value, 0.0).sum(axis=0)
-            counts += valid.sum(axis=0)
-            both = valid & valid[:, :1]
-            d = np.where(both, value - value[:, :1], 0.0)
-            d_sum += d.sum(axis=0)
-            d_sq += (d * d).sum(axis=0)
-            d_n += both.sum(axis=0)
+            value, valid = self._evaluate(cand[alive], k, deadline)
+            sums[alive] += np.where(valid, value, 0.0).sum(axis=0)
+            counts[alive] += valid.sum(axis=0)
+            if alive[0] == 0:  # the prior's first choice is still played: pair every survivor with it
+                both = valid & valid[:, :1]
+                d = np.where(both, value - value[:, :1], 0.0)
+                d_sum[alive] += d.sum(axis=0)
+                d_sq[alive] += (d * d).sum(axis=0)
+                d_n[alive] += both.sum(axis=0)
+            if self.halving and r + 1 < len(plan):
+                live_mean = np.where(counts[alive] > 0, sums[alive] / np.maximum(counts[alive], 1), -np.inf)
+                keep = np.sort(np.argsort(-live_mean, kind="stable")[: max(2, (alive.size + 1) // 2)])
+                alive = alive[keep]  # sorted: prior order, so ties keep going to the better prior
         mean = np.where(counts > 0, sums / np.maximum(counts, 1), -np.inf)
-        best = int(np.argmax(mean)) if counts.any() else 0  # argmax: the first, i.e. the better prior, on ties
+        # Among the survivors only (all of them without halving): their means share every rollout they were in.
+        final = np.where(np.isin(np.arange(m), alive), mean, -np.inf)
+        best = int(np.argmax(final)) if counts.any() else 0  # argmax: the first, i.e. the better prior, on ties
         # The best mean's paired advantage over the prior's first choice and its standard error.
         n = max(int(d_n[best]), 1)
         adv = d_sum[best] / n
@@ -223,10 +258,10 @@ class SearchAgent:
             # Leave the prior's first choice only for a move whose paired advantage over it is more than `margin`
             # standard errors: the best of M noisy means is biased upwards (the winner's curse), most at small K.
             best = 0
-        self.last_stats = {"rollouts": int(counts.sum()), "seconds": time.perf_counter() - t0, "candidates": m,
-                           "values": dict(zip(cand.tolist(), np.round(mean, 4).tolist(), strict=True)),
-                           "best_mean": int(cand[by_mean]), "advantage": (float(adv), se)}  # fmt: skip
-        return int(cand[best])
+        stats = {"rollouts": int(counts.sum()), "candidates": m,
+                 "values": dict(zip(cand.tolist(), np.round(mean, 4).tolist(), strict=True)),
+                 "best_mean": int(cand[by_mean]), "advantage": (float(adv), se)}  # fmt: skip
+        return best, stats
 
     # ---- search ----
     def _prior(self, observation: NDArray[np.float32], legal: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -324,7 +359,11 @@ class SearchAgent:
     def rollouts_per_decision(self, num_legal: int) -> int:
         """Rollouts a decision with ``num_legal`` legal moves plays at the rollout budget (no time limit)."""
         m = min(self.candidates, num_legal)
-        return 0 if num_legal <= 1 else max(1, self.rollouts // m) * m
+        if num_legal <= 1:
+            return 0
+        if self.halving and m > 2:
+            return sum(k * int(np.ceil(m / 2**r)) for r, k in enumerate(self._halving_plan(m)))
+        return max(1, self.rollouts // m) * m
 
 
 # ---- the benchmark: python -m agents.search --bench ------------------------------------------------------------
@@ -365,8 +404,9 @@ def bench_claims(config: GameConfig, games: int, seed: int, **kwargs: Any) -> di
     claims = 0
     a = claims_layout(config).game_actions
     for g in range(games):
-        env = raw_env(game=config.game, num_players=config.num_players, claims=True,
-                      claims_per_turn=config.claims_per_turn)
+        env = raw_env(
+            game=config.game, num_players=config.num_players, claims=True, claims_per_turn=config.claims_per_turn
+        )
         env.reset(seed=seed + g)
         agents: list[Any] = [SearchAgent(config, **kwargs)]
         agents += [make_agent("claims:expert", config) for _ in range(config.num_players - 1)]
@@ -401,8 +441,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m agents.search", description="The search agent's benchmark: "
                                      "seconds per move at seat 0 against expert seats (issue 35).")  # fmt: skip
     parser.add_argument("--bench", action="store_true", help="run the benchmark (the only mode)")
-    parser.add_argument("--game", nargs="+", default=["base:5", "sab2:5", "duel:2"],
-                        help="GAME:PLAYERS cells; the Duel's layout as duel:LAYOUT (duel:2 is seed_5x9)")
+    parser.add_argument(
+        "--game",
+        nargs="+",
+        default=["base:5", "sab2:5", "duel:2"],
+        help="GAME:PLAYERS cells; the Duel's layout as duel:LAYOUT (duel:2 is seed_5x9)",
+    )
     parser.add_argument("--games", type=int, default=2, help="games per cell")
     parser.add_argument("--seed", type=int, default=0, help="deal seed of the first game")
     parser.add_argument("--rollouts", type=int, default=DEFAULT_ROLLOUTS, help="rollouts per move")

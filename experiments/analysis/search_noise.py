@@ -64,10 +64,29 @@ def side_of(config: GameConfig, state: Any, seat: int) -> str:
     return name
 
 
-def measure_game(config: GameConfig, seed: int, rollouts: int, reference: int, agent_secret: int) -> dict[str, Any]:
+def parse_rule(text: str) -> dict[str, Any]:
+    """A selection rule ``ROLLOUTS[,halving=1][,margin=Z]`` as the search's settings."""
+    budget, *opts = text.split(",")
+    if not (budget.isascii() and budget.isdigit() and 1 <= int(budget) <= MAX_ROLLOUTS):
+        raise ValueError(f"rule {text!r}: ROLLOUTS must be a whole number 1..{MAX_ROLLOUTS}")
+    rule: dict[str, Any] = {"rollouts": int(budget), "halving": False, "margin": 0.0}
+    for opt in opts:
+        key, _, value = opt.partition("=")
+        if key == "halving" and value in ("0", "1"):
+            rule["halving"] = value == "1"
+        elif key == "margin" and value.replace(".", "", 1).isdigit() and float(value) <= 10:
+            rule["margin"] = float(value)
+        else:
+            raise ValueError(f"rule {text!r}: {opt!r} is not valid; valid options: halving=0|1, margin=0..10")
+    return rule
+
+
+def measure_game(config: GameConfig, seed: int, rollouts: int, reference: int, agent_secret: int,
+                 rules: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
     """One game with ``search:rollouts`` at seat ``seed mod P`` among ``expert`` seats; per searched decision the
     search's estimate and the reference's (``reference`` rollouts in two halves) of each candidate's advantage over
-    the prior's first move."""
+    the prior's first move, and the move each selection rule of ``rules`` would have chosen there (on generators
+    of their own: what the rule would play at the same decision, valued by the same reference)."""
     p = config.num_players
     seat = seed % p
     state = new_game(config, np.random.default_rng(seed))
@@ -85,24 +104,30 @@ def measure_game(config: GameConfig, seed: int, rollouts: int, reference: int, a
         action = agents[s].act(obs, mask)
         stats = search.last_stats if s == seat else {}
         if s == seat and stats.get("candidates", 1) > 1:
-            decisions.append(_reference(search, stats, action, reference, ref_rng) | {
+            decisions.append(_reference(search, stats, action, reference, ref_rng, rules) | {
                 "side": side_of(config, state, seat), "round": int(state.round)})  # fmt: skip
         state = apply_action(state, action, inplace=True)
     return {"seat": seat, "decisions": decisions}
 
 
 def _reference(search: SearchAgent, stats: dict[str, Any], action: int, reference: int,
-               rng: np.random.Generator) -> dict[str, Any]:  # fmt: skip
-    """The reference valuation of the search's candidates at the decision it has just made."""
+               rng: np.random.Generator, rules: tuple[str, ...]) -> dict[str, Any]:  # fmt: skip
+    """The reference valuation of the search's candidates at the decision it has just made, and the choices of
+    the other selection rules there."""
     cand = np.array(list(stats["values"]), dtype=np.int64)  # the prior's order: the first is its first choice
     est = np.array(list(stats["values"].values()))
-    own = search.rng
-    search.rng = rng
+    own = (search.rng, search.rollouts, search.halving, search.margin)
+    choices: dict[str, int] = {}
     try:
+        search.rng = rng
         k = max(2, reference // cand.size)
         value, valid = search._evaluate(cand, k, None)
+        for text in rules:
+            rule = parse_rule(text)
+            search.rollouts, search.halving, search.margin = rule["rollouts"], rule["halving"], rule["margin"]
+            choices[text] = search._select(cand, None)[0]
     finally:
-        search.rng = own
+        search.rng, search.rollouts, search.halving, search.margin = own
     ok = valid.all(axis=1)  # determinizations where every candidate finished (all, without a deadline)
     d = value[ok] - value[ok][:, :1]  # paired advantage over the prior's first move, per determinization
     half = d.shape[0] // 2
@@ -117,6 +142,7 @@ def _reference(search: SearchAgent, stats: dict[str, Any], action: int, referenc
         "realized_se": float(d[:, chosen].std(ddof=1) / np.sqrt(d.shape[0])) if d.shape[0] > 1 else float("nan"),
         "attainable": float(b[best_a]),
         "reference": [round(float(x), 4) for x in d.mean(axis=0)],
+        "rules": {text: {"chosen": c, "realized": float(d[:, c].mean())} for text, c in choices.items()},
     }
 
 
@@ -145,6 +171,23 @@ def summary(path: Path) -> str:
             f"{side:12s} {n:9d} {left:10.1%} {est:+10.3f} {real:+13.3f} {att:+15.3f} "
             f"{rg[0]:+8.3f} [{rg[1]:+.3f}, {rg[2]:+.3f}] {ag[0]:+8.3f} [{ag[1]:+.3f}, {ag[2]:+.3f}]"
         )
+    rules = list(records[0]["decisions"][0].get("rules", {})) if records[0]["decisions"] else []
+    if rules:
+        lines += ["", "selection rules at the same decisions (each on its own generator): realized gain per game, "
+                  f"the share of decisions where the rule left the prior, and minus rule {rules[0]!r} on the same "
+                  "decisions (paired) [95% bootstrap over games]:"]  # fmt: skip
+        for side in sides:
+            per_game = [[d for d in r["decisions"] if d["side"] == side] for r in records]
+            per_game = [g for g in per_game if g]
+            ref = np.array([sum(d["rules"][rules[0]]["realized"] for d in g) for g in per_game])
+            lines.append(f"  {side}:")
+            for text in rules:
+                x = np.array([sum(d["rules"][text]["realized"] for d in g) for g in per_game])
+                m, lo, hi = bootstrap_mean(x)
+                dm, dlo, dhi = bootstrap_mean(x - ref)
+                left = np.mean([d["rules"][text]["chosen"] != 0 for g in per_game for d in g])
+                lines.append(f"    {text:22s} {m:+7.3f} [{lo:+.3f}, {hi:+.3f}]  left prior {left:4.0%}  "
+                             f"minus {rules[0]}: {dm:+.3f} [{dlo:+.3f}, {dhi:+.3f}]")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -157,6 +200,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=7600000000, help="deal seed of game 0 (game g: seed + g)")
     ap.add_argument("--rollouts", type=int, default=128, help="the search's budget per move")
     ap.add_argument("--reference", type=int, default=2048, help="the reference's rollouts per decision")
+    ap.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        help="selection rules ROLLOUTS[,halving=1][,margin=Z] to "
+        "compare at the same decisions (e.g. 128 512 128,halving=1)",
+    )
     ap.add_argument("--secret", default=None, help="agent-seed secret (hex); default: drawn and printed")
     ap.add_argument("--out", type=Path, default=None, help="JSONL of the games (resumable)")
     ap.add_argument("--summary", type=Path, default=None, help="print the table of a run's JSONL and stop")
@@ -173,6 +223,8 @@ def main(argv: list[str] | None = None) -> None:
         if not lo <= v <= MAX_ROLLOUTS:
             ap.error(f"--{name.replace('_', '-')} {v} is out of range; valid: {lo}..{MAX_ROLLOUTS}")
     try:
+        for text in args.rules:
+            parse_rule(text)
         config = (
             GameConfig(game="duel", duel_layout=args.duel_layout)
             if args.game == "duel" and args.duel_layout
@@ -182,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, SecretError) as err:
         ap.error(str(err))
     setup = {"game": args.game, "players": config.num_players, "layout": args.duel_layout,
-             "rollouts": args.rollouts, "reference": args.reference}  # fmt: skip
+             "rollouts": args.rollouts, "reference": args.reference, "rules": args.rules}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = [json.loads(line) for line in args.out.read_text().splitlines() if line.strip()] if args.out.exists() else []
     if old and {k: old[0].get(k) for k in setup} != setup:
@@ -193,7 +245,8 @@ def main(argv: list[str] | None = None) -> None:
             if seed in done:
                 continue
             agent_secret = game_secret(secret, ("search_noise", args.game, config.num_players, seed))
-            rec = {"seed": seed, **setup, **measure_game(config, seed, args.rollouts, args.reference, agent_secret),
+            game = measure_game(config, seed, args.rollouts, args.reference, agent_secret, tuple(args.rules))
+            rec = {"seed": seed, **setup, **game,
                    **seeds_record(agent_secret)}  # fmt: skip
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
