@@ -345,6 +345,42 @@ def test_search__margin_leaves_the_prior_only_for_a_significant_paired_advantage
             make_agent(f"search:8,margin={bad}", config)
 
 
+def test_search__halving_spends_the_budget_in_rounds_and_keeps_the_better_half():
+    """``halving=1``: rounds of fresh determinizations, more each round as the candidates halve (the rollouts
+    count is the plan's, within the budget), a legal move, deterministic for a seed; over two candidates it is the
+    plain search exactly."""
+    config = GameConfig(num_players=5)
+    for seed in range(4):
+        state, plain = _decision_point(config, seed=seed, steps=6 + seed, rollouts=64, candidates=8)
+        obs, mask = encode_observation(state, 0), legal_action_mask(state).astype(np.int8)
+        m = min(8, int(mask.sum()))
+        halving = copy.deepcopy(plain)
+        halving.halving = True
+        twin = copy.deepcopy(halving)
+        a = halving.act(obs, mask)
+        assert twin.act(obs, mask) == a and twin.last_stats["values"] == halving.last_stats["values"]
+        assert mask[a] == 1
+        plan = halving._halving_plan(m)
+        assert len(plan) == int(np.ceil(np.log2(m))) and halving.last_stats["rollouts"] == sum(
+            k * int(np.ceil(m / 2**r)) for r, k in enumerate(plan)
+        ) == halving.rollouts_per_decision(int(mask.sum()))
+        assert sum(k * int(np.ceil(m / 2**r)) for r, k in enumerate(plan)) <= 64
+        assert plan == sorted(plan)  # fewer candidates, more determinizations each
+    # two candidates: one round, the same rollouts and choice as the plain search
+    state, plain = _decision_point(config, seed=11, steps=9, rollouts=40, candidates=2)
+    obs, mask = encode_observation(state, 0), legal_action_mask(state).astype(np.int8)
+    halving = copy.deepcopy(plain)
+    halving.halving = True
+    assert halving.act(obs, mask) == plain.act(obs, mask)
+    assert halving.last_stats["values"] == plain.last_stats["values"]
+    assert make_agent("search:16,halving=1", config).halving is True
+    for bad in ("2", "yes", ""):
+        with pytest.raises(ValueError, match="halving"):
+            make_agent(f"search:8,halving={bad}", config)
+    with pytest.raises(ValueError, match=r"halving=1 is not valid; valid: True or False"):
+        SearchAgent(config, halving=1)  # type: ignore[arg-type]
+
+
 def test_search_bench__cells_and_bad_cells(capsys):
     """``--game duel:official_5x10`` benchmarks that layout; a malformed cell is one clear line, not a traceback."""
     from agents.search import main
