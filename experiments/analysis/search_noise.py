@@ -31,6 +31,7 @@ intervals over games.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
-from agents.search import MAX_ROLLOUTS, SearchAgent
+from agents.search import MAX_ROLLOUTS, SearchAgent, _blas_controller
 from experiments.analysis.ismcts import role_name
 from experiments.tournament.rounds import (
     SecretError,
@@ -120,12 +121,15 @@ def _reference(search: SearchAgent, stats: dict[str, Any], action: int, referenc
     choices: dict[str, int] = {}
     try:
         search.rng = rng
-        k = max(2, reference // cand.size)
-        value, valid = search._evaluate(cand, k, None)
-        for text in rules:
-            rule = parse_rule(text)
-            search.rollouts, search.halving, search.margin = rule["rollouts"], rule["halving"], rule["margin"]
-            choices[text] = search._select(cand, None)[0]
+        with contextlib.ExitStack() as stack:
+            if search.blas_threads is not None:  # as the search's own act(): its BLAS threads (one by default)
+                stack.enter_context(_blas_controller().limit(limits=search.blas_threads, user_api="blas"))
+            k = max(2, reference // cand.size)
+            value, valid = search._evaluate(cand, k, None)
+            for text in rules:
+                rule = parse_rule(text)
+                search.rollouts, search.halving, search.margin = rule["rollouts"], rule["halving"], rule["margin"]
+                choices[text] = search._select(cand, None)[0]
     finally:
         search.rng, search.rollouts, search.halving, search.margin = own
     ok = valid.all(axis=1)  # determinizations where every candidate finished (all, without a deadline)
@@ -136,6 +140,7 @@ def _reference(search: SearchAgent, stats: dict[str, Any], action: int, referenc
     best_a = int(np.argmax(a))
     return {
         "candidates": int(cand.size),
+        "action": int(action),
         "chosen": chosen,
         "estimated": float(est[chosen] - est[0]),
         "realized": float(d[:, chosen].mean()),
@@ -144,6 +149,10 @@ def _reference(search: SearchAgent, stats: dict[str, Any], action: int, referenc
         "reference": [round(float(x), 4) for x in d.mean(axis=0)],
         "rules": {text: {"chosen": c, "realized": float(d[:, c].mean())} for text, c in choices.items()},
     }
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "[n/a]" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{lo:+.3f}, {hi:+.3f}]"
 
 
 def summary(path: Path) -> str:
@@ -169,7 +178,7 @@ def summary(path: Path) -> str:
         ag = bootstrap_mean(np.array([sum(d["attainable"] for d in g) for g in per_game]))
         lines.append(
             f"{side:12s} {n:9d} {left:10.1%} {est:+10.3f} {real:+13.3f} {att:+15.3f} "
-            f"{rg[0]:+8.3f} [{rg[1]:+.3f}, {rg[2]:+.3f}] {ag[0]:+8.3f} [{ag[1]:+.3f}, {ag[2]:+.3f}]"
+            f"{rg[0]:+8.3f} {_ci(rg[1], rg[2]):18s} {ag[0]:+8.3f} {_ci(ag[1], ag[2]):18s}"
         )
     rules = list(records[0]["decisions"][0].get("rules", {})) if records[0]["decisions"] else []
     if rules:
@@ -186,8 +195,8 @@ def summary(path: Path) -> str:
                 m, lo, hi = bootstrap_mean(x)
                 dm, dlo, dhi = bootstrap_mean(x - ref)
                 left = np.mean([d["rules"][text]["chosen"] != 0 for g in per_game for d in g])
-                lines.append(f"    {text:22s} {m:+7.3f} [{lo:+.3f}, {hi:+.3f}]  left prior {left:4.0%}  "
-                             f"minus {rules[0]}: {dm:+.3f} [{dlo:+.3f}, {dhi:+.3f}]")  # fmt: skip
+                lines.append(f"    {text:22s} {m:+7.3f} {_ci(lo, hi)}  left prior {left:4.0%}  "
+                             f"minus {rules[0]}: {dm:+.3f} {_ci(dlo, dhi)}")  # fmt: skip
     return "\n".join(lines)
 
 
