@@ -233,12 +233,13 @@ def _children(pid: int) -> list[tuple[int, str]]:
     return out
 
 
-def test_pool_worker_killed_mid_run(tmp_path, reference):
+def test_pool_worker_killed_mid_run(tmp_path, long_reference):
     """SIGKILL one process of the local pool mid-run: its games are re-run on a new pool, each logged once, and the
     run exits. Five games a chunk (~38 KB pickled) make the other worker's unread results outgrow a pipe's 64 KiB:
-    unless the broken pool's survivors are killed, that worker blocks sending and the exit waits for it forever."""
+    unless the broken pool's survivors are killed, that worker blocks sending and the exit waits for it forever.
+    SIGNAL_GAMES, as the signal test: 40 games on an idle machine could all be played before the kill landed."""
     out = tmp_path / "log"
-    proc = _start(_cmd(out, "--workers", "2", "--chunk", "5"))
+    proc = _start(_cmd(out, "--workers", "2", "--chunk", "5", games=SIGNAL_GAMES))
     try:
         _wait_for_games(out / LOG_NAME, 2, proc)
         workers = [pid for pid, cmd in _children(proc.pid) if "spawn_main" in cmd]
@@ -250,7 +251,7 @@ def test_pool_worker_killed_mid_run(tmp_path, reference):
             _kill_group(proc)
     assert proc.returncode == 0, err
     assert "a worker process died; re-running" in err
-    _assert_exactly_once(out, reference)
+    _assert_exactly_once(out, long_reference)
 
 
 def _free_port() -> int:
