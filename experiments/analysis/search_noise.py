@@ -155,6 +155,12 @@ def _ci(lo: float, hi: float) -> str:
     return "[n/a]" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{lo:+.3f}, {hi:+.3f}]"
 
 
+def _per_game(records: list[dict[str, Any]], side: str) -> list[list[dict[str, Any]]]:
+    """Each game's decisions of ``side``, for the games that have any."""
+    games = [[d for d in r["decisions"] if d["side"] == side] for r in records]
+    return [g for g in games if g]
+
+
 def summary(path: Path) -> str:
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     if not records:
@@ -168,8 +174,7 @@ def summary(path: Path) -> str:
              f"{'side':12s} {'decisions':>9s} {'left prior':>10s} {'estimated':>10s} {'realized/dec':>13s} "
              f"{'attainable/dec':>15s} {'realized/game':>24s} {'attainable/game':>24s}"]  # fmt: skip
     for side in sides:
-        per_game = [[d for d in r["decisions"] if d["side"] == side] for r in records]
-        per_game = [g for g in per_game if g]
+        per_game = _per_game(records, side)
         flat = [d for g in per_game for d in g]
         n = len(flat)
         left = np.mean([d["chosen"] != 0 for d in flat])
@@ -180,14 +185,13 @@ def summary(path: Path) -> str:
             f"{side:12s} {n:9d} {left:10.1%} {est:+10.3f} {real:+13.3f} {att:+15.3f} "
             f"{rg[0]:+8.3f} {_ci(rg[1], rg[2]):18s} {ag[0]:+8.3f} {_ci(ag[1], ag[2]):18s}"
         )
-    rules = list(records[0]["decisions"][0].get("rules", {})) if records[0]["decisions"] else []
+    rules = list(head.get("rules") or [])  # the run's setup, in every record
     if rules:
         lines += ["", "selection rules at the same decisions (each on its own generator): realized gain per game, "
                   f"the share of decisions where the rule left the prior, and minus rule {rules[0]!r} on the same "
                   "decisions (paired) [95% bootstrap over games]:"]  # fmt: skip
         for side in sides:
-            per_game = [[d for d in r["decisions"] if d["side"] == side] for r in records]
-            per_game = [g for g in per_game if g]
+            per_game = _per_game(records, side)
             ref = np.array([sum(d["rules"][rules[0]]["realized"] for d in g) for g in per_game])
             lines.append(f"  {side}:")
             for text in rules:
