@@ -71,6 +71,8 @@ _SEARCH_KEYS = {
     "candidates": "moves searched (the prior's best)",
     "margin": "standard errors by which a move must beat the prior's first choice (0: the best mean)",
     "halving": "1: sequential halving over the candidates (rounds keep the better half), 0: equal rollouts",
+    "beliefs": "1: rollout seats read belief features followed in the rollouts (base game, a 'bayes' network), "
+    "0: the observation-only network",
 }
 
 
@@ -99,9 +101,9 @@ def _search(config: GameConfig, role: str | None, param: str | None) -> Agent:
                 kwargs[key] = float(value)
             except ValueError:
                 raise ValueError(f"agent {spec!r}: margin={value!r} needs a number 0..10") from None
-        elif key == "halving":
+        elif key in ("halving", "beliefs"):
             if value not in ("0", "1"):
-                raise ValueError(f"agent {spec!r}: halving={value!r} needs 0 or 1")
+                raise ValueError(f"agent {spec!r}: {key}={value!r} needs 0 or 1")
             kwargs[key] = value == "1"
         else:
             kwargs[key] = value
@@ -158,7 +160,7 @@ register_agent(
     factory=_search,
     param="BUDGET",
     summary="rollouts of the blueprint network, BUDGET rollouts per move (128); options ,depth=D "
-    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z ,halving=1",
+    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z ,halving=1 ,beliefs=0|1",
 )
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")

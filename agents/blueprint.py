@@ -38,7 +38,7 @@ from agents.learned import (
 )
 from saboteur_env import GameConfig
 
-__all__ = ["NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
+__all__ = ["BeliefBlueprint", "NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
 
 
 class NetworkBlueprint:
@@ -58,6 +58,56 @@ class NetworkBlueprint:
 
     def logits(self, obs: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
         h, role = self.policy._hidden(obs)
+        e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
+        head = role[rows]
+        return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]
+
+
+class BeliefBlueprint:
+    """A ``learned`` network that reads the base game's ``bayes`` belief features, as a batched rollout policy: every
+    seat of every row gets its features from :class:`~agents.base.batched_beliefs.BatchedBeliefs`, followed from the
+    row's event log at each step (the rollout loop's ``begin`` / ``follow``), so the seats of a rollout grow
+    suspicious of a saboteur as the seats of a real game do. :meth:`set_root` gives the public model and board the
+    rows start from (a search's seat's own public follower); without one the rows start at a fresh round."""
+
+    def __init__(self, policy: NumpyPolicy, config: GameConfig) -> None:
+        from agents.base.batched_beliefs import BatchedBeliefs
+
+        policy.check_config(config)
+        if policy.features != "bayes" or config.game != "base":
+            raise PolicyFileError(f"policy {policy.path} does not read the base game's 'bayes' features "
+                                  f"(features={policy.features!r}, game={config.game!r})")  # fmt: skip
+        self.policy = policy
+        self.name = f"beliefs:{policy.path.name}"
+        self.beliefs = BatchedBeliefs(config)
+        w = policy.w
+        self._wt = np.ascontiguousarray(np.stack([w[f"pi_w{r}"].T for r in range(policy.num_heads)]))
+        self._b = np.stack([w[f"pi_b{r}"] for r in range(policy.num_heads)])
+        self._root: tuple[NDArray[np.float64], NDArray[np.int16]] | None = None
+        self._state: tuple[NDArray[Any], ...] = ()
+        self._batch: Any = None
+        self._n = 0
+
+    def set_root(self, public_loglik: NDArray[np.float64], board: NDArray[np.int16]) -> None:
+        """The public model's table and the public board every row of the next rollouts starts from."""
+        self._root = (np.array(public_loglik, dtype=np.float64), np.array(board, dtype=np.int16))
+
+    def begin(self, batch: Any) -> tuple[NDArray[Any], ...]:
+        ll, board = self._root if self._root is not None else (None, None)
+        self._state = self.beliefs.start(batch, ll, board)
+        self._batch, self._n = batch, 0
+        return self._state
+
+    def follow(self, batch: Any, n: int) -> None:
+        self.beliefs.follow(batch, n, self._state)
+        self._batch, self._n = batch, n
+
+    def logits(self, obs: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
+        n = obs.shape[0]
+        if self._batch is None or self._n != n:
+            raise RuntimeError("a belief blueprint plays inside core.rollout.rollout (begin / follow first)")
+        feats = self.beliefs.features(self._batch, n, self._state)
+        h, role = self.policy._hidden(np.concatenate([obs, feats], axis=1))
         e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
         head = role[rows]
         return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]

@@ -39,7 +39,15 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
-from agents.blueprint import NetworkBlueprint, WeightsBlueprint, load_network, rollout_blueprint, shipped_network
+from agents.base.beliefs import BayesModel
+from agents.blueprint import (
+    BeliefBlueprint,
+    NetworkBlueprint,
+    WeightsBlueprint,
+    load_network,
+    rollout_blueprint,
+    shipped_network,
+)
 from agents.determinize import Determinizer, make_determinizer
 from agents.learned import LearnedAgent, NumpyPolicy
 from agents.value import ValueHead, value_head_for
@@ -83,6 +91,7 @@ class SearchAgent:
         value: str | Path | None = None,
         margin: float = 0.0,
         halving: bool = False,
+        beliefs: bool = False,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -104,6 +113,8 @@ class SearchAgent:
             raise ValueError(f"margin={margin!r} is out of range; valid: 0..10 standard errors (0: the best mean)")
         if not isinstance(halving, bool):
             raise ValueError(f"halving={halving!r} is not valid; valid: True or False")
+        if not isinstance(beliefs, bool):
+            raise ValueError(f"beliefs={beliefs!r} is not valid; valid: True or False")
         if config.claims:
             # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
             # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md): the given one,
@@ -127,7 +138,20 @@ class SearchAgent:
         self.network: NumpyPolicy | None = (
             load_network(blueprint, config) if blueprint is not None else shipped_network(config)
         )
-        self.blueprint: NetworkBlueprint | WeightsBlueprint = rollout_blueprint(config, self.network)
+        self.blueprint: NetworkBlueprint | BeliefBlueprint | WeightsBlueprint
+        if beliefs:
+            # Rollout seats that read belief features, followed from each row's events (agents.base.batched_beliefs)
+            if self.network is None or self.network.features != "bayes" or config.game != "base" or config.claims:
+                raise ValueError("beliefs=1 rolls out a base-game network that reads 'bayes' belief features; "
+                                 f"the prior for {config.game} at {config.num_players} players "
+                                 f"({self.network.path.name if self.network else 'none'}) does not")  # fmt: skip
+            if depth is not None:
+                raise ValueError("beliefs=1 plays rollouts to the round's end (no value head reads the features): "
+                                 "leave depth= out")  # fmt: skip
+            self.blueprint = BeliefBlueprint(self.network, config)
+        else:
+            self.blueprint = rollout_blueprint(config, self.network)
+        self.beliefs = beliefs
         self._prior_agent: LearnedAgent | None = None
         if self.network is not None:
             self._prior_agent = LearnedAgent(self.network.path, config)
@@ -292,6 +316,13 @@ class SearchAgent:
         first_legal = masks[:, : base.num_actions].argmax(axis=1)
         first = np.where(ok, cand[None, :], first_legal[:, None]).reshape(-1)
         games = base.take(np.repeat(np.arange(k), m))
+        if isinstance(self.blueprint, BeliefBlueprint):
+            # Every row starts from the seat's own public model and board (the prior's follower has just seen the
+            # current view): the determinizations share the public past and differ only in what is hidden.
+            assert self._prior_agent is not None and self._prior_agent.beliefs is not None
+            follower = self._prior_agent.beliefs.follower
+            assert isinstance(follower.public, BayesModel)
+            self.blueprint.set_root(follower.public.loglik, follower.tracker.board.shape)
         seed = int(self.rng.integers(2**63))
         res = rollout(games, self.blueprint, first_actions=first, streams=np.repeat(np.arange(k), m), seed=seed,
                       temperature=self.temperature, deadline=deadline, max_steps=self.depth,
@@ -455,6 +486,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=None, help="decisions per rollout before the value head (none)")
     parser.add_argument("--blueprint", default=None, help="rollout network file (default: the shipped one)")
     parser.add_argument("--value", default=None, help="value head file (default: the blueprint's)")
+    parser.add_argument("--beliefs", action="store_true", help="rollout seats read belief features followed in the "
+                        "rollouts (beliefs=1; base game at a count with a 'bayes' network)")  # fmt: skip
     parser.add_argument("--claims", action="store_true", help="the claims rule: the search talks (its --blueprint "
                         "a network trained with claims), the other seats are claims:expert")  # fmt: skip
     args = parser.parse_args(argv)
@@ -478,12 +511,13 @@ def main(argv: list[str] | None = None) -> None:
         try:
             r = run(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
                     temperature=args.temperature, depth=args.depth, blueprint=args.blueprint,
-                    value=args.value)  # fmt: skip
+                    value=args.value, **({"beliefs": True} if args.beliefs else {}))  # fmt: skip
         except ValueError as err:  # e.g. --claims without a claims network: one line, not a traceback
             parser.error(f"{cell}: {err}")
         print(
             f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} depth={args.depth} "
-            f"moves={int(r['moves'])} "
+            + ("beliefs=1 " if args.beliefs else "")
+            + f"moves={int(r['moves'])} "
             f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
             f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s"
             + (f" claims={r['claim_share']:.0%} of searched moves" if args.claims else ""),

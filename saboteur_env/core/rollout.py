@@ -19,7 +19,9 @@ Finished rows are moved out of the stepped range in bulk (``Batch.move_rows``, w
 finished) so that the cost follows the live rows; until then they are stepped along and ignored.
 
 The core knows no game and no agent: the policy is any object with a ``logits`` method (see
-:class:`RolloutPolicy`), e.g. ``agents.blueprint``'s networks.
+:class:`RolloutPolicy`), e.g. ``agents.blueprint``'s networks. A policy that keeps state per game (beliefs built
+from each game's event log, :class:`StatefulRolloutPolicy`) also gets ``begin(batch)`` once, whose per-row arrays
+move with their rows, and ``follow(batch, n)`` before each ``logits`` call.
 """
 
 from __future__ import annotations
@@ -49,6 +51,19 @@ class RolloutPolicy(Protocol):
     ) -> NDArray[np.floating[Any]]:
         """The logit of action ``cols[i]`` in game ``rows[i]`` (``obs[r]``: the float observation of the seat to act
         in game ``r``); ``rows`` is sorted and every game has at least one entry."""
+        ...
+
+
+class StatefulRolloutPolicy(RolloutPolicy, Protocol):
+    """A policy with state per game, e.g. beliefs followed from each game's public event log."""
+
+    def begin(self, batch: Batch) -> tuple[NDArray[Any], ...]:
+        """Start the state of every game of ``batch``: arrays with one row per game (the loop moves them with their
+        games)."""
+        ...
+
+    def follow(self, batch: Batch, n: int) -> None:
+        """Bring the state of games ``0..n-1`` (the live ones) up to their games, before ``logits`` is asked."""
         ...
 
 
@@ -146,6 +161,9 @@ def rollout(
     batch.masks(buf["mask"], buf["num_legal"])
     buf["seats"][:] = batch.scalar(k.SC_CURRENT)
     batch.observe(buf["seats"], buf["obs_f"])
+    begin = getattr(policy, "begin", None)
+    follow = getattr(policy, "follow", None)
+    state: tuple[NDArray[Any], ...] = tuple(begin(batch)) if begin is not None else ()
     acts = np.zeros(b, dtype=np.int64)
     sc = batch.field("sc")
     row_id = np.arange(b, dtype=np.int64)  # the caller's row of each slot (slots move when finished rows leave)
@@ -171,6 +189,8 @@ def rollout(
         u = table[:, t % UNIFORMS_CHUNK]
         if t > 0 or first_actions is None:
             rows, cols = _legal(buf["mask"], n)
+            if follow is not None:
+                follow(batch, n)
             acts[:n] = pick(rows, cols, policy.logits(buf["obs_f"][:n], rows, cols), u[stream[row_id[:n]]], n,
                             temperature)  # fmt: skip
         bad = call()
@@ -191,7 +211,7 @@ def rollout(
             break
         if (n - left) * COMPACT_EVERY >= n:
             keep = np.flatnonzero(live)
-            batch.move_rows(keep, (buf["mask"], buf["num_legal"], buf["obs_f"], buf["seats"]))
+            batch.move_rows(keep, (buf["mask"], buf["num_legal"], buf["obs_f"], buf["seats"], *state))
             row_id[:left] = row_id[keep]
             alive[:left] = True
             n = left
