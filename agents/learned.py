@@ -160,9 +160,8 @@ class NumpyPolicy:
         if not 1 <= hidden <= MAX_WIDTH or not 1 <= self.num_heads <= 16 or not 0 <= self.embed <= hidden:
             raise PolicyFileError(f"{self.path}: hidden={hidden} / embed={self.embed} / num_heads={self.num_heads} "
                                   "out of range (1..4096 / 0..hidden / 1..16)")
-        if self.universal and (self.net != "mlp" or self.features):
-            raise PolicyFileError(f"{self.path}: a universal network is an mlp without belief features "
-                                  f"(net={self.net!r}, features={self.features!r})")  # fmt: skip
+        if self.universal and self.net != "mlp":
+            raise PolicyFileError(f"{self.path}: a universal network is an mlp (net={self.net!r})")
         if self.claims and (self.net != "mlp" or self.features or self.universal):
             raise PolicyFileError(f"{self.path}: a claims network is a per-count mlp without belief features "
                                   f"(net={self.net!r}, features={self.features!r}, universal={self.universal!r})")
@@ -220,9 +219,15 @@ class NumpyPolicy:
             m = lay.variant(config)
         except ValueError as e:
             raise PolicyMismatchError(f"policy {self.path}: {e}") from None
-        if (self.obs_size, self.num_actions) != (lay.obs_size, lay.num_actions):
+        try:
+            extra = lay.feature_size(self.features)
+            # the variant's observation entries, then its belief features (after the universal observation)
+            index = np.concatenate([m.obs_index, lay.obs_size + lay.feature_index(config, self.features)])
+        except ValueError as e:
+            raise PolicyFileError(f"{self.path}: {e}") from e
+        if (self.obs_size, self.num_actions) != (lay.obs_size + extra, lay.num_actions):
             raise PolicyMismatchError(f"policy {self.path} expects {self.obs_size} observations / {self.num_actions} "
-                                      f"actions; the universal {self.universal!r} layout has {lay.obs_size} / "
+                                      f"actions; the universal {self.universal!r} layout has {lay.obs_size + extra} / "
                                       f"{lay.num_actions}")  # fmt: skip
         rs = role_slice(config)
         start, stop = (rs.start, rs.stop) if rs is not None else (0, 0)
@@ -233,8 +238,8 @@ class NumpyPolicy:
         sub.__dict__.update(self.__dict__)
         w, scale = self.w, self.w["scale"]
         sw = dict(w)
-        sw["scale"] = scale[m.obs_index]
-        sw["w0"] = np.ascontiguousarray(w["w0"][m.obs_index])
+        sw["scale"] = scale[index]
+        sw["w0"] = np.ascontiguousarray(w["w0"][index])
         sw["b0"] = w["b0"] + scale[m.flag] * w["w0"][m.flag]
         for r in range(self.num_heads):
             sw[f"pi_w{r}"] = np.ascontiguousarray(w[f"pi_w{r}"][:, m.action_index])
@@ -242,7 +247,7 @@ class NumpyPolicy:
         for a in sw.values():
             a.flags.writeable = False
         sub.w = sw
-        sub.obs_size, sub.num_actions = int(m.obs_index.size), int(m.action_index.size)
+        sub.obs_size, sub.num_actions = int(index.size), int(m.action_index.size)
         sub.role_start, sub.role_stop = start, stop
         sub.universal = ""
         sub._specialized = {}

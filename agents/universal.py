@@ -12,6 +12,10 @@ one, so that one network reads them all:
   mix seat-sized one-hots with fixed fields declare their parts in the layout (``row_parts``: the event history,
   Saboteur 2's status row); each part is lined up the same way. A one-hot of the variant follows (the player count
   or the geometry), so the network knows which game it is in.
+* **belief features** (a file whose header names ``features``, the base game's ``bayes``: per-seat P(saboteur) of
+  the seat's own and of a public model, P(gold) per goal slot, the tile distances; ``agents.base.belief_features``)
+  follow the universal observation, lined up like the seat rows: offset ``k`` is the ``k``-th seat in every count
+  and the largest count's other offsets stay zero.
 * **actions**: by name (:func:`saboteur_env.action_to_string`): ``break pickaxe seat+2`` or ``place T05 at (2,3)``
   is the same universal id in every variant; the universal ids are the union of all variants' names, the largest
   variant's first.
@@ -131,6 +135,25 @@ class UniversalLayout:
                              f"({'geometries' if self.game == 'duel' else 'players'}) with the default margin and "
                              f"history; got {config}")  # fmt: skip
         return m  # type: ignore[return-value]
+
+    def feature_size(self, name: str) -> int:
+        """Universal belief features of set ``name`` ("" = none: 0): the largest variant's."""
+        from agents.base.belief_features import feature_size
+
+        return feature_size(name, self.frame_config) if name else 0
+
+    def feature_index(self, config: GameConfig, name: str) -> NDArray[np.int64]:
+        """Where each of ``config``'s belief features of set ``name`` goes in the universal feature block: the seat
+        blocks (own P(saboteur), public P(saboteur)) by seat offset, the per-goal entries as they are."""
+        from agents.base.belief_features import feature_size
+
+        self.variant(config)
+        if not name:
+            return np.zeros(0, dtype=np.int64)
+        n, big = config.num_players, self.frame_config.num_players
+        size = feature_size(name, config)  # ValueError for an unknown set or another game
+        idx = np.concatenate([np.arange(n), big + np.arange(n), 2 * big + np.arange(size - 2 * n)])
+        return idx.astype(np.int64)
 
     def observations(self, config: GameConfig, obs: NDArray[np.floating[Any]]) -> NDArray[np.float32]:
         """Variant observations (rows) as universal vectors."""

@@ -190,6 +190,53 @@ def test_blueprint__feature_networks_fall_back_to_the_universal_one_then_the_wei
         NetworkBlueprint(shipped_network(GameConfig(num_players=4)), GameConfig(num_players=4))
 
 
+def test_blueprint__belief_logits_equal_the_forward_on_the_followers_features():
+    """At the deal a belief blueprint's rows read what a Python follower of the seat to act reads."""
+    from agents.base.belief_features import features_of_sequence
+    from agents.blueprint import BeliefBlueprint
+
+    config = GameConfig(num_players=4)
+    net = shipped_network(config)
+    assert net is not None and net.features == "bayes"
+    bp = BeliefBlueprint(net, config)
+    states = _states(config, [51, 52, 53], steps=0)
+    batch = Batch.from_states(states)
+    bp.begin(batch)
+    bp.follow(batch, 3)
+    obs = np.stack([encode_observation(s, s.current) for s in states])
+    feats = np.concatenate([features_of_sequence(config, s.current, o[None]) for s, o in zip(states, obs, strict=True)])
+    rows, cols = np.nonzero(np.stack([legal_action_mask(s) for s in states]))
+    full, _ = net.forward(np.concatenate([obs, feats], axis=1))
+    assert np.allclose(bp.logits(obs, rows, cols), full[rows, cols], atol=1e-4)
+    with pytest.raises(PolicyFileError, match="does not read the base game's 'bayes' features"):
+        BeliefBlueprint(shipped_network(GameConfig(num_players=5)), GameConfig(num_players=5))
+
+
+def test_rollout__a_stateful_policy_keeps_its_rows_with_their_games():
+    """begin() once, follow() before every logits call over the live rows only, and the policy's per-row arrays
+    move with their games when finished rows leave the stepped range."""
+    config = GameConfig(num_players=5)
+    states = _states(config, list(range(60, 76)), steps=3)
+    batch = Batch.from_states(states)
+    inner = _blueprint(config)
+    calls: list[int] = []
+
+    class Tagged:
+        def begin(self, b):
+            self.tags = b.field("round_decks")[:, 0].copy()  # a game's deck order: its identity
+            return (self.tags,)
+
+        def follow(self, b, n):
+            calls.append(n)
+            assert np.array_equal(self.tags[:n], b.field("round_decks")[:n, 0])
+
+        def logits(self, obs, rows, cols):
+            return inner.logits(obs, rows, cols)
+
+    res = rollout(batch, Tagged(), seed=3)
+    assert res.finished.all() and calls[0] == 16 and calls[-1] < 16 and calls == sorted(calls, reverse=True)
+
+
 # ---- the agent ------------------------------------------------------------------------------------------------
 def _decision_point(config: GameConfig, seed: int, steps: int, **kwargs):
     """A mid-game state where seat 0 is to act, and a search agent that followed seat 0 there."""
@@ -207,11 +254,13 @@ def _decision_point(config: GameConfig, seed: int, steps: int, **kwargs):
     return state, agent
 
 
-@pytest.mark.parametrize("game,players,steps", [("base", 5, 12), ("sab2", 5, 15), ("duel", 2, 14)])
-def test_search__deterministic_and_blind_to_resampled_hidden_state(game, players, steps):
-    """Same seed and budget: same move and values; resampling everything seat 0 cannot know changes nothing."""
+@pytest.mark.parametrize("game,players,steps,beliefs", [("base", 5, 12, False), ("sab2", 5, 15, False),
+                                                        ("duel", 2, 14, False), ("base", 4, 14, True)])  # fmt: skip
+def test_search__deterministic_and_blind_to_resampled_hidden_state(game, players, steps, beliefs):
+    """Same seed and budget: same move and values; resampling everything seat 0 cannot know changes nothing (with
+    belief-reading rollouts too: their root is the seat's own public model)."""
     config = GameConfig(game=game, num_players=players)
-    state, agent = _decision_point(config, seed=players, steps=steps)
+    state, agent = _decision_point(config, seed=players, steps=steps, **({"beliefs": True} if beliefs else {}))
     mask = legal_action_mask(state).astype(np.int8)
     a1, a2 = copy.deepcopy(agent), copy.deepcopy(agent)
     first = a1.act(encode_observation(state, 0), mask)
@@ -226,13 +275,16 @@ def test_search__deterministic_and_blind_to_resampled_hidden_state(game, players
         assert b.last_stats["values"] == a1.last_stats["values"]
 
 
-@pytest.mark.parametrize("config", [GameConfig(num_players=3, rounds=1), GameConfig(num_players=5, rounds=1),
-                                    GameConfig(game="sab2", num_players=5, rounds=1), GameConfig(game="duel")],
-                         ids=["base-3", "base-5", "sab2-5", "duel"])  # fmt: skip
-def test_search__legal_over_whole_games(config):
+@pytest.mark.parametrize("config,spec", [(GameConfig(num_players=3, rounds=1), "search:6"),
+                                         (GameConfig(num_players=5, rounds=1), "search:6"),
+                                         (GameConfig(num_players=4, rounds=1), "search:6,beliefs=1"),
+                                         (GameConfig(game="sab2", num_players=5, rounds=1), "search:6"),
+                                         (GameConfig(game="duel"), "search:6")],
+                         ids=["base-3", "base-5", "base-4-beliefs", "sab2-5", "duel"])  # fmt: skip
+def test_search__legal_over_whole_games(config, spec):
     """Every seat searches (a small budget) through whole games: every move is legal in its mask."""
     state = new_game(config, np.random.default_rng(0))
-    agents = [make_agent("search:6", config) for _ in range(config.num_players)]
+    agents = [make_agent(spec, config) for _ in range(config.num_players)]
     for seat, agent in enumerate(agents):
         agent.reset(seat, config.num_players, seed=50 + seat)
     decisions = searched = 0
@@ -289,6 +341,17 @@ def test_search__bad_input():
         agent.act(encode_observation(state, 0), np.zeros_like(legal_action_mask(state), dtype=np.int8))
     with pytest.raises(ConfigError, match="streams"):
         rollout(Batch.from_states([state]), _blueprint(config), streams=np.array([0, 1]))
+    # belief-reading rollouts need a base-game network with 'bayes' features, and no value-head cut
+    with pytest.raises(ValueError, match=r"beliefs=1 rolls out a base-game network .* \(base-5p.npz\) does not"):
+        SearchAgent(config, beliefs=True)
+    with pytest.raises(ValueError, match="beliefs=1 rolls out a base-game network"):
+        SearchAgent(GameConfig(game="sab2", num_players=5), beliefs=True)
+    with pytest.raises(ValueError, match="leave depth= out"):
+        SearchAgent(GameConfig(num_players=4), beliefs=True, depth=8)
+    with pytest.raises(ValueError, match=r"beliefs=.* is not valid; valid: True or False"):
+        SearchAgent(GameConfig(num_players=4), beliefs=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"beliefs='2' needs 0 or 1"):
+        make_agent("search:8,beliefs=2", GameConfig(num_players=4))
 
 
 def test_search__blas_threads_is_checked_and_limits_blas_during_a_move() -> None:

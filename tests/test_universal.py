@@ -74,23 +74,27 @@ def test_layout__seat_rows_and_event_one_hots_line_up_in_the_frame(game, n):
     assert u[flag] == 1 and u[frame.size :].sum() == 1
 
 
-def _universal_file(path, game: str, hidden: int = 8, heads: int = 2, seed: int = 0) -> str:
+def _universal_file(path, game: str, hidden: int = 8, heads: int = 2, seed: int = 0, features: str = "") -> str:
     """A random universal network file written the way export_npz writes one (no torch needed)."""
     lay = universal_layout(game)
     rng = np.random.default_rng(seed)
     rs = lay.role_slice
     heads = heads if rs is not None else 1
+    size = lay.obs_size + lay.feature_size(features)
     meta = {"format": FORMAT, "version": FORMAT_VERSION, "universal": game,
-            "config": {f: getattr(lay.frame_config, f) for f in LAYOUT_FIELDS}, "obs_size": lay.obs_size,
+            "config": {f: getattr(lay.frame_config, f) for f in LAYOUT_FIELDS}, "obs_size": size,
             "num_actions": lay.num_actions, "hidden": hidden, "embed": 0, "num_heads": heads,
             "role_slice": [rs.start, rs.start + heads] if rs is not None else [0, 0], "activation": "tanh"}  # fmt: skip
-    w = {"scale": (1.0 / lay.high).astype(np.float32), "w0": rng.normal(0, 0.3, (lay.obs_size, hidden)),
+    if features:
+        meta["features"] = features
+    high = np.concatenate([lay.high, np.ones(size - lay.obs_size, dtype=np.float32)])
+    w = {"scale": (1.0 / high).astype(np.float32), "w0": rng.normal(0, 0.3, (size, hidden)),
          "b0": rng.normal(0, 0.1, hidden), "w1": rng.normal(0, 0.3, (hidden, hidden)),
          "b1": np.zeros(hidden)}  # fmt: skip
     for r in range(heads):
         w |= {f"pi_w{r}": rng.normal(0, 1, (hidden, lay.num_actions)), f"pi_b{r}": rng.normal(0, 1, lay.num_actions),
               f"v_w{r}": rng.normal(0, 1, (hidden, 1)), f"v_b{r}": np.zeros(1)}  # fmt: skip
-    out = path / f"universal-{game}.npz"
+    out = path / f"universal-{game}{'-' + features if features else ''}.npz"
     np.savez(out, meta=np.array(json.dumps(meta)), **{k: np.asarray(v, dtype=np.float32) for k, v in w.items()})
     return str(out)
 
@@ -116,6 +120,41 @@ def test_policy__specialized_network_equals_the_universal_one_on_universal_input
         mask = legal_action_mask(s)
         assert mask[agent.act(encode_observation(s, seat), mask)]
         NetworkBlueprint(load_network(path, c), c)  # and it is a rollout blueprint (no belief features)
+
+
+def test_policy__a_universal_belief_feature_network_reads_each_counts_features_by_seat_offset(tmp_path):
+    """Belief features line up by seat offset in the universal block: the specialized network on (observation,
+    features) equals the universal one on the scattered vector; the learned agent, the search prior and the
+    belief-reading rollout blueprint play it at every count."""
+    from agents.base.belief_features import features_of_sequence
+    from agents.blueprint import BeliefBlueprint
+    from agents.search import SearchAgent
+
+    path = _universal_file(tmp_path, "base", features="bayes")
+    whole = NumpyPolicy(path)
+    lay = universal_layout("base")
+    assert whole.obs_size == lay.obs_size + 26
+    for c in variant_configs("base")[::2]:
+        n = c.num_players
+        pol = load_policy(path, c)
+        assert pol.features == "bayes" and pol.obs_size == observation_layout(c).size + 2 * n + 6
+        states = [_played(c, seed, 9) for seed in range(3)]
+        obs = np.stack([encode_observation(s, s.current) for s in states])
+        feats = np.concatenate([features_of_sequence(c, s.current, o[None]) for s, o in zip(states, obs, strict=True)])
+        lg, _ = pol.forward(np.concatenate([obs, feats], axis=1))
+        u_feats = np.zeros((3, 26), dtype=np.float32)
+        u_feats[:, :n], u_feats[:, 10 : 10 + n], u_feats[:, 20:] = feats[:, :n], feats[:, n : 2 * n], feats[:, 2 * n :]
+        lg_u, _ = whole.forward(np.concatenate([lay.observations(c, obs), u_feats], axis=1))
+        np.testing.assert_allclose(lg, lg_u[:, lay.variant(c).action_index], rtol=1e-5, atol=1e-5)
+        agent = make_agent(f"learned:{path}", c)
+        agent.reset(0, n, 3)
+        s = _played(c, 11, 5)
+        mask = legal_action_mask(s)
+        assert mask[agent.act(encode_observation(s, int(s.current)), mask)]
+        BeliefBlueprint(load_network(path, c), c)
+        SearchAgent(c, blueprint=path, beliefs=True)
+    with pytest.raises(ValueError, match="features='belief' is unknown"):
+        lay.feature_size("belief")
 
 
 def test_policy__a_variant_the_file_does_not_play_is_refused_by_name(tmp_path):
@@ -147,6 +186,20 @@ def test_to_universal__dense_rows_equal_the_layouts_scatter():
     np.testing.assert_array_equal(u.action, m.action_index[data.action])
     assert u.finals.shape == (len(data.finals), 10)
     np.testing.assert_array_equal(u.finals[:, :4], data.finals)
+    # with belief features: each row's features in the universal feature block, by seat offset
+    from experiments.train.imitate_data import concat, with_features
+
+    featured = with_features(data, c, "bayes")
+    u = to_universal(featured, c, "bayes")
+    assert u.feat is not None and u.feat.shape == (len(data), 26)
+    np.testing.assert_array_equal(u.feat[:, lay.feature_index(c, "bayes")], featured.feat)
+    np.testing.assert_array_equal(u.feat[:, 4:10], 0)
+    np.testing.assert_array_equal(u.dense(rows)[:, lay.obs_size :], u.feat)
+    assert concat([u, u]).feat.shape == (2 * len(data), 26)
+    with pytest.raises(ValueError, match="carry no belief features"):
+        to_universal(data, c, "bayes")
+    with pytest.raises(ValueError, match="all carry belief features of one size, or none"):
+        concat([u, to_universal(data, c)])
 
 
 def test_ship__a_universal_entry_trains_ships_evaluates_and_tabulates(tmp_path, monkeypatch):
@@ -175,3 +228,21 @@ def test_ship__a_universal_entry_trains_ships_evaluates_and_tabulates(tmp_path, 
     assert text.count("universal imitation") == 8 and "| base | 3 |" in text
     with pytest.raises(ValueError, match="a universal entry has players=0"):
         sp.Entry("base", 5, seed=3, decisions=0, imitate=40, universal=True)
+
+
+def test_train__a_universal_belief_feature_network_end_to_end(tmp_path):
+    """experiments.train.universal --features bayes: two counts collected, their features replayed and lined up,
+    one network fitted; the file reads the features at both counts and its held-out agreement is reported per
+    count. Refused: a feature set of another game."""
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train.universal import UniversalOptions, main, run
+
+    opt = UniversalOptions(game="base", variants="4,6", decisions=300, workers=1, num_envs=4, hidden=16, epochs=1,
+                           features="bayes", out=str(tmp_path / "u"))  # fmt: skip
+    meta = run(opt, quiet=True)
+    assert set(meta["held_out_agreement"]) == {"4", "6"} and meta["decisions"] >= 600
+    for n in (4, 6):
+        c = GameConfig(num_players=n)
+        pol = load_policy(tmp_path / "u" / "policy.npz", c)
+        assert pol.features == "bayes" and pol.obs_size == observation_layout(c).size + 2 * n + 6
+    assert main(["--game", "sab2", "--features", "bayes", "--out", str(tmp_path / "x")]) == 2

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from agents.universal import universal_layout, variant_configs, variant_name
 from experiments.train.imitate import Options, _batch_loss, fit, load_or_collect, sharpen
-from experiments.train.imitate_data import Data, concat
+from experiments.train.imitate_data import Data, concat, with_features
 from saboteur_env import GameConfig
 
 
@@ -57,6 +57,7 @@ class UniversalOptions:
     num_envs: int = 32  # games per collecting worker, stepped in lock-step
     threads: int = 1
     out: str = "runs/universal/base"
+    features: str = ""  # belief features read besides the observation ("bayes": base game; "" = none)
 
     def configs(self) -> list[GameConfig]:
         every = variant_configs(self.game)
@@ -86,13 +87,21 @@ class UniversalOptions:
                 raise ValueError(f"{name}={v!r} must be a positive integer")
         if self.seed < 0:
             raise ValueError(f"seed={self.seed} must be >= 0")
+        universal_layout(self.game).feature_size(self.features)  # an unknown set, or one of another game, fails
         for c in self.configs():
             self.variant_options(c).check()
 
 
-def to_universal(data: Data, config: GameConfig) -> Data:
-    """``config``'s decisions in the universal layout of its game (module docstring, step 2)."""
+def to_universal(data: Data, config: GameConfig, features: str = "") -> Data:
+    """``config``'s decisions in the universal layout of its game (module docstring, step 2); with ``features`` the
+    rows' belief features (``data.feat``) lined up in the universal feature block."""
     lay = universal_layout(config.game)
+    feat = None
+    if features:
+        if data.feat is None:
+            raise ValueError(f"features={features!r} but the data carry no belief features (with_features adds them)")
+        feat = np.zeros((len(data), lay.feature_size(features)), dtype=np.float32)
+        feat[:, lay.feature_index(config, features)] = data.feat
     m = lay.variant(config)
     counts = np.diff(data.obs_ptr)
     # every row's entries, then its variant flag: row i's block grows by one
@@ -110,7 +119,8 @@ def to_universal(data: Data, config: GameConfig) -> Data:
     finals[:, : data.finals.shape[1]] = data.finals
     return Data(obs_ptr=obs_ptr, obs_idx=idx, obs_val=val, legal_ptr=data.legal_ptr.copy(),
                 legal=m.action_index[data.legal].astype(np.int32), action=m.action_index[data.action],
-                ret=data.ret, game=data.game, seat=data.seat, finals=finals, obs_size=lay.obs_size)  # fmt: skip
+                ret=data.ret, game=data.game, seat=data.seat, finals=finals, obs_size=lay.obs_size,
+                feat=feat)  # fmt: skip
 
 
 def _agreement(model: Any, data: Data, rows: NDArray[np.int64]) -> float:
@@ -145,7 +155,9 @@ def run(opt: UniversalOptions, quiet: bool = False) -> dict[str, Any]:
         data, collect_s, reused = load_or_collect(vopt, quiet)
         collected[variant_name(c)] = {"decisions": len(data), "games": len(data.finals), "reused": reused,
                                       "collect_s": None if math.isnan(collect_s) else round(collect_s, 1)}  # fmt: skip
-        parts.append(to_universal(data, c))
+        if opt.features:  # each seat's features replayed from its recorded decisions (imitate_data.with_features)
+            data = with_features(data, c, opt.features, opt.workers)
+        parts.append(to_universal(data, c, opt.features))
     start = 0
     for c, p in zip(opt.configs(), parts, strict=True):
         spans.append((variant_name(c), start, start + len(p)))
@@ -153,7 +165,7 @@ def run(opt: UniversalOptions, quiet: bool = False) -> dict[str, Any]:
     data = concat(parts)
     t1 = time.perf_counter()
     frame = variant_configs(opt.game)[0]
-    fit_opt = replace(opt.variant_options(frame), universal=True, seed=opt.seed)
+    fit_opt = replace(opt.variant_options(frame), universal=True, seed=opt.seed, features=opt.features)
     model, last = fit(fit_opt, data, out / "fit.csv", quiet)
     t2 = time.perf_counter()
     # held-out agreement per variant (the fit's held-out games: the same draw as inside fit)
@@ -200,7 +212,9 @@ def parse_args(argv: list[str] | None = None) -> UniversalOptions:
                              ("seed", int, "seed (a variant collects with seed + its player count)"),
                              ("workers", int, "collecting processes"),
                              ("num_envs", int, "games per collecting worker"), ("threads", int, "torch threads"),
-                             ("out", str, "output folder")):  # fmt: skip
+                             ("out", str, "output folder"),
+                             ("features", str, "belief features read besides the observation: bayes (base game) "
+                              "or '' for none")):  # fmt: skip
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=getattr(d, name),
                        help=f"{text} (default: {getattr(d, name)})")  # fmt: skip
     p.add_argument("--no-role-heads", dest="role_heads", action="store_false", help="one head for every role")

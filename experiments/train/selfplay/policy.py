@@ -49,10 +49,10 @@ class Policy(nn.Module):
         self.universal = config.game if universal else ""
         sl: slice | None
         if universal:
-            if features:
-                raise ValueError("a universal network reads no belief features")
+            # the universal observation, then the universal belief features (agents.universal), if any
             ul = universal_layout(config.game)
-            high, n_act, sl = ul.high, ul.num_actions, ul.role_slice
+            high = np.concatenate([ul.high, np.ones(ul.feature_size(features), dtype=np.float32)])
+            n_act, sl = ul.num_actions, ul.role_slice
         else:
             lay = observation_layout(config)
             high = np.concatenate([np.asarray(lay.high, dtype=np.float32),
