@@ -7,16 +7,15 @@
   observation, as :meth:`NumpyPolicy.forward` picks it).
 * :class:`WeightsBlueprint` - the IS-MCTS rollout policy (``agents.ismcts.rollout_weights``): a fixed weight per
   action id, for the configurations without such a network.
+* :class:`BeliefBlueprint` - a network that reads the base game's ``bayes`` belief features (the shipped 4-, 7-
+  and 10-player files, or a universal file with features), every seat of every row with its own features from
+  :class:`agents.base.batched_beliefs.BatchedBeliefs`, followed from the rows' event logs in the rollout loop
+  (``begin`` / ``follow``): no per-game Python. The ``search`` agent uses it with ``beliefs=1``.
 
-Why the belief-feature networks are not blueprints. Three shipped base-game networks (4, 7 and 10 players, header
-``features: "bayes"``) also read per-seat belief features that a Python Bayes follower builds from each seat's
-whole sequence of observations (:mod:`agents.base.belief_features`). Inside a rollout every seat of every row would
-need its own follower, started from a history the determinization does not have (the other seats' beliefs are
-exactly what the searching seat cannot know) and advanced in Python at every step - the per-game Python the batched
-loop exists to avoid. So :func:`rollout_blueprint` uses a network that reads the observation alone: the shipped one
-where it does, else the game's universal network (:mod:`agents.universal`, every player count), else the rollout
-weights; the ``search`` agent still ranks its candidate moves with the shipped
-network and the seat's own belief features (one seat, one observation per decision: cheap).
+By default (:func:`rollout_blueprint`) a belief-feature prior is rolled out by a network that reads the observation
+alone: the shipped one where it does, else the game's universal network (:mod:`agents.universal`, every player
+count), else the rollout weights; the ``search`` agent still ranks its candidate moves with the shipped network and
+the seat's own belief features (one seat, one observation per decision: cheap).
 """
 
 from __future__ import annotations
