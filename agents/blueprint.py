@@ -87,6 +87,10 @@ class BeliefBlueprint:
         self._batch: Any = None
         self._n = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the last rollout's batch and row state are transient (and a batch holds compiled-core handles)
+        return {**self.__dict__, "_state": (), "_batch": None, "_n": 0}
+
     def set_root(self, public_loglik: NDArray[np.float64], board: NDArray[np.int16]) -> None:
         """The public model's table and the public board every row of the next rollouts starts from."""
         self._root = (np.array(public_loglik, dtype=np.float64), np.array(board, dtype=np.int16))

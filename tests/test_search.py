@@ -208,6 +208,12 @@ def test_blueprint__belief_logits_equal_the_forward_on_the_followers_features():
     rows, cols = np.nonzero(np.stack([legal_action_mask(s) for s in states]))
     full, _ = net.forward(np.concatenate([obs, feats], axis=1))
     assert np.allclose(bp.logits(obs, rows, cols), full[rows, cols], atol=1e-4)
+    import pickle
+
+    again = pickle.loads(pickle.dumps(bp))  # a search agent sent to a worker: without the last rollout's batch
+    assert again._batch is None and again._state == ()
+    with pytest.raises(RuntimeError, match=r"inside core\.rollout\.rollout"):
+        again.logits(obs, rows, cols)
     with pytest.raises(PolicyFileError, match="does not read the base game's 'bayes' features"):
         BeliefBlueprint(shipped_network(GameConfig(num_players=5)), GameConfig(num_players=5))
 
