@@ -228,6 +228,12 @@ def test_ship__a_universal_entry_trains_ships_evaluates_and_tabulates(tmp_path, 
     assert text.count("universal imitation") == 8 and "| base | 3 |" in text
     with pytest.raises(ValueError, match="a universal entry has players=0"):
         sp.Entry("base", 5, seed=3, decisions=0, imitate=40, universal=True)
+    # a universal entry may read belief features (the base game's): the trainer gets --features
+    featured = sp.Entry("base", 0, seed=3, decisions=0, imitate=40, universal=True, features="bayes")
+    argv = featured.imitate_argv("out")
+    assert argv[argv.index("--features") + 1] == "bayes"
+    with pytest.raises(ValueError, match="base game only"):
+        sp.Entry("sab2", 0, seed=3, decisions=0, imitate=40, universal=True, features="bayes")
 
 
 def test_train__a_universal_belief_feature_network_end_to_end(tmp_path):

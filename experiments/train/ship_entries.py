@@ -62,9 +62,12 @@ class Entry:
         from saboteur_env import GameConfig
 
         if self.universal:
-            if self.players or not self.imitate or self.decisions or self.dagger or self.features or self.start:
-                raise ValueError(f"{self.name}: a universal entry has players=0, imitate > 0 and no PPO, DAgger, "
-                                 "features or start")  # fmt: skip
+            if self.players or not self.imitate or self.decisions or self.dagger or self.start:
+                raise ValueError(f"{self.name}: a universal entry has players=0, imitate > 0 and no PPO, DAgger "
+                                 "or start")  # fmt: skip
+            from agents.universal import universal_layout
+
+            universal_layout(self.game).feature_size(self.features)  # a clear ValueError (bayes: base game only)
             return
         feature_size(self.features, GameConfig(game=self.game, num_players=self.players))  # a clear ValueError
         if self.features and not self.imitate:
@@ -92,6 +95,7 @@ class Entry:
                     self.partners, "--seed", str(self.seed), "--hidden", str(self.hidden), "--epochs",
                     str(self.epochs), *IMITATE, "--threads", "2", "--out", str(out)]  # fmt: skip
             argv += ["--embed", str(self.embed)] if self.embed else []
+            argv += ["--features", self.features] if self.features else []
             return argv + ([] if self.role_heads else ["--no-role-heads"])
         argv = ["--game", self.game, "--players", str(self.players), "--decisions", str(self.imitate),
                 "--teacher", self.teacher, "--partners", self.partners, "--seed", str(self.seed),
