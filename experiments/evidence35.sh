@@ -4,6 +4,7 @@
 # same seat on the same fresh deals, in every cell the issue names; then the whole ladder's ratings at 5 players.
 #   bash experiments/evidence35.sh runs/ev35               # every cell (many hours on 2 cores)
 #   CELLS="base:4 duel:official_5x10" bash experiments/evidence35.sh runs/ev35   # some cells
+#   SEARCH=search:128,beliefs=1 CELLS="base:7" bash experiments/evidence35.sh runs/ev35   # another search spec
 # Deal ranges (fresh: above every seed a training run, tuning probe or earlier table used): base N players from
 # 8,0NN,000,000, Saboteur 2 N players from 8,2NN,000,000, the Duel's official layout from 8,040,000,000, its seed
 # layout from 8,049,000,000, the 5-player ladder from 8,105,000,000. Agent seeds come from SECRET. Search cells
@@ -15,6 +16,9 @@ OUT=${1:-runs/ev35}
 SECRET=${SECRET:-5a1e0c35e71de7ce5ea5c4bd0b5e35aa}
 SEARCH_GAMES=${SEARCH_GAMES:-500}
 NET_GAMES=${NET_GAMES:-1000}
+# The search agent of the base and Saboteur 2 cells (another spec is inserted beside the default in the same log:
+# the same deals, paired with both `expert` and the default).
+SEARCH=${SEARCH:-search}
 WORKERS=${WORKERS:-1}
 CELLS=${CELLS:-base:4 base:5 base:7 base:10 sab2:4 sab2:6 sab2:8 duel:official_5x10 duel:seed_5x9 ladder:5}
 T="python -m experiments.tournament"
@@ -25,20 +29,20 @@ for CELL in $CELLS; do
     case $GAME in
     base)
         SEED=80$(printf %02d "$ARG")000000
-        for SPEC in "search $SEARCH_GAMES" "learned $NET_GAMES"; do
+        for SPEC in "$SEARCH $SEARCH_GAMES" "learned $NET_GAMES"; do
             read -r AGENT GAMES <<<"$SPEC"
             $T --insert expert "$AGENT" --miners expert --saboteurs expert --players "$ARG" --games "$GAMES" \
                 --workers "$WORKERS" --seed "$SEED" --no-beliefs --out "$OUT/base-$ARG" --secret "$SECRET" \
-                | tee "$OUT/base-$ARG-$AGENT.txt"
+                | tee "$OUT/base-$ARG-${AGENT//[:,=]/_}.txt"
         done
         ;;
     sab2)
         SEED=82$(printf %02d "$ARG")000000
-        for SPEC in "search $SEARCH_GAMES" "learned $NET_GAMES"; do
+        for SPEC in "$SEARCH $SEARCH_GAMES" "learned $NET_GAMES"; do
             read -r AGENT GAMES <<<"$SPEC"
             $T --game sab2 --agents expert --insert expert "$AGENT" --players "$ARG" --games "$GAMES" \
                 --workers "$WORKERS" --seed "$SEED" --no-beliefs --out "$OUT/sab2-$ARG" --secret "$SECRET" \
-                | tee "$OUT/sab2-$ARG-$AGENT.txt"
+                | tee "$OUT/sab2-$ARG-${AGENT//[:,=]/_}.txt"
         done
         ;;
     duel)
