@@ -34,6 +34,11 @@ def test_duel_agents__greedy_beats_random():
     rows = head_to_head([r for g in run_duel(["greedy", "random"], games=6, seed=100, secret=3) for r in g])
     assert rows[0]["agent_a"] == "greedy" and rows[0]["games"] == 12
     assert rows[0]["a_wins"] >= 9 and rows[0]["diff_ci_low"] > 0
+    # per colour: six games each; the two colours' means add up to the per-seed difference (both games of a seed)
+    r = rows[0]
+    assert r["a_as_blue_games"] == r["a_as_green_games"] == 6
+    assert abs(r["a_as_blue_diff"] + r["a_as_green_diff"] - r["a_minus_b_per_seed"]) < 2e-3
+    assert r["a_as_blue_ci_low"] <= r["a_as_blue_diff"] <= r["a_as_blue_ci_high"]
 
 
 def _choose(state, seat: int = 0) -> str:

@@ -169,12 +169,13 @@ class DuelTable:
         for (blue, green, layout), by_seed in self.finals.items():
             a, b = sorted((blue, green))
             cell = pairs.setdefault((a, b, layout), {"score": defaultdict(list), "diff": defaultdict(float),
-                                                     "blue_wins": []})  # fmt: skip
+                                                     "blue_wins": [], "by_colour": ([], [])})  # fmt: skip
             for seed, (_, (nb, ng)) in by_seed.items():
                 score_a, score_b = (nb, ng) if blue == a else (ng, nb)
                 cell["score"][seed].append(float(np.sign(score_a - score_b)))
                 cell["diff"][seed] += score_a - score_b
                 cell["blue_wins"].append(np.sign(nb - ng))
+                cell["by_colour"][0 if blue == a else 1].append(score_a - score_b)  # A as blue / as green
         rows = []
         for (a, b, layout), cell in sorted(pairs.items()):
             res = np.array([x for v in cell["score"].values() for x in v])
@@ -185,11 +186,18 @@ class DuelTable:
             rate, lo, hi = bootstrap_ratio(points, np.array([len(v) for v in per_seed], dtype=float), boot)
             mean, dlo, dhi = bootstrap_mean(list(cell["diff"].values()), boot)
             blue = np.array(cell["blue_wins"])
+            # A's nugget difference per game in each colour (the colour the deal gives the first move), each with
+            # its own bootstrap over games: "both colours" of the issue-35 evidence
+            colour = {}
+            for name, diffs in zip(("blue", "green"), cell["by_colour"], strict=True):
+                m, clo, chi = bootstrap_mean(diffs, boot) if diffs else (math.nan, math.nan, math.nan)
+                colour |= {f"a_as_{name}_games": len(diffs), f"a_as_{name}_diff": _r(m, 3),
+                           f"a_as_{name}_ci_low": _r(clo, 3), f"a_as_{name}_ci_high": _r(chi, 3)}  # fmt: skip
             rows.append({
                 "layout": layout, "agent_a": a, "agent_b": b, "games": n, "seeds": len(per_seed), "a_wins": wins,
                 "draws": draws, "b_wins": losses, "a_score_rate": _r(rate, 4), "ci_low": _r(lo, 4),
                 "ci_high": _r(hi, 4), "a_minus_b_per_seed": _r(mean, 3), "diff_ci_low": _r(dlo, 3),
-                "diff_ci_high": _r(dhi, 3), "blue_win_rate": round(float((blue > 0).mean()), 4),
+                "diff_ci_high": _r(dhi, 3), "blue_win_rate": round(float((blue > 0).mean()), 4), **colour,
             })  # fmt: skip
         return rows
 
@@ -221,8 +229,13 @@ def summary_table(rounds: Iterable[dict] | DuelTable) -> str:
             f"{r['a_score_rate']:>8.1%} {rate_ci:>16} {r['a_minus_b_per_seed']:>+11.2f} {diff_ci:>16} "
             f"{r['blue_win_rate']:>9.1%}"
         )
+    for r in rows:
+        lines.append(f"  {r['agent_a']} - {r['agent_b']} per game, {r['layout']}: {r['agent_a']} as blue "
+                     f"{r['a_as_blue_diff']:+.2f} [{r['a_as_blue_ci_low']:+.2f}, {r['a_as_blue_ci_high']:+.2f}] "
+                     f"({r['a_as_blue_games']} games), as green {r['a_as_green_diff']:+.2f} "
+                     f"[{r['a_as_green_ci_low']:+.2f}, {r['a_as_green_ci_high']:+.2f}] ({r['a_as_green_games']} games)")
     lines.append("A score: wins + half the draws; A-B / seed: nugget difference summed over both colour games of a "
-                 "seed (duplicate deals), mean over seeds.")  # fmt: skip
+                 "seed (duplicate deals), mean over seeds; per colour: A's nugget difference per game in that colour.")
     if isinstance(rounds, DuelTable) and rounds.observer[0] > 0:
         o = dict(zip(OBSERVER_FIELDS, rounds.observer.tolist(), strict=True))
         slots = max(o["goal_slots"], 1.0)
