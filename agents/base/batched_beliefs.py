@@ -212,45 +212,71 @@ def _follow(n, events, num_events, seen, ll, board, dist, start_board, start_dis
 
 
 @numba.njit(cache=True, nogil=True)
+def _posterior(llb, sets, seat, role, possible, p_out, gold_out):
+    """P(saboteur) per seat and P(gold) per slot under the table ``llb`` (H, 3), restricted to the sets with
+    ``sets[h, seat] == role`` (``seat`` -1: every set) and the slots ``possible``; uniform over those sets and every
+    slot when nothing is left (the Python model's fallback)."""
+    h_count, p = sets.shape
+    for k in range(p):
+        p_out[k] = 0.0
+    for g in range(3):
+        gold_out[g] = 0.0
+    top = -np.inf
+    for h in range(h_count):
+        if seat >= 0 and sets[h, seat] != role:
+            continue
+        for g in range(3):
+            if possible[g] and llb[h, g] > top:
+                top = llb[h, g]
+    if np.isfinite(top):
+        tot = 0.0
+        for h in range(h_count):
+            if seat >= 0 and sets[h, seat] != role:
+                continue
+            m = 0.0
+            for g in range(3):
+                x = np.exp(llb[h, g] - top) if possible[g] else 0.0
+                gold_out[g] += x
+                m += x
+            tot += m
+            for k in range(p):
+                if sets[h, k]:
+                    p_out[k] += m
+        for k in range(p):
+            p_out[k] /= tot
+        for g in range(3):
+            gold_out[g] /= tot
+        return
+    count = 0
+    for h in range(h_count):
+        if seat < 0 or sets[h, seat] == role:
+            count += 1
+    for h in range(h_count):
+        if seat < 0 or sets[h, seat] == role:
+            for k in range(p):
+                p_out[k] += sets[h, k] / count
+    for g in range(3):
+        gold_out[g] = 1.0 / 3.0
+
+
+@numba.njit(cache=True, nogil=True)
 def _features(n, seats, roles, peeked, goal_kind, gold_kind, ll, dist, sets, cap, out):
     """The ``bayes`` features of the seat to act in rows ``0..n-1`` (see :meth:`BatchedBeliefs.features`)."""
-    h_count, p = sets.shape
+    p = sets.shape[1]
     p_own = np.zeros(p)
     p_pub = np.zeros(p)
     gold = np.zeros(3)
+    unused = np.zeros(3)
+    every = np.ones(3, dtype=np.bool_)
     possible = np.zeros(3, dtype=np.bool_)
     for b in range(n):
         s = seats[b]
-        role = roles[b, s]
         # the public observer: every set, the gold slots the reveals leave (already -inf in the table)
-        top = -np.inf
-        for h in range(h_count):
-            for g in range(3):
-                if ll[b, h, g] > top:
-                    top = ll[b, h, g]
-        for k in range(p):
-            p_pub[k] = 0.0
-        if np.isfinite(top):
-            tot = 0.0
-            for h in range(h_count):
-                m = 0.0
-                for g in range(3):
-                    m += np.exp(ll[b, h, g] - top)
-                tot += m
-                for k in range(p):
-                    if sets[h, k]:
-                        p_pub[k] += m
-            for k in range(p):
-                p_pub[k] /= tot
-        else:  # every hypothesis ruled out: the Python model's uniform posterior
-            for h in range(h_count):
-                for k in range(p):
-                    p_pub[k] += sets[h, k] / h_count
+        _posterior(ll[b], sets, -1, 0, every, p_pub, unused)
         # the seat's own model: the sets that agree with its role, the slots its own map results leave
         found = -1
         for g in range(3):
             possible[g] = True
-        for g in range(3):
             if peeked[b, s, g]:
                 if goal_kind[b, g] == gold_kind:
                     found = g
@@ -259,46 +285,7 @@ def _features(n, seats, roles, peeked, goal_kind, gold_kind, ll, dist, sets, cap
         if found >= 0:
             for g in range(3):
                 possible[g] = g == found
-        top = -np.inf
-        for h in range(h_count):
-            if sets[h, s] != role:
-                continue
-            for g in range(3):
-                if possible[g] and ll[b, h, g] > top:
-                    top = ll[b, h, g]
-        for k in range(p):
-            p_own[k] = 0.0
-        for g in range(3):
-            gold[g] = 0.0
-        if np.isfinite(top):
-            tot = 0.0
-            for h in range(h_count):
-                if sets[h, s] != role:
-                    continue
-                m = 0.0
-                for g in range(3):
-                    x = np.exp(ll[b, h, g] - top) if possible[g] else 0.0
-                    gold[g] += x
-                    m += x
-                tot += m
-                for k in range(p):
-                    if sets[h, k]:
-                        p_own[k] += m
-            for k in range(p):
-                p_own[k] /= tot
-            for g in range(3):
-                gold[g] /= tot
-        else:
-            count = 0
-            for h in range(h_count):
-                if sets[h, s] == role:
-                    count += 1
-            for h in range(h_count):
-                if sets[h, s] == role:
-                    for k in range(p):
-                        p_own[k] += sets[h, k] / count
-            for g in range(3):
-                gold[g] = 1.0 / 3.0
+        _posterior(ll[b], sets, s, roles[b, s], possible, p_own, gold)
         for i in range(p):
             k = (s + i) % p
             out[b, i] = p_own[k]
