@@ -71,6 +71,7 @@ _SEARCH_KEYS = {
     "candidates": "moves searched (the prior's best)",
     "margin": "standard errors by which a move must beat the prior's first choice (0: the best mean)",
     "halving": "1: sequential halving over the candidates (rounds keep the better half), 0: equal rollouts",
+    "temperature": "rollout sampling temperature 0..100 (0: every seat plays the blueprint's top move; default 1)",
     "beliefs": "1: rollout seats read belief features followed in the rollouts (base game, a 'bayes' network), "
     "0: the observation-only network",
 }
@@ -96,11 +97,12 @@ def _search(config: GameConfig, role: str | None, param: str | None) -> Agent:
             if not (value.isascii() and value.isdigit()):
                 raise ValueError(f"agent {spec!r}: {key}={value!r} needs a whole number")
             kwargs[key] = int(value)
-        elif key == "margin":
+        elif key in ("margin", "temperature"):
             try:
                 kwargs[key] = float(value)
             except ValueError:
-                raise ValueError(f"agent {spec!r}: margin={value!r} needs a number 0..10") from None
+                valid = "0..10" if key == "margin" else "0..100"
+                raise ValueError(f"agent {spec!r}: {key}={value!r} needs a number {valid}") from None
         elif key in ("halving", "beliefs"):
             if value not in ("0", "1"):
                 raise ValueError(f"agent {spec!r}: {key}={value!r} needs 0 or 1")
@@ -160,7 +162,7 @@ register_agent(
     factory=_search,
     param="BUDGET",
     summary="rollouts of the blueprint network, BUDGET rollouts per move (128); options ,depth=D "
-    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z ,halving=1 ,beliefs=0|1",
+    ",blueprint=PATH ,value=PATH ,candidates=M ,margin=Z ,halving=1 ,beliefs=0|1 ,temperature=T",
 )
 register_agent("learned", kind="model", factory=_learned, param="PATH", summary="the shipped or a PATH.npz policy")
 register_agent("ppo", kind="model", factory=_ppo, param="PATH", bare=False, summary="a MaskablePPO model file")

@@ -358,6 +358,11 @@ def test_search__bad_input():
         SearchAgent(GameConfig(num_players=4), beliefs=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"beliefs='2' needs 0 or 1"):
         make_agent("search:8,beliefs=2", GameConfig(num_players=4))
+    assert make_agent("search:8,temperature=0", config).temperature == 0.0
+    with pytest.raises(ValueError, match=r"temperature='hot' needs a number 0\.\.100"):
+        make_agent("search:8,temperature=hot", config)
+    with pytest.raises(ValueError, match=r"temperature=-1.0 is out of range; valid: 0\.\.100"):
+        make_agent("search:8,temperature=-1", config)
 
 
 def test_search__blas_threads_is_checked_and_limits_blas_during_a_move() -> None:
