@@ -75,9 +75,11 @@ def _cmd(out: Path, *extra: str, games: int = GAMES) -> list[str]:
 
 
 def _start(cmd: list[str]) -> subprocess.Popen:
-    # A session of its own: the test can signal the tournament's whole process group, as `timeout` does.
+    # A session of its own: the test can signal the tournament's whole process group, as `timeout` does. At a lower
+    # priority than the test: on a busy machine the test must see the run's second game and signal it while it still
+    # plays (CI failed twice on runs that finished while the test waited for the CPU).
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # fmt: skip
+                            start_new_session=True, preexec_fn=lambda: os.nice(10))  # fmt: skip
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
