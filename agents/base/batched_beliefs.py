@@ -62,7 +62,7 @@ def _tables() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
 
 _SHAPE_OF, _CLOSURE, _OPEN = _tables()
 _DEAD = DEAD_END_KIND.astype(np.int64)
-_GOAL_KIND = np.zeros(len(_DEAD) + 8, dtype=np.int64)  # 1 for a goal card's kind (any kind id below the bound)
+_GOAL_KIND = np.zeros(len(_DEAD) + 8, dtype=np.int64)  # 1 at the goal cards' kinds (a table over every kind id)
 _GOAL_KIND[list(GOAL_KINDS)] = 1
 
 
@@ -320,7 +320,6 @@ class BatchedBeliefs:
         self.start_board = fresh.shape.astype(np.int16)
         self.start_dist = np.asarray(fresh.distance, dtype=np.int64)
         self.size = 2 * config.num_players + 6
-        self._num_events: NDArray[np.int64] | None = None
 
     def start(
         self,
