@@ -40,7 +40,25 @@ from saboteur_env import GameConfig
 __all__ = ["BeliefBlueprint", "NetworkBlueprint", "WeightsBlueprint", "load_network", "rollout_blueprint"]
 
 
-class NetworkBlueprint:
+class _LegalHeads:
+    """A network's policy heads evaluated at the legal entries only: the trunk over all rows, then a gather of the
+    head columns of each legal action by the row's role head (a dozen legal actions among thousands)."""
+
+    def __init__(self, policy: NumpyPolicy) -> None:
+        self.policy = policy
+        w = policy.w
+        # Head weights action-major, one block per role head: the gather of a legal entry's column is one row.
+        self._wt = np.ascontiguousarray(np.stack([w[f"pi_w{r}"].T for r in range(policy.num_heads)]))
+        self._b = np.stack([w[f"pi_b{r}"] for r in range(policy.num_heads)])
+
+    def _legal_logits(self, x: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
+        h, role = self.policy._hidden(x)
+        e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
+        head = role[rows]
+        return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]
+
+
+class NetworkBlueprint(_LegalHeads):
     """A feature-free ``learned`` network as a batched rollout policy (see the module docstring)."""
 
     def __init__(self, policy: NumpyPolicy, config: GameConfig) -> None:
@@ -48,21 +66,14 @@ class NetworkBlueprint:
         if policy.features:
             raise PolicyFileError(f"policy {policy.path} reads belief features ({policy.features!r}); a rollout "
                                   "blueprint reads the observation only")  # fmt: skip
-        self.policy = policy
+        super().__init__(policy)
         self.name = f"network:{policy.path.name}"
-        w = policy.w
-        # Head weights action-major, one block per role head: the gather of a legal entry's column is one row.
-        self._wt = np.ascontiguousarray(np.stack([w[f"pi_w{r}"].T for r in range(policy.num_heads)]))
-        self._b = np.stack([w[f"pi_b{r}"] for r in range(policy.num_heads)])
 
     def logits(self, obs: NDArray[np.float32], rows: NDArray[np.int64], cols: NDArray[np.int64]) -> NDArray[Any]:
-        h, role = self.policy._hidden(obs)
-        e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
-        head = role[rows]
-        return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]
+        return self._legal_logits(obs, rows, cols)
 
 
-class BeliefBlueprint:
+class BeliefBlueprint(_LegalHeads):
     """A ``learned`` network that reads the base game's ``bayes`` belief features, as a batched rollout policy: every
     seat of every row gets its features from :class:`~agents.base.batched_beliefs.BatchedBeliefs`, followed from the
     row's event log at each step (the rollout loop's ``begin`` / ``follow``), so the seats of a rollout grow
@@ -76,12 +87,9 @@ class BeliefBlueprint:
         if policy.features != "bayes" or config.game != "base":
             raise PolicyFileError(f"policy {policy.path} does not read the base game's 'bayes' features "
                                   f"(features={policy.features!r}, game={config.game!r})")  # fmt: skip
-        self.policy = policy
+        super().__init__(policy)
         self.name = f"beliefs:{policy.path.name}"
         self.beliefs = BatchedBeliefs(config)
-        w = policy.w
-        self._wt = np.ascontiguousarray(np.stack([w[f"pi_w{r}"].T for r in range(policy.num_heads)]))
-        self._b = np.stack([w[f"pi_b{r}"] for r in range(policy.num_heads)])
         self._root: tuple[NDArray[np.float64], NDArray[np.int16]] | None = None
         self._state: tuple[NDArray[Any], ...] = ()
         self._batch: Any = None
@@ -110,10 +118,7 @@ class BeliefBlueprint:
         if self._batch is None or self._n != n:
             raise RuntimeError("a belief blueprint plays inside core.rollout.rollout (begin / follow first)")
         feats = self.beliefs.features(self._batch, n, self._state)
-        h, role = self.policy._hidden(np.concatenate([obs, feats], axis=1))
-        e = h if not self.policy.embed else h @ self.policy.w["pe_w"] + self.policy.w["pe_b"]
-        head = role[rows]
-        return np.einsum("ij,ij->i", e[rows], self._wt[head, cols]) + self._b[head, cols]
+        return self._legal_logits(np.concatenate([obs, feats], axis=1), rows, cols)
 
 
 class WeightsBlueprint:

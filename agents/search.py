@@ -151,7 +151,6 @@ class SearchAgent:
             self.blueprint = BeliefBlueprint(self.network, config)
         else:
             self.blueprint = rollout_blueprint(config, self.network)
-        self.beliefs = beliefs
         self._prior_agent: LearnedAgent | None = None
         if self.network is not None:
             self._prior_agent = LearnedAgent(self.network.path, config)
@@ -511,7 +510,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             r = run(config, args.games, args.seed, rollouts=args.rollouts, candidates=args.candidates,
                     temperature=args.temperature, depth=args.depth, blueprint=args.blueprint,
-                    value=args.value, **({"beliefs": True} if args.beliefs else {}))  # fmt: skip
+                    value=args.value, beliefs=args.beliefs)  # fmt: skip
         except ValueError as err:  # e.g. --claims without a claims network: one line, not a traceback
             parser.error(f"{cell}: {err}")
         print(

@@ -35,7 +35,8 @@ from agents.base.beliefs import FIXED_TABLES, BayesModel, BehaviourTables
 from agents.base.ladder import CAP
 from saboteur_env import GameConfig
 from saboteur_env.base.board import geometry
-from saboteur_env.base.cards import GOAL_KINDS, KIND_GOAL_GOLD, SHAPE_ID, SHAPE_OPEN, SHAPES
+from saboteur_env.base.cards import GOAL_KINDS, KIND_GOAL_GOLD, SHAPE_ID
+from saboteur_env.base.kernels import CLOSURE, S_OPEN  # the core's arm closure per shape, open arms per shape
 from saboteur_env.base.state import EventType
 
 __all__ = ["BatchedBeliefs"]
@@ -46,21 +47,15 @@ _PLACE, _BREAK, _REPAIR, _ROCKFALL = int(EventType.PLACE), int(EventType.BREAK),
 _REVEAL, _ROUND_END = int(EventType.REVEAL), int(EventType.ROUND_END)
 
 
-def _tables() -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Shape id by (kind, rotation) (-1: none), arms joined through each shape (the core's closure), open arms."""
-    kinds = 1 + max(k for k, _ in SHAPE_ID)
-    shape_of = np.full((kinds, 2), -1, dtype=np.int64)
+def _shape_of() -> NDArray[np.int64]:
+    """Shape id by (kind, rotation), -1 where none: the public board's ``place`` as a table."""
+    shape_of = np.full((1 + max(k for k, _ in SHAPE_ID), 2), -1, dtype=np.int64)
     for (kind, rot), sid in SHAPE_ID.items():
         shape_of[kind, rot] = sid
-    closure = np.zeros((len(SHAPES), 16), dtype=np.int64)
-    for s, shape in enumerate(SHAPES):
-        groups = [sum(1 << e for e in g) for g in shape.groups]
-        for bits in range(16):
-            closure[s, bits] = sum(g for g in groups if g & bits)
-    return shape_of, closure, SHAPE_OPEN.astype(np.int64)
+    return shape_of
 
 
-_SHAPE_OF, _CLOSURE, _OPEN = _tables()
+_SHAPE_OF = _shape_of()
 _DEAD = DEAD_END_KIND.astype(np.int64)
 _GOAL_KIND = np.zeros(len(_DEAD) + 8, dtype=np.int64)  # 1 at the goal cards' kinds (a table over every kind id)
 _GOAL_KIND[list(GOAL_KINDS)] = 1
@@ -353,8 +348,8 @@ class BatchedBeliefs:
         ll, boards, dist, seen = state
         _follow(n, batch.field("events"), batch.scalar(batch.k.SC_NUM_EVENTS), seen, ll, boards, dist,
                 self.start_board, self.start_dist, self.sets, self.lp_place, self.lp_break, self.lp_repair,
-                _SHAPE_OF, _DEAD, _GOAL_KIND, KIND_GOAL_GOLD, self.nbr, self.goals, self.start_cell, _CLOSURE,
-                _OPEN)  # fmt: skip
+                _SHAPE_OF, _DEAD, _GOAL_KIND, KIND_GOAL_GOLD, self.nbr, self.goals, self.start_cell, CLOSURE,
+                S_OPEN)  # fmt: skip
 
     def features(self, batch: Any, n: int, state: tuple[NDArray[Any], ...],
                  seats: NDArray[np.int64] | None = None) -> NDArray[np.float32]:  # fmt: skip
@@ -371,7 +366,7 @@ class BatchedBeliefs:
 def _board_distance(beliefs: BatchedBeliefs, shape: NDArray[np.int16]) -> NDArray[np.int64]:
     hw = shape.size
     out = np.zeros(3, dtype=np.int64)
-    _distance(shape, beliefs.nbr, beliefs.goals, beliefs.start_cell, _CLOSURE, _OPEN, np.zeros(hw, dtype=np.int64),
+    _distance(shape, beliefs.nbr, beliefs.goals, beliefs.start_cell, CLOSURE, S_OPEN, np.zeros(hw, dtype=np.int64),
               np.zeros(4 * hw + 4, dtype=np.int64), np.zeros(hw, dtype=np.int64), np.zeros(hw, dtype=np.int64),
               out)  # fmt: skip
     return out

@@ -92,11 +92,10 @@ def concat(parts: list[Data]) -> Data:
         g += len(p.finals)
     cat = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS}
     cat.update(obs_ptr=np.concatenate(obs_ptr), legal_ptr=np.concatenate(legal_ptr), game=np.concatenate(games))
-    feats = [p.feat for p in parts]
-    if any(f is not None for f in feats) and not all(f is not None and f.shape[1] == feats[0].shape[1]  # type: ignore[union-attr]
-                                                     for f in feats):  # fmt: skip
+    feats = [p.feat for p in parts if p.feat is not None]
+    if feats and (len(feats) != len(parts) or len({f.shape[1] for f in feats}) != 1):
         raise ValueError("parts to join must all carry belief features of one size, or none")
-    feat = np.concatenate(feats) if feats[0] is not None else None  # type: ignore[arg-type]
+    feat = np.concatenate(feats) if feats else None
     return Data(**cat, obs_size=parts[0].obs_size, feat=feat)
 
 
