@@ -204,3 +204,25 @@ def test_exit__chunks_resume_and_refuse_other_options(tmp_path):
         with pytest.raises(ValueError, match=match):
             ex.Options(**{**opt.__dict__, **bad}).check()
     assert ex.main(["--players", "5", "--chunk", "0", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_exit__duel_layout_reaches_the_collection_and_the_key(tmp_path):
+    """`--duel-layout official_5x10` collects on that geometry (its observation size), records it in the stage key
+    (the default layout's keys stay as before) and prints the Duel's two-colour tournaments; a bad layout is named."""
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train import exit as ex
+    from saboteur_env import observation_layout
+
+    opt = ex.Options(game="duel", duel_layout="official_5x10", iterations=1, decisions=12, chunk=12, budget=4,
+                     num_envs=1, epochs=1, seed=3, out=str(tmp_path))  # fmt: skip
+    official = GameConfig(game="duel", duel_layout="official_5x10")
+    assert opt.config() == official and opt.stage_key(1)["duel_layout"] == "official_5x10"
+    assert "duel_layout" not in ex.Options(game="duel").stage_key(1)
+    data = ex.ExitRun(opt, quiet=True).collect(1)
+    assert len(data) >= 12 and data.obs_size == observation_layout(official).size
+    assert observation_layout(official).size != observation_layout(GameConfig(game="duel")).size
+    learned, search = ex.eval_commands(opt, 1, games=10)
+    assert "--agents learned:" in learned and "--duel-layout official_5x10" in learned and "--games 10" in learned
+    assert "--agents search:4," in search and "--games 5" in search
+    with pytest.raises(ValueError, match="duel_layout='x' is not a Duel layout"):
+        ex.Options(game="duel", duel_layout="x").check()

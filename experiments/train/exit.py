@@ -50,6 +50,7 @@ from experiments.train.imitate import collect_all, fit
 from experiments.train.imitate_data import Data, concat, with_features
 from experiments.workers import check_backend, ordered_results
 from saboteur_env import GameConfig
+from saboteur_env.duel.variant import DUEL_LAYOUT_NAMES
 
 EXIT_VERSION = 1
 
@@ -60,6 +61,7 @@ class Options:
 
     game: str = "base"
     players: int | None = None
+    duel_layout: str = "seed_5x9"  # the Duel's geometry (other games: ignored)
     iterations: int = 2  # iterations to reach (a rerun with more continues from the last finished one)
     decisions: int = 24_000  # search decisions collected per iteration
     chunk: int = 1_500  # decisions per chunk file (the most an interruption loses)
@@ -89,11 +91,15 @@ class Options:
             raise ValueError(f"temperature={self.temperature!r} is out of range; valid: (0, 10]")
         if not self.vf_coef >= 0:
             raise ValueError(f"vf_coef={self.vf_coef!r} must be >= 0")
+        if self.duel_layout not in DUEL_LAYOUT_NAMES:
+            raise ValueError(f"duel_layout={self.duel_layout!r} is not a Duel layout; valid: {list(DUEL_LAYOUT_NAMES)}")
         check_backend(self.backend, self.workers, self.address)
         start = shipped_path(self.config())  # NoShippedPolicyError (a ValueError) names the shipped configurations
         NumpyPolicy(start).check_config(self.config())
 
     def config(self) -> GameConfig:
+        if self.game == "duel":
+            return GameConfig(game="duel", num_players=self.players, duel_layout=self.duel_layout)  # type: ignore[arg-type]
         return GameConfig(game=self.game, num_players=self.players)  # type: ignore[arg-type]
 
     def chunks(self) -> int:
@@ -104,7 +110,10 @@ class Options:
         the worker count: a chunk's data are fixed by its index, whoever collects it."""
         keys = ("game", "players", "decisions", "chunk", "budget", "num_envs", "epochs", "lr", "batch", "vf_coef",
                 "temperature", "seed")  # fmt: skip
-        return {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
+        key = {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
+        if self.game == "duel" and self.duel_layout != "seed_5x9":  # only then: earlier runs' keys stay valid
+            key |= {"duel_layout": self.duel_layout}
+        return key
 
 
 def _commit() -> str:
@@ -163,7 +172,8 @@ class ExitRun:
         pol = NumpyPolicy(self.blueprint(i - 1))
         o = self.opt
         teacher = f"search:{o.budget},blueprint={self.blueprint(i - 1)}"
-        return ImitateOptions(game=o.game, players=self.config.num_players, teacher=teacher, partners="",
+        return ImitateOptions(game=o.game, players=self.config.num_players, duel_layout=o.duel_layout,
+                              teacher=teacher, partners="",
                               teacher_share=1.0, decisions=decisions, num_envs=o.num_envs, workers=1,
                               hidden=int(pol.meta["hidden"]),
                               embed=int(pol.meta.get("embed", 0)), role_heads=pol.num_heads > 1, epochs=o.epochs,
@@ -280,6 +290,13 @@ def eval_commands(opt: Options, i: int, games: int = 1000, seed: int = 7_300_000
     n = opt.config().num_players
     common = (f"--miners expert --saboteurs expert --players {n} --workers 1 --no-beliefs "
               f"--seed {seed} --secret 5a1e0c35e71de7ce5ea5c4bd0b5e35aa")  # fmt: skip
+    if opt.game == "duel":  # both colours of every deal against expert (the Duel has no table to insert into)
+        common = (f"--game duel --duel-layout {opt.duel_layout} --workers 1 --no-beliefs --seed {seed} "
+                  "--secret 5a1e0c35e71de7ce5ea5c4bd0b5e35aa")  # fmt: skip
+        return [f"python -m experiments.tournament --agents learned:{net} expert {common} --games {games} "
+                f"--out {opt.out}/eval-it{i}-learned",
+                f"python -m experiments.tournament --agents search:{opt.budget},blueprint={net} expert {common} "
+                f"--games {games // 2} --out {opt.out}/eval-it{i}-search"]  # fmt: skip
     if opt.game != "base":
         common = f"--game {opt.game} " + common
     return [f"python -m experiments.tournament --insert learned:{net} expert {common} --games {games} "
@@ -293,6 +310,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     p = argparse.ArgumentParser(prog="python -m experiments.train.exit", description=__doc__.splitlines()[0])
     p.add_argument("--game", default=d.game, help="base, sab2 or duel")
     p.add_argument("--players", type=int, default=None, help="seats per game (a count with a shipped network)")
+    p.add_argument("--duel-layout", choices=DUEL_LAYOUT_NAMES, default=d.duel_layout,
+                   help=f"the Duel's geometry (--game duel; default: {d.duel_layout})")  # fmt: skip
     p.add_argument("--backend", default=d.backend,
                    help="who collects the chunks: local (this process, or --workers processes) or ray (--workers "
                         "actors); the data are the same (default: local)")  # fmt: skip
@@ -307,7 +326,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "seed": "the run's seed",
              "out": "output folder (outside git)"}  # fmt: skip
     for name, default in asdict(d).items():
-        if name in ("game", "players", "backend", "address"):
+        if name in ("game", "players", "duel_layout", "backend", "address"):
             continue
         p.add_argument("--" + name.replace("_", "-"), type=type(default), default=default,
                        help=f"{helps[name]} (default: {default})")  # fmt: skip
