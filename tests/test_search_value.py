@@ -226,3 +226,25 @@ def test_exit__duel_layout_reaches_the_collection_and_the_key(tmp_path):
     assert "--agents search:4," in search and "--games 5" in search
     with pytest.raises(ValueError, match="duel_layout='x' is not a Duel layout"):
         ex.Options(game="duel", duel_layout="x").check()
+
+
+def test_exit__start_file_is_iteration_zero_and_fixes_the_key(tmp_path):
+    """`--start FILE` copies that network into it0 (its bytes enter the stage key); an it0 from another start and a
+    missing file are refused, naming the value."""
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train import exit as ex
+
+    start = tmp_path / "start.npz"
+    start.write_bytes(shipped_path(BASE5).read_bytes())
+    opt = ex.Options(players=5, iterations=1, decisions=8, chunk=8, budget=4, num_envs=1, epochs=1, seed=5,
+                     out=str(tmp_path / "run"), start=str(start))  # fmt: skip
+    opt.check()
+    run = ex.ExitRun(opt, quiet=True)
+    assert run.blueprint(0).read_bytes() == start.read_bytes()
+    assert opt.stage_key(1)["start_sha256"] == file_sha256(start)
+    assert "start_sha256" not in ex.Options(players=5).stage_key(1)
+    run.blueprint(0).write_bytes(b"other")
+    with pytest.raises(ValueError, match="is not a copy of start="):
+        run.blueprint(0)
+    with pytest.raises(ValueError, match=r"start='nope\.npz' is not a file"):
+        ex.Options(players=5, start="nope.npz").check()

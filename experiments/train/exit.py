@@ -7,7 +7,8 @@ network on the search's choices and then searches on the new network:
     iteration i:  blueprint_{i-1}  --search plays every seat-->  decisions (observation, legal moves, the search's
                   choice, the seat's return)  --fit, starting from blueprint_{i-1}-->  blueprint_i
 
-* **Iteration 0** is the network shipped for the configuration (``agents/policies/``), copied into ``OUT/it0``.
+* **Iteration 0** is the network shipped for the configuration (``agents/policies/``), or ``--start FILE`` (a network
+  of the same game trained elsewhere, e.g. a wider clone), copied into ``OUT/it0``.
 * **Collect** (``OUT/it<i>/chunk<j>.npz``): games of ``search:BUDGET,blueprint=blueprint_{i-1}`` in every seat, through
   :func:`experiments.train.imitate.collect_all` with the search as the teacher (its choice is the label, every
   decision of every seat is recorded, the value target is the seat's discounted return as in the imitation
@@ -77,6 +78,7 @@ class Options:
     temperature: float = 0.3  # every iteration's network is exported at this temperature, as the shipped ones are
     seed: int = 0
     out: str = "runs/exit"
+    start: str = ""  # iteration 0's network ('': the shipped one)
 
     def check(self) -> None:
         for name, lo, hi in (("iterations", 1, 100), ("decisions", 1, 10**8), ("chunk", 1, 10**7),
@@ -94,8 +96,17 @@ class Options:
         if self.duel_layout not in DUEL_LAYOUT_NAMES:
             raise ValueError(f"duel_layout={self.duel_layout!r} is not a Duel layout; valid: {list(DUEL_LAYOUT_NAMES)}")
         check_backend(self.backend, self.workers, self.address)
-        start = shipped_path(self.config())  # NoShippedPolicyError (a ValueError) names the shipped configurations
+        start = self.start_path()
         NumpyPolicy(start).check_config(self.config())
+
+    def start_path(self) -> Path:
+        """Iteration 0's source: ``--start`` (checked: a readable policy of this game) or the shipped network."""
+        if not self.start:
+            return shipped_path(self.config())  # NoShippedPolicyError (a ValueError) names the shipped configurations
+        path = Path(self.start)
+        if not path.is_file():
+            raise ValueError(f"start={self.start!r} is not a file; valid: a policy.npz of this game, or '' (shipped)")
+        return path
 
     def config(self) -> GameConfig:
         if self.game == "duel":
@@ -113,6 +124,8 @@ class Options:
         key = {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
         if self.game == "duel" and self.duel_layout != "seed_5x9":  # only then: earlier runs' keys stay valid
             key |= {"duel_layout": self.duel_layout}
+        if self.start:  # the start's bytes, not its name, fix the run
+            key |= {"start_sha256": hashlib.sha256(Path(self.start).read_bytes()).hexdigest()}
         return key
 
 
@@ -149,8 +162,10 @@ class ExitRun:
         path = self.dir(i) / "policy.npz"
         if i == 0 and not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            src = shipped_path(self.config).read_bytes()
+            src = self.opt.start_path().read_bytes()
             write_atomic(path, lambda fh: fh.write(src))
+        elif i == 0 and self.opt.start and path.read_bytes() != Path(self.opt.start).read_bytes():
+            raise ValueError(f"{path} is not a copy of start={self.opt.start!r}; use another --out or that start")
         return path
 
     def _check_key(self, i: int) -> None:
@@ -323,7 +338,7 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "epochs": "passes over the data per fit", "lr": "Adam step size",
              "batch": "minibatch rows", "vf_coef": "weight of the value error",
              "temperature": "the temperature each network is exported at (the shipped networks': 0.3)",
-             "seed": "the run's seed",
+             "seed": "the run's seed", "start": "iteration 0's policy.npz ('': the shipped network)",
              "out": "output folder (outside git)"}  # fmt: skip
     for name, default in asdict(d).items():
         if name in ("game", "players", "duel_layout", "backend", "address"):
