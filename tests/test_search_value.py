@@ -208,7 +208,8 @@ def test_exit__chunks_resume_and_refuse_other_options(tmp_path):
 
 def test_exit__duel_layout_reaches_the_collection_and_the_key(tmp_path):
     """`--duel-layout official_5x10` collects on that geometry (its observation size), records it in the stage key
-    (the default layout's keys stay as before) and prints the Duel's two-colour tournaments; a bad layout is named."""
+    (the default layout's keys stay as before), fits the universal Duel network it started from and prints the
+    Duel's two-colour tournaments; a bad layout is named."""
     pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
     from experiments.train import exit as ex
     from saboteur_env import observation_layout
@@ -218,9 +219,16 @@ def test_exit__duel_layout_reaches_the_collection_and_the_key(tmp_path):
     official = GameConfig(game="duel", duel_layout="official_5x10")
     assert opt.config() == official and opt.stage_key(1)["duel_layout"] == "official_5x10"
     assert "duel_layout" not in ex.Options(game="duel").stage_key(1)
-    data = ex.ExitRun(opt, quiet=True).collect(1)
+    run = ex.ExitRun(opt, quiet=True)
+    data = run.collect(1)
     assert len(data) >= 12 and data.obs_size == observation_layout(official).size
     assert observation_layout(official).size != observation_layout(GameConfig(game="duel")).size
+    # the shipped Duel network is the universal one: the fit moves the decisions into its layout and stays universal
+    (net,) = run.run()
+    pol = NumpyPolicy(net)
+    assert pol.meta["universal"] == "duel" and pol.meta["decisions"] == len(data)
+    pol.check_config(official)
+    pol.check_config(GameConfig(game="duel"))  # and still plays the other layout
     learned, search = ex.eval_commands(opt, 1, games=10)
     assert "--agents learned:" in learned and "--duel-layout official_5x10" in learned and "--games 10" in learned
     assert "--agents search:4," in search and "--games 5" in search

@@ -250,10 +250,19 @@ class ExitRun:
         iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + 999, decisions=len(data))
         # belief features on this machine's processes (a Ray run's workers may be elsewhere)
         data = with_features(data, self.config, iopt.features, self.opt.workers if self.opt.backend == "local" else 1)
+        frame = self.config
+        if NumpyPolicy(self.blueprint(i - 1)).meta.get("universal"):  # one network for every variant of the game:
+            # the decisions move into its layout and the fit is the universal network's (experiments.train.universal)
+            from agents.universal import variant_configs
+            from experiments.train.universal import to_universal
+
+            data = to_universal(data, self.config, iopt.features)
+            frame = variant_configs(self.opt.game)[0]
+            iopt = dataclasses.replace(iopt, universal=True, players=frame.num_players, duel_layout=frame.duel_layout)
         t0 = time.perf_counter()
         model, last = fit(iopt, data, self.dir(i) / "fit.csv", quiet=self.quiet)
         sharpen(model, self.opt.temperature)
-        export_npz(model, self.config, path, len(data))
+        export_npz(model, frame, path, len(data))
         _atomic_json(meta_path, {"key": self.opt.stage_key(i), "commit": _commit(), "decisions": len(data),
                                  "games": int(np.unique(data.game).size), "fit_s": round(time.perf_counter() - t0, 1),
                                  "init": str(self.blueprint(i - 1)), "final": last,
