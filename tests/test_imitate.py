@@ -226,6 +226,85 @@ def test_extra_data_are_fitted_together(tmp_path: Path) -> None:
         replace(SMALL, student=str(bad / "policy.npz")).check()
 
 
+def test_soft_targets_are_the_search_values_softmax_and_fit_toward_them(tmp_path: Path) -> None:
+    """With a search teacher and ``soft_temperature`` each decision's target is softmax(value / T) over the moves the
+    search valued (exactly its ``last_stats`` values), a point mass where it valued none; the data survive a save,
+    a join with point-mass data and the universal mapping, and the fit's cross-entropy uses them."""
+    from experiments.train import universal as uni
+
+    opt = Options(players=4, teacher="search:8", partners="", teacher_share=1.0, decisions=40, num_envs=2, workers=1,
+                  epochs=1, soft_temperature=0.5)  # fmt: skip
+    logged: list[tuple[list[int], dict[int, float], int]] = []
+    real = make_agent
+
+    def spy(name: str, config: GameConfig) -> Any:  # records each search decision's legal moves and values
+        agent = real(name, config)
+        act = agent.act
+
+        def act_and_log(obs: np.ndarray, mask: np.ndarray) -> int:
+            a = act(obs, mask)
+            logged.append((np.flatnonzero(mask).tolist(), dict(agent.last_stats.get("values") or {}), a))
+            return a
+
+        agent.act = act_and_log
+        return agent
+
+    import experiments.train.imitate as imitate_mod
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(imitate_mod, "make_agent", spy)
+    try:
+        d = collect(opt, 0, opt.decisions)
+    finally:
+        mp.undo()
+    assert d.soft is not None and d.soft.shape == d.legal.shape
+    sums = np.add.reduceat(d.soft, d.legal_ptr[:-1])
+    np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    by_legal = {}
+    for legal, values, a in logged:
+        by_legal.setdefault(tuple(legal), []).append((values, a))
+    soft_rows = 0
+    for i in range(len(d)):
+        legal = d.legal[d.legal_ptr[i] : d.legal_ptr[i + 1]].tolist()
+        target = d.soft[d.legal_ptr[i] : d.legal_ptr[i + 1]]
+        options = by_legal[tuple(legal)]
+        expected = []
+        for values, a in options:
+            if len(values) > 1:
+                v = np.array([values.get(c, -np.inf) for c in legal])
+                z = np.exp((v - v.max()) / 0.5)
+                expected.append(z / z.sum())
+            else:
+                expected.append((np.array(legal) == a).astype(float))
+        assert any(np.allclose(target, e, atol=1e-5) for e in expected)
+        soft_rows += int((target > 0).sum() > 1)
+    assert soft_rows > 0  # the search valued several moves somewhere
+    back = Data.from_arrays(d.arrays())
+    np.testing.assert_array_equal(back.soft, d.soft)
+    plain = replace(d, soft=None)
+    both = concat([d, plain])
+    np.testing.assert_array_equal(both.soft[: d.soft.size], d.soft)
+    np.testing.assert_array_equal(both.soft[d.soft.size :], plain.point_mass())
+    np.testing.assert_array_equal(plain.targets(np.arange(len(d))), plain.point_mass())
+    np.testing.assert_array_equal(uni.to_universal(d, opt.config()).soft, d.soft)
+    # the fit's loss is the cross-entropy toward the targets, not toward the choice alone
+    from experiments.train.imitate import _batch_loss
+
+    model, last = fit(opt, d, tmp_path / "fit.csv", quiet=True)
+    assert np.isfinite(last["train_nll"])
+    rows = np.arange(len(d))
+    with torch.no_grad():
+        nll = float(_batch_loss(model, d, rows, 0.0)[1])
+        nll_choice = float(_batch_loss(model, plain, rows, 0.0)[1])
+        which, acts = d.legal_pairs(rows)
+        logp, _ = model.legal(torch.from_numpy(d.dense(rows)), torch.from_numpy(which), torch.from_numpy(acts))
+    assert nll == pytest.approx(-(d.targets(rows) * logp.numpy()).sum() / len(d), rel=1e-5)
+    assert nll_choice == pytest.approx(-(plain.targets(rows) * logp.numpy()).sum() / len(d), rel=1e-5)
+    assert nll != nll_choice
+    with pytest.raises(ValueError, match="soft_temperature"):
+        replace(opt, soft_temperature=-0.1).check()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -238,6 +317,7 @@ def test_extra_data_are_fitted_together(tmp_path: Path) -> None:
         (["--decisions", "0"], "decisions"),
         (["--gamma", "1.5"], "gamma"),
         (["--players", "11"], "11"),
+        (["--soft-temperature", "-1"], "soft_temperature=-1.0 is out of range"),
     ],
 )
 def test_bad_options_are_clear_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

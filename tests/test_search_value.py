@@ -251,6 +251,11 @@ def test_exit__start_file_is_iteration_zero_and_fixes_the_key(tmp_path):
     assert run.blueprint(0).read_bytes() == start.read_bytes()
     assert opt.stage_key(1)["start_sha256"] == file_sha256(start)
     assert "start_sha256" not in ex.Options(players=5).stage_key(1)
+    soft = ex.Options(players=5, soft_temperature=0.5)
+    assert soft.stage_key(1)["soft_temperature"] == 0.5 and "soft_temperature" not in ex.Options().stage_key(1)
+    assert ex.ExitRun(soft, quiet=True).imitate_options(1, 0, 10).soft_temperature == 0.5
+    with pytest.raises(ValueError, match="soft_temperature=-1 is out of range"):
+        ex.Options(players=5, soft_temperature=-1).check()
     run.blueprint(0).write_bytes(b"other")
     with pytest.raises(ValueError, match="is not a copy of start="):
         run.blueprint(0)

@@ -14,8 +14,9 @@ network on the search's choices and then searches on the new network:
   decision of every seat is recorded, the value target is the seat's discounted return as in the imitation
   fit). In chunks of ``--chunk`` decisions, each on its own seed stream and written atomically: an interrupted run
   loses at most the chunk in flight, and re-running the same command resumes.
-* **Fit** (``OUT/it<i>/policy.npz``, ``fit.csv``, ``meta.json``): cross-entropy toward the search's choice
-  (the search is deterministic given its samples, so its choice distribution is a point mass) plus the value
+* **Fit** (``OUT/it<i>/policy.npz``, ``fit.csv``, ``meta.json``): cross-entropy toward the search's choice (a point
+  mass), or with ``--soft-temperature T`` toward softmax(its per-move mean values / T) over the candidate moves it
+  valued (recorded with every decision; the choice alone labels its forced moves), plus the value
   error, fine-tuning blueprint_{i-1} (``imitate --init``) on the decisions of iterations ``1..i`` (aggregated, as
   DAgger does: earlier searches stay valid labels of the states they saw).
 * **Measure** each iteration against ``expert`` with the paired tournaments the command prints (the network
@@ -79,6 +80,7 @@ class Options:
     seed: int = 0
     out: str = "runs/exit"
     start: str = ""  # iteration 0's network ('': the shipped one)
+    soft_temperature: float = 0.0  # > 0: the policy target is softmax(search values / T) over the candidates
 
     def check(self) -> None:
         for name, lo, hi in (("iterations", 1, 100), ("decisions", 1, 10**8), ("chunk", 1, 10**7),
@@ -89,6 +91,9 @@ class Options:
                 raise ValueError(f"{name}={v!r} is out of range; valid: integers {lo}..{hi}")
         if not 0.0 < self.lr <= 1.0:
             raise ValueError(f"lr={self.lr!r} is out of range; valid: (0, 1]")
+        if not 0.0 <= self.soft_temperature <= 100.0:
+            raise ValueError(f"soft_temperature={self.soft_temperature!r} is out of range; valid: 0 (the search's "
+                             "choice only) or (0, 100] nuggets")  # fmt: skip
         if not 0.0 < self.temperature <= 10.0:
             raise ValueError(f"temperature={self.temperature!r} is out of range; valid: (0, 10]")
         if not self.vf_coef >= 0:
@@ -124,6 +129,8 @@ class Options:
         key = {k: getattr(self, k) for k in keys} | {"iteration": i, "exit_version": EXIT_VERSION}
         if self.game == "duel" and self.duel_layout != "seed_5x9":  # only then: earlier runs' keys stay valid
             key |= {"duel_layout": self.duel_layout}
+        if self.soft_temperature > 0:  # only then: earlier runs' keys stay valid
+            key |= {"soft_temperature": self.soft_temperature}
         if self.start:  # the start's bytes, not its name, fix the run
             key |= {"start_sha256": hashlib.sha256(Path(self.start).read_bytes()).hexdigest()}
         return key
@@ -194,7 +201,8 @@ class ExitRun:
                               embed=int(pol.meta.get("embed", 0)), role_heads=pol.num_heads > 1, epochs=o.epochs,
                               batch=o.batch, lr=o.lr, vf_coef=o.vf_coef, seed=seed, out=str(self.dir(i)),
                               features=str(pol.features or ""), init=str(self.blueprint(i - 1)),
-                              temperature=o.temperature, init_temperature=o.temperature)  # fmt: skip
+                              temperature=o.temperature, init_temperature=o.temperature,
+                              soft_temperature=o.soft_temperature)  # fmt: skip
 
     def collect(self, i: int) -> Data:
         """Iteration ``i``'s decisions, chunk by chunk (existing chunks are read back; the missing ones are collected
@@ -347,6 +355,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "epochs": "passes over the data per fit", "lr": "Adam step size",
              "batch": "minibatch rows", "vf_coef": "weight of the value error",
              "temperature": "the temperature each network is exported at (the shipped networks': 0.3)",
+             "soft_temperature": "> 0: fit softmax(the search's per-move values / T) over its candidates, not "
+                                 "its one choice (T in nuggets)",
              "seed": "the run's seed", "start": "iteration 0's policy.npz ('': the shipped network)",
              "out": "output folder (outside git)"}  # fmt: skip
     for name, default in asdict(d).items():

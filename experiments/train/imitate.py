@@ -98,6 +98,9 @@ class Options:
     init_temperature: float = 1.0  # the temperature --init was exported at: its head times this is the fitted one
     duel_layout: str = "seed_5x9"  # the Duel's geometry (other games: ignored)
     universal: bool = False  # fit one network for every player count of the game (experiments.train.universal)
+    # > 0: a teacher with per-move values (the search) labels each decision with softmax(values / T) over its
+    # candidate moves instead of its one choice (expert iteration's "choice distribution"); 0: the choice only.
+    soft_temperature: float = 0.0
 
     def check(self) -> None:
         for name in ("decisions", "num_envs", "workers", "hidden", "epochs", "batch", "threads"):
@@ -108,6 +111,9 @@ class Options:
             raise ValueError(f"embed={self.embed!r} is out of range; valid: 0 (none) or 1..hidden={self.hidden}")
         if self.workers > 64:
             raise ValueError(f"workers={self.workers} is out of range; valid: 1..64")
+        if not (isinstance(self.soft_temperature, (int, float)) and 0.0 <= self.soft_temperature <= 100.0):
+            raise ValueError(f"soft_temperature={self.soft_temperature!r} is out of range; valid: 0 (the teacher's "
+                             "choice only) or (0, 100] nuggets")  # fmt: skip
         if not 0.0 < self.teacher_share <= 1.0:
             raise ValueError(f"teacher_share={self.teacher_share!r} is out of range; valid: (0, 1]")
         for name, lo, hi in (
@@ -172,6 +178,8 @@ class Options:
             key |= {"duel_layout": self.duel_layout}
         if self.student:  # the student's weights fix the data, not its path
             key |= {"student_sha256": _sha256(self.student), "student_share": self.student_share}
+        if self.soft_temperature > 0:  # only then: earlier data keys stay valid
+            key |= {"soft_temperature": self.soft_temperature}
         return key
 
 
@@ -227,6 +235,7 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     rec_nnz: list[NDArray[np.int64]] = []
     rec_legal: list[NDArray[np.int32]] = []
     rec_nlegal: list[NDArray[np.int64]] = []
+    rec_soft: list[NDArray[np.float32]] = []  # with soft_temperature: each legal entry's target probability
     action_l: list[int] = []
     game_l: list[int] = []
     seat_l: list[int] = []
@@ -260,6 +269,8 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
             m_r, m_c = np.nonzero(mask[rows])
             rec_legal.append(m_c.astype(np.int32))
             rec_nlegal.append(np.bincount(m_r, minlength=rows.size).astype(np.int64))
+            if opt.soft_temperature > 0:
+                rec_soft.append(_soft_targets(agents, rows, seats, actions, m_r, m_c, opt.soft_temperature))
             for b in rows.tolist():
                 s = int(seats[b])
                 i = len(action_l)
@@ -297,6 +308,7 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
     nnz = np.concatenate(rec_nnz)
     nleg = np.concatenate(rec_nlegal)
     idx, val, leg = np.concatenate(rec_idx), np.concatenate(rec_val), np.concatenate(rec_legal)
+    soft = np.concatenate(rec_soft) if rec_soft else None
     o_ptr = np.concatenate([[0], np.cumsum(nnz)])
     l_ptr = np.concatenate([[0], np.cumsum(nleg)])
     # Keep the finished games, renumbered 0.. in the order they started.
@@ -308,7 +320,30 @@ def collect(opt: Options, worker: int, decisions: int) -> Data:
                 np.asarray(action_l, dtype=np.int64)[rows], ret.astype(np.float32)[rows],
                 np.searchsorted(done_ids, gam[rows]).astype(np.int64), np.asarray(seat_l, dtype=np.int64)[rows],
                 np.stack([finals[g] for g in done_ids.tolist()]) if done_ids.size else np.zeros((0, n), np.float32),
-                int(obs.shape[1]))  # fmt: skip
+                int(obs.shape[1]), soft=None if soft is None else soft[l_pos])  # fmt: skip
+
+
+def _soft_targets(agents: list[list[Any]], rows: NDArray[np.int64], seats: NDArray[np.int64],
+                  actions: NDArray[np.int64], m_r: NDArray[np.int64], m_c: NDArray[np.int64],
+                  temperature: float) -> NDArray[np.float32]:  # fmt: skip
+    """Each legal entry's target probability for the recorded ``rows`` (entries ``m_r``, ``m_c``: the rows'
+    ``np.nonzero`` of their masks): softmax(value / T) over the candidate moves a search valued for that decision
+    (its ``last_stats["values"]``), 0 for the other legal moves; a point mass at the action where the teacher
+    valued nothing (a forced move, a teacher without values)."""
+    out = np.zeros(m_c.size, dtype=np.float32)
+    starts = np.searchsorted(m_r, np.arange(rows.size + 1))
+    for j, b in enumerate(rows.tolist()):
+        lo, hi = int(starts[j]), int(starts[j + 1])
+        stats = getattr(agents[b][int(seats[b])], "last_stats", None) or {}
+        values: dict[int, float] = stats.get("values") or {}
+        cols = m_c[lo:hi]
+        v = np.array([values.get(int(c), -np.inf) for c in cols], dtype=np.float64)
+        if len(values) > 1 and np.isfinite(v.max()):
+            z = np.exp((v - v.max()) / temperature)
+            out[lo:hi] = z / z.sum()
+        else:
+            out[lo:hi] = cols == actions[b]
+    return out
 
 
 def _collect_worker(args: tuple[dict[str, Any], int, int]) -> dict[str, NDArray[Any]]:
@@ -337,7 +372,10 @@ def _batch_loss(model: Any, data: Data, rows: NDArray[np.int64], vf_coef: float)
     logp, value = model.legal(obs, t_rows, t_cols)
     target = torch.from_numpy(data.action[rows])
     hit = (t_cols == target[t_rows]).nonzero().squeeze(1)
-    nll = -logp[hit].sum() / rows.size
+    if data.soft is None:
+        nll = -logp[hit].sum() / rows.size
+    else:  # cross-entropy toward the teacher's choice distribution (the search's values)
+        nll = -(torch.from_numpy(data.targets(rows)) * logp).sum() / rows.size
     v_loss = 0.5 * ((value - torch.from_numpy(data.ret[rows])) ** 2).mean()
     # Agreement: the policy's most likely legal action is the teacher's.
     top = torch.full((rows.size,), -math.inf).scatter_reduce(0, t_rows, logp.detach(), "amax")
@@ -500,6 +538,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "epochs": "passes over the data", "batch": "minibatch rows",
              "init": "a policy.npz of the same shape to start the fit from ('': a fresh network)",
              "init_temperature": "the temperature --init was exported at (undone before fitting)",
+             "soft_temperature": "> 0: label each decision with softmax(the teacher's per-move values / T) over "
+                                 "the moves it valued (a search teacher), not its one choice; 0: the choice",
              "out": "output folder"}  # fmt: skip
     from dataclasses import fields
 

@@ -46,16 +46,34 @@ class Data:
     finals: NDArray[np.float32]
     obs_size: int
     feat: NDArray[np.float32] | None = None  # belief features per row (with_features), read after the observation
+    # The teacher's choice distribution over each row's legal actions (aligned with ``legal``; rows sum to 1), where
+    # the teacher has one (the search's per-move values, ``soft_temperature``); None: a point mass at ``action``.
+    soft: NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
         return int(self.action.size)
 
     def arrays(self) -> dict[str, NDArray[Any]]:
-        return {k: getattr(self, k) for k in _FIELDS} | {"obs_size": np.array(self.obs_size)}
+        soft = {} if self.soft is None else {"soft": self.soft}
+        return {k: getattr(self, k) for k in _FIELDS} | {"obs_size": np.array(self.obs_size)} | soft
 
     @classmethod
     def from_arrays(cls, a: dict[str, NDArray[Any]]) -> Data:
-        return cls(**{k: a[k] for k in _FIELDS}, obs_size=int(a["obs_size"]))
+        soft = np.asarray(a["soft"], dtype=np.float32) if "soft" in a else None
+        return cls(**{k: a[k] for k in _FIELDS}, obs_size=int(a["obs_size"]), soft=soft)
+
+    def point_mass(self) -> NDArray[np.float32]:
+        """``soft`` as it reads without a teacher distribution: 1 at each row's ``action``, 0 elsewhere."""
+        row = np.repeat(np.arange(len(self)), np.diff(self.legal_ptr))
+        return (self.legal == self.action[row]).astype(np.float32)
+
+    def targets(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The target probability of every legal action of ``rows`` (``legal_pairs`` order)."""
+        pos, _ = _spans(self.legal_ptr, rows)
+        if self.soft is not None:
+            return self.soft[pos]
+        which, acts = self.legal_pairs(rows)
+        return (acts == self.action[rows][which]).astype(np.float32)
 
     @classmethod
     def from_npz(cls, z: Any) -> Data:
@@ -96,7 +114,11 @@ def concat(parts: list[Data]) -> Data:
     if feats and (len(feats) != len(parts) or len({f.shape[1] for f in feats}) != 1):
         raise ValueError("parts to join must all carry belief features of one size, or none")
     feat = np.concatenate(feats) if feats else None
-    return Data(**cat, obs_size=parts[0].obs_size, feat=feat)
+    # a part without a teacher distribution joins one that has it as its point masses
+    soft = None
+    if any(p.soft is not None for p in parts):
+        soft = np.concatenate([p.point_mass() if p.soft is None else p.soft for p in parts])
+    return Data(**cat, obs_size=parts[0].obs_size, feat=feat, soft=soft)
 
 
 # ---- belief features ----------------------------------------------------------------------------------------------

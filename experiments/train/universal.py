@@ -120,7 +120,7 @@ def to_universal(data: Data, config: GameConfig, features: str = "") -> Data:
     return Data(obs_ptr=obs_ptr, obs_idx=idx, obs_val=val, legal_ptr=data.legal_ptr.copy(),
                 legal=m.action_index[data.legal].astype(np.int32), action=m.action_index[data.action],
                 ret=data.ret, game=data.game, seat=data.seat, finals=finals, obs_size=lay.obs_size,
-                feat=feat)  # fmt: skip
+                feat=feat, soft=data.soft)  # fmt: skip
 
 
 def _agreement(model: Any, data: Data, rows: NDArray[np.int64]) -> float:
