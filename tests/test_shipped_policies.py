@@ -439,6 +439,44 @@ def test_ship_script__trains_an_imitation_start_then_ppo(tmp_path: Path, monkeyp
     assert ev["random"]["pairs"] == 2 and ev["random"]["sha256"] == rec4["sha256"]
 
 
+def test_ship_script__expert_iteration_after_the_warm_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry with ``exit``: the warm start as shipped (float16) is iteration 0 of expert iteration, whose last
+    iteration is shipped; the record holds its command and settings, and other settings are not this record."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from agents.learned import NumpyPolicy
+    from experiments.train import ship as sp
+    from experiments.train import ship_entries
+
+    monkeypatch.setattr(sp, "POLICY_DIR", tmp_path / "policies")
+    monkeypatch.setattr(ship_entries, "IMITATE",
+                        ("--epochs", "1", "--workers", "1", "--num-envs", "4", "--temperature", "0.5"))
+    tiny = ("--game", "base", "--players", "4", "--iterations", "1", "--decisions", "16", "--chunk", "16",
+            "--budget", "4", "--num-envs", "1", "--epochs", "1", "--soft-temperature", "0.5")  # fmt: skip
+    entry = sp.Entry("base", 4, seed=3, decisions=0, imitate=120, teacher="heuristic", partners="random", exit=tiny)
+    rec = sp.train(entry, tmp_path / "runs")
+    t, run = rec["training"], tmp_path / "runs" / "base-4p"
+    assert t["exit"]["decisions"] >= 16 and t["exit_argv"][-4:] == ["--start", str(run / "imitate" / "policy-f16.npz"),
+                                                                     "--out", str(run / "exit")]  # fmt: skip
+    assert " && python -m experiments.train.ship --to-half " in t["command"]
+    assert t["command"].endswith(shlex.join(["python", "-m", "experiments.train.exit", *t["exit_argv"]]))
+    shipped = NumpyPolicy(tmp_path / "policies" / "base-4p.npz")
+    it1 = NumpyPolicy(run / "exit" / "it1" / "policy.npz")
+    obs = np.random.default_rng(0).random((3, it1.obs_size), dtype=np.float32)
+    assert np.allclose(shipped.forward(obs)[0], it1.forward(obs)[0], atol=0.05)
+    assert sp.sha256(run / "exit" / "it0" / "policy.npz") == sp.sha256(run / "imitate" / "policy-f16.npz")
+    assert sp.is_done(entry, {"policies": {entry.name: rec}})
+    other = replace(entry, exit=tuple(w if w != "0.5" else "1.0" for w in tiny))
+    assert not sp.is_done(other, {"policies": {entry.name: rec}})
+    for bad, match in (({"exit": (*tiny, "--out", "x")}, "exit sets --out itself"),
+                       ({"exit": tiny, "decisions": 64}, "expert iteration .exit. and PPO"),
+                       ({"exit": ("--iterations", "0")}, "--iterations '0' is not a positive integer"),
+                       ({"exit": tiny, "imitate": 0}, "needs the imitation warm start")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            replace(entry, **bad)
+
+
 def test_ship_script__table_needs_no_torch_and_training_names_the_extra() -> None:
     """``--table`` only reads the manifest: it runs without torch (a dev install); training stops with the extra."""
     import sys

@@ -107,11 +107,16 @@ def command_text(entry: Entry, out: Path | str) -> str:
         half = ["python", "-m", "experiments.train.ship", "--to-half", str(im / "policy.npz"),
                 str(im / "policy-f16.npz")]  # fmt: skip
         parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.imitate", *entry.dagger_argv(out)])]
-    if entry.start:  # the shipped file of that commit, then PPO
+    if entry.start:  # the shipped file of that commit, then PPO or expert iteration
         get = ["python", "-m", "experiments.train.ship", "--shipped-at", entry.start, entry.name,
                str(entry.init_file(out))]  # fmt: skip
-        return " && ".join([shlex.join(get), shlex.join(["python", "-m", "experiments.train.selfplay",
-                                                         *entry.train_argv(out)])])  # fmt: skip
+        then = (["python", "-m", "experiments.train.exit", *entry.exit_argv(out)] if entry.exit else
+                ["python", "-m", "experiments.train.selfplay", *entry.train_argv(out)])  # fmt: skip
+        return " && ".join([shlex.join(get), shlex.join(then)])
+    if entry.exit:
+        warm = entry.warm_start(out)
+        half = ["python", "-m", "experiments.train.ship", "--to-half", str(warm), str(entry.exit_start(out))]
+        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.exit", *entry.exit_argv(out)])]
     if entry.train_argv(out):
         warm = entry.warm_start(out)
         half = ["python", "-m", "experiments.train.ship", "--to-half", str(warm),
@@ -169,7 +174,7 @@ def settings(argv: list[str]) -> list[str]:
     """A training command without its output folder and the warm start's path in it (which do not change what is
     computed: the warm start is fixed by its own command)."""
     out = list(argv)
-    for flag in ("--out", "--init", "--student", "--extra"):
+    for flag in ("--out", "--init", "--student", "--extra", "--start"):
         if flag in out:
             i = out.index(flag)
             del out[i : i + 2]
@@ -187,7 +192,8 @@ def is_done(entry: Entry, manifest: dict[str, Any]) -> bool:
     same_dagger = settings(t.get("dagger_argv", [])) == settings(entry.dagger_argv(""))
     same_start = (t.get("start") or {}).get("commit", "") == entry.start
     same_imitation = settings(t.get("imitate_argv", [])) == settings(entry.imitate_argv(""))
-    return same_ppo and same_dagger and same_start and same_imitation
+    same_exit = settings(t.get("exit_argv", [])) == settings(entry.exit_argv(""))
+    return same_ppo and same_dagger and same_start and same_imitation and same_exit
 
 
 def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
@@ -217,8 +223,9 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         if (settings(im_argv), settings(dg_argv)) != declared:
             raise ShipError(f"{entry.name}: the file shipped at {entry.start} was trained with other imitation "
                             "settings than the entry declares (imitate, dagger, epochs, ...)")  # fmt: skip
-        if st.get("decisions"):
-            raise ShipError(f"{entry.name}: the file shipped at {entry.start} already had a PPO stage")
+        if st.get("decisions") or st.get("exit_argv"):
+            raise ShipError(f"{entry.name}: the file shipped at {entry.start} already had a PPO or expert "
+                            "iteration stage")  # fmt: skip
         start = {"commit": entry.start, "sha256": shipped["sha256"], "training": st}
     elif im_argv and entry.universal:  # every variant's data.npz of an earlier run with the same options is reused
         from experiments.train import universal
@@ -236,6 +243,16 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         to_half(result, out / "imitate" / "policy-f16.npz")
         dg_meta = imitate.run(imitate.parse_args(dg_argv))
         result = out / "dagger" / "policy.npz"
+    ex_meta: dict[str, Any] | None = None
+    if entry.exit:  # expert iteration from the warm start as it would be shipped (or the shipped start file)
+        from experiments.train import exit as exit_run
+
+        if not start:
+            to_half(result, entry.exit_start(out))
+        if exit_run.main(entry.exit_argv(out)) != 0:
+            raise ShipError(f"{entry.name}: expert iteration failed (its error is printed above)")
+        result = entry.exit_result(out)
+        ex_meta = json.loads((result.parent / "meta.json").read_text())
     t1 = time.perf_counter()
     if argv:
         if im_argv and not start:
@@ -258,6 +275,10 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
             "collect_s": dg_meta["collect_s"], "fit_s": dg_meta["fit_s"], "data_reused": dg_meta["data_reused"],
             "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)}  # fmt: skip
+    ex_rec: dict[str, Any] = {}
+    if ex_meta is not None:
+        keep = ("decisions", "games", "fit_s", "final", "commit")
+        ex_rec = {"exit_argv": entry.exit_argv(out), "exit": {k: ex_meta.get(k) for k in keep}}
     dst = POLICY_DIR / f"{entry.name}.npz"
     to_half(result, dst)
     from agents.universal import variant_configs
@@ -280,6 +301,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "imitate": im_rec,
             "dagger_argv": dg_argv,
             "dagger": dg_rec,
+            **ex_rec,
             "decisions": decisions,
             "budget_decisions": entry.decisions,
             "wall_s": round(wall, 1),

@@ -56,15 +56,19 @@ class Entry:
     # One network for every player count (or Duel geometry) of the game (experiments.train.universal): ``imitate``
     # teacher decisions per variant, no PPO, no DAgger; ``players`` is 0.
     universal: bool = False
+    # Expert iteration after the warm start (or after the file shipped at ``start``): the arguments of
+    # ``python -m experiments.train.exit`` but ``--start`` and ``--out``; the last iteration's network is shipped.
+    exit: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from agents.base.belief_features import feature_size
         from saboteur_env import GameConfig
 
         if self.universal:
-            if self.players or not self.imitate or self.decisions or self.dagger or self.start:
+            if self.players or not self.imitate or self.decisions or self.dagger or (self.start and not self.exit):
                 raise ValueError(f"{self.name}: a universal entry has players=0, imitate > 0 and no PPO, DAgger "
-                                 "or start")  # fmt: skip
+                                 "or start (but a start for its expert iteration)")  # fmt: skip
+            self._check_exit()
             from agents.universal import universal_layout
 
             universal_layout(self.game).feature_size(self.features)  # a clear ValueError (bayes: base game only)
@@ -73,9 +77,33 @@ class Entry:
         if self.features and not self.imitate:
             raise ValueError(f"{self.name}: features={self.features!r} needs an imitation entry (PPO from scratch "
                              "starts without the features' teacher)")  # fmt: skip
-        if self.start and not (self.imitate and self.decisions):
-            raise ValueError(f"{self.name}: start={self.start!r} continues a shipped imitation file with PPO; it "
-                             f"needs imitate > 0 and decisions > 0 (got {self.imitate}, {self.decisions})")  # fmt: skip
+        if self.start and not (self.imitate and (self.decisions or self.exit)):
+            raise ValueError(f"{self.name}: start={self.start!r} continues a shipped imitation file with PPO or "
+                             f"expert iteration; it needs imitate > 0 and decisions > 0 or exit (got {self.imitate}, "
+                             f"{self.decisions}, {self.exit})")  # fmt: skip
+        if self.exit and self.decisions:
+            raise ValueError(f"{self.name}: expert iteration (exit) and PPO (decisions > 0) in one entry")
+        self._check_exit()
+
+    def _check_exit(self) -> None:
+        if not self.exit:
+            return
+        if not self.imitate:
+            raise ValueError(f"{self.name}: exit needs the imitation warm start it iterates from (imitate > 0)")
+        for flag in ("--start", "--out"):
+            if flag in self.exit:
+                raise ValueError(f"{self.name}: exit sets {flag} itself; leave it out of the entry's arguments")
+        self.exit_iterations()  # the rest is checked by the command itself (importing it here would need torch)
+
+    def exit_iterations(self) -> int:
+        """``--iterations`` of the expert iteration (the exit command's default, 2, without it)."""
+        if "--iterations" not in self.exit:
+            return 2
+        i = self.exit.index("--iterations")
+        value = self.exit[i + 1] if i + 1 < len(self.exit) else ""
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{self.name}: exit --iterations {value!r} is not a positive integer")
+        return int(value)
 
     @property
     def name(self) -> str:
@@ -130,6 +158,20 @@ class Entry:
         if self.imitate:  # PPO continues from the warm start as it would be (or was) shipped (float16)
             argv += ["--init", str(self.init_file(out))]
         return argv + (["--role-heads"] if self.role_heads else [])
+
+    def exit_start(self, out: Path | str) -> Path:
+        """Expert iteration's iteration 0: the file shipped at :attr:`start`, else the warm start in float16."""
+        return self.init_file(out)
+
+    def exit_argv(self, out: Path | str) -> list[str]:
+        """``python -m experiments.train.exit`` arguments (empty without expert iteration)."""
+        if not self.exit:
+            return []
+        return [*self.exit, "--start", str(self.exit_start(out)), "--out", str(Path(out) / "exit")]
+
+    def exit_result(self, out: Path | str) -> Path:
+        """The last iteration's network (the one shipped)."""
+        return Path(out) / "exit" / f"it{self.exit_iterations()}" / "policy.npz"
 
     def warm_start(self, out: Path | str) -> Path:
         """The policy the imitation stages end with (the DAgger round's, else the imitation's)."""
