@@ -241,9 +241,10 @@ def test_exit__start_file_is_iteration_zero_and_fixes_the_key(tmp_path):
     missing file are refused, naming the value."""
     pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
     from experiments.train import exit as ex
+    from experiments.train.selfplay.policy import Policy, export_npz
 
-    start = tmp_path / "start.npz"
-    start.write_bytes(shipped_path(BASE5).read_bytes())
+    start = export_npz(Policy(BASE5, 128, True), BASE5, tmp_path / "start.npz")  # another network of this game
+
     opt = ex.Options(players=5, iterations=1, decisions=8, chunk=8, budget=4, num_envs=1, epochs=1, seed=5,
                      out=str(tmp_path / "run"), start=str(start))  # fmt: skip
     opt.check()
@@ -251,6 +252,8 @@ def test_exit__start_file_is_iteration_zero_and_fixes_the_key(tmp_path):
     assert run.blueprint(0).read_bytes() == start.read_bytes()
     assert opt.stage_key(1)["start_sha256"] == file_sha256(start)
     assert "start_sha256" not in ex.Options(players=5).stage_key(1)
+    # a start that is the shipped file's bytes is the run without one (its data stay valid)
+    assert ex.Options(players=5, start=str(shipped_path(BASE5))).stage_key(1) == ex.Options(players=5).stage_key(1)
     soft = ex.Options(players=5, soft_temperature=0.5)
     assert soft.stage_key(1)["soft_temperature"] == 0.5 and "soft_temperature" not in ex.Options().stage_key(1)
     assert ex.ExitRun(soft, quiet=True).imitate_options(1, 0, 10).soft_temperature == 0.5

@@ -131,8 +131,10 @@ class Options:
             key |= {"duel_layout": self.duel_layout}
         if self.soft_temperature > 0:  # only then: earlier runs' keys stay valid
             key |= {"soft_temperature": self.soft_temperature}
-        if self.start:  # the start's bytes, not its name, fix the run
-            key |= {"start_sha256": hashlib.sha256(Path(self.start).read_bytes()).hexdigest()}
+        if self.start:  # the start's bytes, not its name, fix the run (the shipped file's bytes: as without one)
+            data = Path(self.start).read_bytes()
+            if data != shipped_path(self.config()).read_bytes():
+                key |= {"start_sha256": hashlib.sha256(data).hexdigest()}
         return key
 
 
