@@ -131,10 +131,6 @@ class Options:
             key |= {"duel_layout": self.duel_layout}
         if self.soft_temperature > 0:  # only then: earlier runs' keys stay valid
             key |= {"soft_temperature": self.soft_temperature}
-        if self.start:  # the start's bytes, not its name, fix the run (the shipped file's bytes: as without one)
-            data = Path(self.start).read_bytes()
-            if data != shipped_path(self.config()).read_bytes():
-                key |= {"start_sha256": hashlib.sha256(data).hexdigest()}
         return key
 
 
@@ -167,7 +163,8 @@ class ExitRun:
         return self.out / f"it{i}"
 
     def blueprint(self, i: int) -> Path:
-        """Iteration ``i``'s network (0: a copy of the shipped one, so the run does not change with a new ship)."""
+        """Iteration ``i``'s network (0: a copy of the shipped one, so the run does not change with a new ship, or of
+        ``--start``; with ``--start`` an existing copy must be its bytes: it0 is what fixes the run, not the key)."""
         path = self.dir(i) / "policy.npz"
         if i == 0 and not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +251,12 @@ class ExitRun:
 
         path = self.dir(i) / "policy.npz"
         meta_path = self.dir(i) / "meta.json"
+        self.blueprint(0)  # a start other than the run's is refused before anything is reused
         if path.exists() and meta_path.exists():
+            old = json.loads(meta_path.read_text()).get("key")
+            if old != self.opt.stage_key(i):  # a finished fit of other options is not this run's
+                self._check_key(i)  # names the difference
+                raise ValueError(f"{meta_path} records other options than key.json; use another --out")
             return path
         data = concat([self.collect(k) for k in range(1, i + 1)])
         iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + 999, decisions=len(data))

@@ -60,6 +60,9 @@ class Data:
     @classmethod
     def from_arrays(cls, a: dict[str, NDArray[Any]]) -> Data:
         soft = np.asarray(a["soft"], dtype=np.float32) if "soft" in a else None
+        if soft is not None and soft.shape != np.shape(a["legal"]):
+            raise ValueError(f"soft targets of shape {soft.shape} do not line up with the {np.size(a['legal'])} "
+                             "legal entries (one probability per legal entry)")  # fmt: skip
         return cls(**{k: a[k] for k in _FIELDS}, obs_size=int(a["obs_size"]), soft=soft)
 
     def point_mass(self) -> NDArray[np.float32]:

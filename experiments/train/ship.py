@@ -243,6 +243,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         to_half(result, out / "imitate" / "policy-f16.npz")
         dg_meta = imitate.run(imitate.parse_args(dg_argv))
         result = out / "dagger" / "policy.npz"
+    t1 = time.perf_counter()
     ex_meta: dict[str, Any] | None = None
     if entry.exit:  # expert iteration from the warm start as it would be shipped (or the shipped start file)
         from experiments.train import exit as exit_run
@@ -253,7 +254,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             raise ShipError(f"{entry.name}: expert iteration failed (its error is printed above)")
         result = entry.exit_result(out)
         ex_meta = json.loads((result.parent / "meta.json").read_text())
-    t1 = time.perf_counter()
+        ex_meta["wall_s"] = round(time.perf_counter() - t1, 1)
     if argv:
         if im_argv and not start:
             to_half(result, result.with_name("policy-f16.npz"))  # the --init of train_argv
@@ -277,7 +278,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)}  # fmt: skip
     ex_rec: dict[str, Any] = {}
     if ex_meta is not None:
-        keep = ("decisions", "games", "fit_s", "final", "commit")
+        keep = ("decisions", "games", "fit_s", "final", "commit", "wall_s")
         ex_rec = {"exit_argv": entry.exit_argv(out), "exit": {k: ex_meta.get(k) for k in keep}}
     dst = POLICY_DIR / f"{entry.name}.npz"
     to_half(result, dst)

@@ -93,6 +93,10 @@ class Entry:
         for flag in ("--start", "--out"):
             if flag in self.exit:
                 raise ValueError(f"{self.name}: exit sets {flag} itself; leave it out of the entry's arguments")
+        for word in self.exit:  # one spelling per option, so the shipped iteration is the one the run ends at
+            if word.startswith("--") and ("=" in word or (word.startswith("--iter") and word != "--iterations")):
+                raise ValueError(f"{self.name}: exit argument {word!r}: write options in full, the value as the "
+                                 "next word (e.g. '--iterations', '2')")  # fmt: skip
         self.exit_iterations()  # the rest is checked by the command itself (importing it here would need torch)
 
     def exit_iterations(self) -> int:
