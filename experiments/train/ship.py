@@ -96,7 +96,8 @@ def git_state(commit: str = "") -> dict[str, Any]:
 
 
 def command_text(entry: Entry, out: Path | str) -> str:
-    """The commands an entry runs, joined by ``&&``: the imitation warm start, then PPO (either may be absent)."""
+    """The commands an entry runs, joined by ``&&``: the imitation warm start, then PPO or expert iteration (either
+    may be absent)."""
     parts = []
     if entry.imitate:
         argv = entry.imitate_argv(Path(out) / "imitate")
@@ -107,21 +108,17 @@ def command_text(entry: Entry, out: Path | str) -> str:
         half = ["python", "-m", "experiments.train.ship", "--to-half", str(im / "policy.npz"),
                 str(im / "policy-f16.npz")]  # fmt: skip
         parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.imitate", *entry.dagger_argv(out)])]
-    if entry.start:  # the shipped file of that commit, then PPO or expert iteration
+    # after the warm start (or the file shipped at `start`): expert iteration or PPO, each from init_file
+    then = (["python", "-m", "experiments.train.exit", *entry.exit_argv(out)] if entry.exit else
+            ["python", "-m", "experiments.train.selfplay", *entry.train_argv(out)])  # fmt: skip
+    if entry.start:
         get = ["python", "-m", "experiments.train.ship", "--shipped-at", entry.start, entry.name,
                str(entry.init_file(out))]  # fmt: skip
-        then = (["python", "-m", "experiments.train.exit", *entry.exit_argv(out)] if entry.exit else
-                ["python", "-m", "experiments.train.selfplay", *entry.train_argv(out)])  # fmt: skip
         return " && ".join([shlex.join(get), shlex.join(then)])
-    if entry.exit:
-        warm = entry.warm_start(out)
-        half = ["python", "-m", "experiments.train.ship", "--to-half", str(warm), str(entry.exit_start(out))]
-        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.exit", *entry.exit_argv(out)])]
-    if entry.train_argv(out):
-        warm = entry.warm_start(out)
-        half = ["python", "-m", "experiments.train.ship", "--to-half", str(warm),
-                str(warm.with_name("policy-f16.npz"))]  # fmt: skip
-        parts += [shlex.join(half), shlex.join(["python", "-m", "experiments.train.selfplay", *entry.train_argv(out)])]
+    if entry.exit or entry.train_argv(out):
+        half = ["python", "-m", "experiments.train.ship", "--to-half", str(entry.warm_start(out)),
+                str(entry.init_file(out))]  # fmt: skip
+        parts += [shlex.join(half), shlex.join(then)]
     return " && ".join(parts)
 
 
@@ -249,7 +246,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
         from experiments.train import exit as exit_run
 
         if not start:
-            to_half(result, entry.exit_start(out))
+            to_half(result, entry.init_file(out))
         if exit_run.main(entry.exit_argv(out)) != 0:
             raise ShipError(f"{entry.name}: expert iteration failed (its error is printed above)")
         result = entry.exit_result(out)

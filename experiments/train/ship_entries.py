@@ -163,15 +163,11 @@ class Entry:
             argv += ["--init", str(self.init_file(out))]
         return argv + (["--role-heads"] if self.role_heads else [])
 
-    def exit_start(self, out: Path | str) -> Path:
-        """Expert iteration's iteration 0: the file shipped at :attr:`start`, else the warm start in float16."""
-        return self.init_file(out)
-
     def exit_argv(self, out: Path | str) -> list[str]:
         """``python -m experiments.train.exit`` arguments (empty without expert iteration)."""
         if not self.exit:
             return []
-        return [*self.exit, "--start", str(self.exit_start(out)), "--out", str(Path(out) / "exit")]
+        return [*self.exit, "--start", str(self.init_file(out)), "--out", str(Path(out) / "exit")]
 
     def exit_result(self, out: Path | str) -> Path:
         """The last iteration's network (the one shipped)."""
@@ -182,7 +178,8 @@ class Entry:
         return Path(out) / ("dagger" if self.dagger else "imitate") / "policy.npz"
 
     def init_file(self, out: Path | str) -> Path:
-        """PPO's ``--init``: the file shipped at :attr:`start`, else the warm start in float16."""
+        """PPO's ``--init`` or expert iteration's ``--start``: the file shipped at :attr:`start`, else the warm start in
+        float16."""
         if self.start:
             return Path(out) / "start-f16.npz"
         return self.warm_start(out).with_name("policy-f16.npz")
