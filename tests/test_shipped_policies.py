@@ -466,10 +466,19 @@ def test_ship_script__expert_iteration_after_the_warm_start(tmp_path: Path, monk
             half = a.dtype == np.float32 and k != "scale"  # as to_half stores them
             np.testing.assert_array_equal(shipped[k], a.astype(np.float16) if half else a)
     assert t["exit"]["wall_s"] > 0 and t["imitate"]["wall_s"] < t["wall_s"]
+    # the chunk's own seconds are kept beside it; collected in this run, they are part of its wall time
+    chunk_s = json.loads((run / "exit" / "it1" / "chunk000.json").read_text())["seconds"]
+    assert t["exit"]["collect_s"] == chunk_s > 0 and t["exit"]["data_reused"] is False
     assert sp.sha256(run / "exit" / "it0" / "policy.npz") == sp.sha256(run / "imitate" / "policy-f16.npz")
     assert sp.is_done(entry, {"policies": {entry.name: rec}})
     other = replace(entry, exit=tuple(w if w != "0.5" else "1.0" for w in tiny))
     assert not sp.is_done(other, {"policies": {entry.name: rec}})
+    # a rerun whose expert iteration reuses the finished iteration still counts that collection's seconds
+    (run / "exit" / "it1" / "policy.npz").unlink()  # refitted from the kept chunk, not recollected
+    again = sp.train(entry, tmp_path / "runs")["training"]
+    assert again["exit"]["data_reused"] is True and again["exit"]["collect_s"] == chunk_s
+    im_s = again["imitate"]["collect_s"] if again["imitate"]["data_reused"] else 0.0  # its data are reused too
+    assert sp._total_wall(again) == pytest.approx(again["wall_s"] + chunk_s + im_s)
     for bad, match in (({"exit": (*tiny, "--out", "x")}, "exit sets --out itself"),
                        ({"exit": tiny, "decisions": 64}, "expert iteration .exit. and PPO"),
                        ({"exit": ("--iterations", "0")}, "--iterations '0' is not a positive integer"),

@@ -154,6 +154,7 @@ class ExitRun:
         self.opt, self.quiet = opt, quiet
         self.config = opt.config()
         self.out = Path(opt.out)
+        self.collected_here = 0  # chunks this object collected (not read back from an earlier run)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
@@ -224,10 +225,14 @@ class ExitRun:
             results = ordered_results(ChunkCollector, "collect", jobs, self.opt.backend, self.opt.workers,
                                       self.opt.address, what="chunk jobs")  # fmt: skip
             t0 = time.perf_counter()
+            self.collected_here += len(todo)
             try:
                 for j, (arrays, seconds) in zip(todo, results, strict=True):
                     data = Data.from_arrays(arrays)
                     write_atomic(self.chunk_path(i, j), partial(_save_npz, arrays=data.arrays()))
+                    # its cost beside it (a later fit or ship, reusing the chunk, still reports what it took)
+                    _atomic_json(self.chunk_path(i, j).with_suffix(".json"),
+                                 {"decisions": len(data), "seconds": round(float(seconds), 1)})
                     parts[j] = data
                     self.log(f"it{i} chunk {j + 1}/{self.opt.chunks()}: {len(data):,} decisions in {seconds:.0f} s "
                              f"({time.perf_counter() - t0:.0f} s since the collection started)")  # fmt: skip
@@ -237,6 +242,17 @@ class ExitRun:
 
     def chunk_path(self, i: int, j: int) -> Path:
         return self.dir(i) / f"chunk{j:03d}.npz"
+
+    def collect_seconds(self, i: int) -> float | None:
+        """The collection seconds of iteration ``i``'s chunks summed (each worker's own time; None when a chunk has
+        no record, e.g. collected before the records were kept)."""
+        total = 0.0
+        for j in range(self.opt.chunks()):
+            rec = self.chunk_path(i, j).with_suffix(".json")
+            if not rec.exists():
+                return None
+            total += float(json.loads(rec.read_text())["seconds"])
+        return round(total, 1)
 
     def chunk_seed(self, i: int, j: int) -> int:
         return self.opt.seed * 1_000_000 + i * 1_000 + j

@@ -247,11 +247,18 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
 
         if not start:
             to_half(result, entry.init_file(out))
-        if exit_run.main(entry.exit_argv(out)) != 0:
-            raise ShipError(f"{entry.name}: expert iteration failed (its error is printed above)")
+        try:
+            run = exit_run.ExitRun(exit_run.parse_args(entry.exit_argv(out)))
+            run.run()
+        except ValueError as e:
+            raise ShipError(f"{entry.name}: expert iteration failed ({e})") from e
         result = entry.exit_result(out)
         ex_meta = json.loads((result.parent / "meta.json").read_text())
         ex_meta["wall_s"] = round(time.perf_counter() - t1, 1)
+        # the collection's worker seconds, also where this run reused an earlier run's chunks (then not in wall_s)
+        per_it = [run.collect_seconds(i) for i in range(1, entry.exit_iterations() + 1)]
+        ex_meta["collect_s"] = None if None in per_it else round(sum(s for s in per_it if s is not None), 1)
+        ex_meta["data_reused"] = run.collected_here == 0
     if argv:
         if im_argv and not start:
             to_half(result, result.with_name("policy-f16.npz"))  # the --init of train_argv
@@ -275,7 +282,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "held_out_agreement": round(dg_meta["final"]["val_agree"], 4)}  # fmt: skip
     ex_rec: dict[str, Any] = {}
     if ex_meta is not None:
-        keep = ("decisions", "games", "fit_s", "final", "commit", "wall_s")
+        keep = ("decisions", "games", "fit_s", "final", "commit", "wall_s", "collect_s", "data_reused")
         ex_rec = {"exit_argv": entry.exit_argv(out), "exit": {k: ex_meta.get(k) for k in keep}}
     dst = POLICY_DIR / f"{entry.name}.npz"
     to_half(result, dst)
@@ -462,13 +469,15 @@ def table(manifest: dict[str, Any]) -> str:
 
 
 def _total_wall(t: dict[str, Any]) -> float:
-    """A record's training wall seconds with its imitation stages: collections of reused data made by an earlier
-    run, and the whole training of a start file (``start``: PPO continued a file shipped before)."""
+    """A record's training wall seconds with its earlier stages: collections of reused data made by an earlier
+    run (imitation, DAgger, expert iteration: these count their workers' seconds) and the whole training of a start
+    file (``start``: PPO or expert iteration continued a file shipped before)."""
+    im, dg, ex = t.get("imitate") or {}, t.get("dagger") or {}, t.get("exit") or {}
+    wall = float(t["wall_s"]) + ((ex.get("collect_s") or 0.0) if ex.get("data_reused") else 0.0)
     st = t.get("start")
     if st:  # the imitation records are the start file's own: counted once, through it
-        return float(t["wall_s"]) + _total_wall(st["training"])
-    im, dg = t.get("imitate") or {}, t.get("dagger") or {}
-    wall = float(t["wall_s"]) + ((im.get("collect_s") or 0.0) if im.get("data_reused") else 0.0)
+        return wall + _total_wall(st["training"])
+    wall += (im.get("collect_s") or 0.0) if im.get("data_reused") else 0.0
     return wall + ((dg.get("collect_s") or 0.0) if dg.get("data_reused") else 0.0)
 
 

@@ -223,8 +223,13 @@ ENTRIES: tuple[Entry, ...] = (
     # The Duel's 5,701 actions: a 24-wide bottleneck before the head keeps the 128-wide trunk at the 64-wide size.
     # Both layouts in one file (until 2026-12-06 a seed_5x9 file of its own, seed 1402, 400k decisions, held-out
     # agreement 0.622; the universal one's is 0.603 over both layouts and plays official_5x10 too).
+    # Then two rounds of expert iteration in the official layout (40,000 searched decisions each, docs/search.md),
+    # from that file as shipped at 965f719 (imitation only, trained at f924ed0): 23.8% -> 35.8% of the points
+    # against expert there, 17.6% -> 22.1% in seed_5x9 (tuning deals).
     Entry("duel", 0, seed=1800, decisions=0, imitate=200_000, hidden=128, embed=24, epochs=15,
-          partners="greedy,expert", universal=True),
+          partners="greedy,expert", universal=True, start="965f719ddcf0293fd921589fd75f1728ef82750f",
+          exit=("--game", "duel", "--duel-layout", "official_5x10", "--iterations", "2", "--decisions", "40000",
+                "--chunk", "2000", "--epochs", "6", "--workers", "2", "--seed", "35")),
 )
 
 
