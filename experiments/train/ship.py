@@ -274,7 +274,7 @@ def train(entry: Entry, runs: Path, commit: str = "") -> dict[str, Any]:
             "games": im_meta["games"], "collect_s": im_meta["collect_s"], "fit_s": im_meta["fit_s"],
             "data_reused": im_meta["data_reused"], "held_out_agreement": round(im_meta["final"]["val_agree"], 4),
             "wall_s": round(t1 - t0, 1)}  # fmt: skip
-        if im_rec is not None and "per_variant" in im_meta:
+        if im_rec is not None and im_meta is not None and "per_variant" in im_meta:
             im_rec["held_out_agreement_per_variant"] = im_meta["per_variant"]
         dg_rec = None if dg_meta is None else {
             "decisions": dg_meta["collected"], "fitted": dg_meta["decisions"], "student_share": entry.dagger_share,
