@@ -94,7 +94,9 @@ def test_shipped_file__matches_its_record_and_config(name: str, rec: dict) -> No
     t = rec["training"]
     assert t["decisions"] >= t["budget_decisions"]
     im = t.get("imitate")
-    if im and not t["decisions"]:  # an imitation policy shipped as fitted: the file counts the teacher's decisions
+    if t.get("exit"):  # expert iteration's last fit: the file counts the searched decisions of every iteration
+        assert policy.meta["decisions"] == t["exit"]["decisions"] > 0
+    elif im and not t["decisions"]:  # an imitation policy shipped as fitted: the file counts the teacher's decisions
         dg = t.get("dagger")  # with a DAgger round the file counts the fitted union of both rounds
         assert policy.meta["decisions"] == (dg["fitted"] if dg else im["decisions"])
         assert im["decisions"] >= find_entry_imitate(rec)
@@ -103,7 +105,10 @@ def test_shipped_file__matches_its_record_and_config(name: str, rec: dict) -> No
     assert shipped_path(config) == path
     for key in ("command", "seed", "decisions", "wall_s", "commit"):
         assert key in t, key
-    assert len(t["commit"]) == 40 and t["wall_s"] > 0
+    from experiments.train.ship import _total_wall
+
+    # a run that reused finished stages has its own wall time near 0; with theirs it is the file's cost
+    assert len(t["commit"]) == 40 and _total_wall(t) > 0
 
 
 @pytest.mark.parametrize("name,rec", RECORDS, ids=[n for n, _ in RECORDS])
@@ -284,8 +289,18 @@ def test_manifest_commands__parse_and_match_the_ship_script(name: str, rec: dict
     entry = ship_policies.find_entry(_key(rec))
     parts = _commands(t["command"])
     if entry.universal:  # one command: the universal trainer, over every count
+        from experiments.train import exit as exit_run
         from experiments.train import universal
 
+        if entry.start:  # expert iteration from the file shipped at that commit, whose record has the first command
+            assert [parts[0][:4], parts[1][:3]] == [["python", "-m", "experiments.train.ship", "--shipped-at"],
+                                                    ["python", "-m", "experiments.train.exit"]]  # fmt: skip
+            assert parts[0][4:6] == [entry.start, name] and parts[1][3:] == t["exit_argv"]
+            assert t["exit_argv"][t["exit_argv"].index("--start") + 1] == parts[0][6]
+            assert ship_policies.settings(t["exit_argv"]) == ship_policies.settings(entry.exit_argv("x"))
+            assert exit_run.parse_args(t["exit_argv"]).game == rec["game"] == t["start"]["training"]["imitate_argv"][1]
+            assert t["start"]["commit"] == entry.start and t["imitate_argv"] == t["start"]["training"]["imitate_argv"]
+            parts = _commands(t["start"]["training"]["command"])
         assert [w[:3] for w in parts] == [["python", "-m", "experiments.train.universal"]]
         assert parts[0][3:] == t["imitate_argv"]
         opt = universal.parse_args(parts[0][3:])

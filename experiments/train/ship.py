@@ -429,8 +429,9 @@ def table(manifest: dict[str, Any]) -> str:
             wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
             for i, (v, evv) in enumerate(sorted(ev.items(), key=lambda kv: -len(kv[0]) if not kv[0].isdigit()
                                                 else int(kv[0]))):  # fmt: skip
-                how = f"universal imitation, {wide} (agreement {agree.get(v, float('nan')):.3f})"
-                spent = f"{im['decisions']:,} | {_total_wall(t) / 60:.1f} min" if i == 0 else "(same file) | -"
+                how = f"universal imitation, {wide} (agreement {agree.get(v, float('nan')):.3f})" + _exit_text(t)
+                spent = (f"{im['decisions'] + _exit_decisions(t):,} | {_total_wall(t) / 60:.1f} min" if i == 0
+                         else "(same file) | -")  # fmt: skip
                 lines.append(f"| {e.game} | {v} | {how} | {spent} | {cell(evv, 'random')} | {cell(evv, best)} | "
                              f"{cell(evv, 'expert') if e.game == 'base' else '-'} |")  # fmt: skip
             continue
@@ -450,15 +451,15 @@ def table(manifest: dict[str, Any]) -> str:
                 role = t["argv"][t["argv"].index("--train-role") + 1] if "--train-role" in t["argv"] else ""
                 head = " (heads only)" if "--freeze-trunk" in t["argv"] else ""
                 how += f" + PPO {t['decisions']:,}" + (f" as {role}{head}" if role else head)
-            decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"]
+            how += _exit_text(t)
+            decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"] + _exit_decisions(t)
             wall = _total_wall(t)
         else:
             how, decisions, wall = f"PPO league, {t['hidden']} wide", t["decisions"], t["wall_s"]
         lines.append(f"| {e.game} | {e.players} | {how} | {decisions:,} | {wall / 60:.1f} min | "
                      f"{cell(ev, 'random')} | {cell(ev, best)} | {expert} |")  # fmt: skip
     recs = list(manifest["policies"].values())
-    total = sum(r["training"]["wall_s"] + (r["training"].get("start") or {}).get("training", {}).get("wall_s", 0.0)
-                for r in recs)  # a start file's training counts with the PPO that continued it
+    total = sum(_total_wall(r["training"]) for r in recs)  # a start file's training counts with what continued it
     size = sum(r["bytes"] for r in recs)
     lines.append(f"\n{len(recs)} policies, {size / 2**20:.2f} MiB, {total / 60:.1f} min of training")
     starts = [time.mktime(time.strptime(r["training"]["started_utc"], "%Y-%m-%dT%H:%M:%SZ")) for r in recs]
@@ -466,6 +467,21 @@ def table(manifest: dict[str, Any]) -> str:
         end = max(s + r["training"]["wall_s"] for s, r in zip(starts, recs, strict=True))
         lines[-1] += f" ({(end - min(starts)) / 60:.1f} min from the first start to the last end)"
     return "\n".join(lines) + "."
+
+
+def _exit_decisions(t: dict[str, Any]) -> int:
+    """The searched decisions of a record's expert iteration (its last fit's data: every iteration's)."""
+    return int((t.get("exit") or {}).get("decisions") or 0)
+
+
+def _exit_text(t: dict[str, Any]) -> str:
+    """`` + ExIt N x D`` (iterations, searched decisions, held-out agreement with the search) or ''."""
+    ex, argv = t.get("exit"), t.get("exit_argv") or []
+    if not ex:
+        return ""
+    n = int(argv[argv.index("--iterations") + 1]) if "--iterations" in argv else 2
+    agree = (ex.get("final") or {}).get("val_agree", float("nan"))
+    return f" + ExIt {n} iterations, {ex['decisions']:,} searched (agreement {agree:.3f})"
 
 
 def _total_wall(t: dict[str, Any]) -> float:
