@@ -62,6 +62,8 @@ class Args:
     address: str = ""  # an existing Ray cluster's address ("": a local cluster of --workers CPUs)
     claims: bool = False  # play the claims rule: claim ids in the action space, the claims block in the input
     claims_per_turn: int = 1  # with claims: at most this many claims per turn and per report window (1..8)
+    # collect the next rollout in a thread beside the update (one iteration of policy lag; in-process shards only)
+    overlap: bool = False
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -121,6 +123,9 @@ class Args:
             raise ValueError(f"num_envs={self.num_envs} is not a multiple of shards={self.shards}: every shard holds "
                              "the same number of games")  # fmt: skip
         check_backend(self.backend, self.workers, self.address or None)
+        if self.overlap and (self.backend != "local" or self.workers > 1):
+            raise ValueError(f"overlap collects in a thread of this process; it cannot be combined with "
+                             f"backend={self.backend!r}, workers={self.workers} (valid: backend 'local', workers 1)")
         if self.device not in ("cpu", "cuda") or (self.device == "cuda" and not _cuda()):
             raise ValueError(f"device={self.device!r} is not available; valid: 'cpu', 'cuda' (with a CUDA GPU)")
         if self.freeze_trunk and not self.init:
@@ -190,7 +195,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--players", type=int, default=None, help="seats per game (default: the game's default)")
     for f in dataclasses.fields(Args):
         if f.name in ("game", "players", "anneal_lr", "role_heads", "resume", "bench", "tensorboard", "freeze_trunk",
-                      "claims"):
+                      "claims", "overlap"):
             continue
         default = getattr(d, f.name)
         text = HELP.get(f.name, f.name.replace("_", " "))
@@ -203,6 +208,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--bench", action="store_true", help="print a throughput breakdown (env, policy, learning)")
     p.add_argument("--claims", action="store_true", help="the claims rule (saboteur_env.claims): the policy talks "
                    "(claim ids in its action space, the claims block in its input); league agents talk as claims:NAME")
+    p.add_argument("--overlap", action="store_true", help="collect the next rollout in a thread while the update "
+                   "runs (the two cores both busy; the data lag the weights by one iteration; drained at checkpoints)")
     p.add_argument("--no-tensorboard", dest="tensorboard", action="store_false", help="write progress.csv only")
     ns = p.parse_args(argv)
     return Args(**vars(ns))

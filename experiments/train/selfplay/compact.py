@@ -27,7 +27,7 @@ from torch import nn
 from agents.compact_reader import compress_base, reader
 from agents.files import write_atomic
 from agents.learned import COMPACT_VERSION, FORMAT, LAYOUT_FIELDS, NumpyPolicy
-from experiments.train.selfplay.policy import Policy, export_npz, load_npz, segment_log_softmax
+from experiments.train.selfplay.policy import Policy, export_npz, load_npz, segment_log_softmax, tanh
 from saboteur_env import GameConfig, num_actions, observation_layout
 
 # Float inputs one token stands for, on average (base 5p: ~200 nonzero floats, ~53 tokens per decision).
@@ -191,8 +191,8 @@ class CompactPolicy(nn.Module):
         x = self._cat(obs).to(self.emb.device)
         d, k = self.reader.num_dense, self.reader.num_places
         idx = x[:, d : d + k].to(torch.int32)
-        h = torch.tanh(token_sum(self.emb, idx) + self.dense(x[:, :d]))
-        h = torch.tanh(self.fc1(h))
+        h = tanh(token_sum(self.emb, idx) + self.dense(x[:, :d]))
+        h = tanh(self.fc1(h))
         head = self.roles(x)
         value = self.v(h).gather(1, head[:, None]).squeeze(1)
         return h, head, value

@@ -103,8 +103,8 @@ class Policy(nn.Module):
             pre = nn.functional.linear(obs, w0, self.fc0.bias)
         else:
             pre = torch.cat([nn.functional.linear(p, w0, self.fc0.bias) for p in obs])
-        h = torch.tanh(pre)
-        h = torch.tanh(self.fc1(h))
+        h = tanh(pre)
+        h = tanh(self.fc1(h))
         head = self.roles(obs)
         value = self.v(h).gather(1, head[:, None]).squeeze(1)
         return (h if self.pe is None else self.pe(h)), head, value
@@ -129,6 +129,27 @@ class Policy(nn.Module):
             idx = (head == r).nonzero().squeeze(1)
             logits[idx] = h[idx] @ w[r].T + b[r]
         return logits, value
+
+
+class _Tanh(torch.autograd.Function):
+    """tanh as ``2 sigmoid(2x) - 1``: torch's CPU ``tanh`` costs ~5x its ``sigmoid`` per element here (measured at
+    2048 x 64: 0.69 ms against 0.11). The same function; values differ from ``torch.tanh`` by < 1e-6 absolute."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        y = torch.sigmoid(x * 2.0).mul_(2.0).sub_(1.0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return g - g * y * y
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """The trunk's activation: :class:`_Tanh` on the CPU, ``torch.tanh`` elsewhere (fast there)."""
+    return _Tanh.apply(x) if x.device.type == "cpu" else torch.tanh(x)
 
 
 def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> torch.Tensor:

@@ -117,6 +117,24 @@ class Rollout:
         self.open[slots, seats] = seats
         assert (self.seat[:n] == np.arange(n)[:, None]).all()
 
+    def carry_into(self, other: Rollout) -> None:
+        """:meth:`carry`, but into ``other`` (an empty rollout of the same shape), leaving this one as it is: the
+        overlapped trainer collects into ``other`` while it updates on this one."""
+        n = self.num_players
+        slots, seats = np.nonzero(self.open >= 0)
+        src = self.open[slots, seats]
+        for name in self.ARRAYS:
+            getattr(other, name)[seats, slots] = getattr(self, name)[src, slots]
+        other.valid[:] = False
+        other.complete[:] = False
+        other.reward[:] = 0.0
+        other.done[:] = False
+        other.valid[seats, slots] = True
+        other.open[:] = -1
+        other.open[slots, seats] = seats
+        other.acc[:] = self.acc
+        other.seat[:n] = np.arange(n)[:, None]
+
     def state(self) -> dict[str, torch.Tensor]:
         """The carried decisions and the ledger (for checkpoints)."""
         n = self.num_players

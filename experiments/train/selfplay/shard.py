@@ -69,6 +69,7 @@ class Shard:
         self.num_heads = model.num_heads
         self.reader = model.reader if isinstance(model, CompactPolicy) else None
         self.roll = Rollout(args.rollout, num_envs, n, model.obs_size, model.num_actions)
+        self.spare: Rollout | None = None  # --overlap: the rollout buffer the next collection fills
         self.league = league
         self.seating = Seating(config, num_envs, league, args.league, self.seed)
         # Shard 0 samples with the trainer's generator (one stream for sampling and minibatches, as before shards).
@@ -177,6 +178,16 @@ class Shard:
                 f.reset(s)
                 self.fresh[b, s] = False
             roll_obs[b, self.env_obs :] = f.update(PlayerView.from_observation(self.obs[b], self.config))
+
+    def next_roll(self) -> Rollout:
+        """The spare rollout buffer with this rollout's open decisions carried into it (this one is left whole for
+        the update that trains on it; the two buffers alternate)."""
+        if self.spare is None:
+            r = self.roll
+            self.spare = Rollout(r.steps, r.num_envs, r.num_players, self.obs_size, self.num_actions)
+        nxt, self.spare = self.spare, self.roll
+        self.roll.carry_into(nxt)
+        return nxt
 
     def collect(self, model: Model) -> dict[str, float]:
         """Play ``args.rollout`` vector steps with ``model``; returns the seconds spent in the env and the policy."""

@@ -20,6 +20,12 @@ A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env
 * **Checkpoints** (``OUT/checkpoint.pt``): plain tensors, numbers and strings only (the model and optimizer state
   dicts, the torch generator, the trainer's counters, the vector env's game arrays and the carried decisions),
   loaded with ``torch.load(weights_only=True)``; ``--resume`` continues exactly as an uninterrupted run would.
+* **Overlap** (``--overlap``): the next rollout is collected in a thread, with a copy of the weights the last
+  rollout was collected with, while the update trains on that last rollout: both cores work (the env and the
+  forward in one, the update in the other), and the data lag the weights by one iteration (PPO's ratio is taken
+  against the logged behaviour probabilities, so the lag is accounted for, as for the carried decisions). The
+  pipeline drains before every checkpoint (that iteration's collection waits for its update), so a resumed run
+  continues exactly as an uninterrupted one. Shard 0 then samples with its own generator, the update its own.
 * Outputs in ``OUT``: ``progress.csv`` (learning curves), ``checkpoint.pt``, ``policy.npz`` (numpy weights for
   ``make_agent("learned:OUT/policy.npz", config)``, see ``agents.learned``).
 """
@@ -27,6 +33,7 @@ A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env
 from __future__ import annotations
 
 import contextlib
+import copy
 import csv
 import dataclasses
 import io
@@ -139,6 +146,10 @@ class Trainer:
         size = args.num_envs // args.shards
         self.shards = [Shard(args, self.config, i, size, self.model, self.league, self.gen if i == 0 else None)
                        for i in range(args.shards)]  # fmt: skip
+        # --overlap: the update draws its minibatches from its own generator (shard 0's samples in the other thread)
+        self.update_gen = torch.Generator().manual_seed(args.seed + 0x0E1A) if args.overlap else self.gen
+        self._behaviour: Model | None = None  # the collecting thread's copy of the weights
+        self._pending = False  # a collected rollout waits for its update (the pipeline is full)
         self.workers: WorkerSet | None = None
         if args.backend != "local" or args.workers > 1:
             self.workers = WorkerSet(ShardWorker, "collect", args.backend, args.workers, args.address or None,
@@ -185,6 +196,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optim": self.optim.state_dict(),
             "gen": self.gen.get_state(),
+            **({"update_gen": self.update_gen.get_state()} if self.args.overlap else {}),
             "torch_rng": torch.get_rng_state(),
             "counters": {
                 "iteration": self.iteration,
@@ -230,7 +242,7 @@ class Trainer:
         if not isinstance(saved, dict):
             raise CheckpointError(f"{path} has no settings ('args')")
         fixed = ("game", "players", "num_envs", "rollout", "hidden", "embed", "role_heads", "seed", "features", "net",
-                 "shards", "claims", "claims_per_turn")  # fmt: skip
+                 "shards", "claims", "claims_per_turn", "overlap")  # fmt: skip
         saved = {
             "embed": 0,
             "features": "",
@@ -238,6 +250,7 @@ class Trainer:
             "shards": 1,
             "claims": False,
             "claims_per_turn": 1,
+            "overlap": False,
         } | saved  # checkpoints from before these options had none
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
@@ -245,6 +258,8 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optim.load_state_dict(state["optim"])
         self.gen.set_state(state["gen"])
+        if self.args.overlap:
+            self.update_gen.set_state(state["update_gen"])
         torch.set_rng_state(state["torch_rng"])
         c = state["counters"]
         self.iteration, self.decisions, self.games, self.wall = c["iteration"], c["decisions"], c["games"], c["wall"]
@@ -277,19 +292,71 @@ class Trainer:
                 shard.unpack(packed)
                 for k, v in shard.times.items():
                     times[k] += v
+        self._account()
+        return times
+
+    def _account(self) -> None:
+        """A collection's games and decisions into the counters."""
         for shard in self.shards:
             self.games += shard.st_games
             shard.st_games = 0
         self.decisions += self.args.rollout * self.args.num_envs
-        return times
 
-    def update(self) -> dict[str, float]:
+    def step_overlapped(self, more: bool) -> tuple[dict[str, float], dict[str, float]]:
+        """One update (``--overlap``) on the collected rollout (collected first if none waits), with the next
+        rollout collected in a thread meanwhile when ``more`` (else the pipeline drains: the shards' rollouts carry
+        as after a plain update). Returns the env / policy / learn seconds and the update's statistics."""
+        times = {"env_s": 0.0, "policy_s": 0.0}
+        if not self._pending:  # the start, a resume or the iteration after a drain
+            times.update(self.collect())
+            self._pending = True
+        rolls = [shard.roll for shard in self.shards]
+        thread: threading.Thread | None = None
+        result: dict[str, Any] = {}
+        if more and self.decisions < self.args.steps:
+            if self._behaviour is None:
+                self._behaviour = copy.deepcopy(self.model)
+            self._behaviour.load_state_dict(self.model.state_dict())  # the weights the waiting rollout came from
+            for shard in self.shards:
+                shard.roll = shard.next_roll()
+
+            def run() -> None:
+                try:
+                    assert self._behaviour is not None
+                    with torch.no_grad():
+                        result["times"] = [shard.collect(self._behaviour) for shard in self.shards]
+                except BaseException as err:  # re-raised in the trainer's thread after the join
+                    result["error"] = err
+
+            thread = threading.Thread(target=run, name="selfplay-rollout", daemon=True)
+            thread.start()
+        t1 = time.perf_counter()
+        try:
+            stats = self.update(rolls)
+        finally:
+            if thread is not None:
+                thread.join()
+        times["learn_s"] = time.perf_counter() - t1
+        if thread is None:
+            self._pending = False
+            return times, stats
+        if "error" in result:
+            raise result["error"]
+        for shard_times in result["times"]:
+            for k, v in shard_times.items():
+                times[k] += v
+        self._account()
+        return times, stats
+
+    def update(self, rolls: list[Rollout] | None = None) -> dict[str, float]:
         """PPO epochs over the rollout. A minibatch is a random set of whole rollout rows (each row: one decision
         of every game slot), so it is a few large block copies instead of a gather of scattered observations (the
         gather cost as much as the network); entries that are not trainable (open decisions, empty carry slots)
-        have weight 0."""
+        have weight 0. ``rolls``: the shards' rollouts to train on (--overlap; default: the shards' own), which
+        carry their open decisions afterwards only if they are still the shards' own."""
         a = self.args
-        roll = self.shards[0].roll if len(self.shards) == 1 else Joined([s.roll for s in self.shards])
+        rolls = [s.roll for s in self.shards] if rolls is None else rolls
+        roll = rolls[0] if len(rolls) == 1 else Joined(rolls)
         adv_np, ret_np = roll.advantages(a.gamma, a.gae_lambda)
         train = roll.trainable()
         if self._train_role >= 0:  # --train-role: the other roles' decisions only pass on their values (GAE)
@@ -311,7 +378,7 @@ class Trainer:
                 g["lr"] = a.lr * max(frac, 0.05)
         stats: dict[str, list[float]] = {k: [] for k in ("entropy", "approx_kl", "clip_frac", "pg_loss", "v_loss")}
         for _ in range(a.epochs):
-            perm = torch.randperm(num_rows, generator=self.gen)
+            perm = torch.randperm(num_rows, generator=self.update_gen)
             for chunk in perm.tensor_split(min(a.minibatches, num_rows)):
                 chunk = chunk.to(dev)
                 w = weight_all.index_select(0, chunk).view(-1)
@@ -351,8 +418,9 @@ class Trainer:
                     stats["pg_loss"].append(float(pg))
                     stats["v_loss"].append(float(v_loss))
         ret, old_v = ret_np[train], roll.value[train]
-        for shard in self.shards:
-            shard.roll.carry()
+        for shard, r in zip(self.shards, rolls, strict=True):
+            if shard.roll is r:  # not if --overlap collects the next rollout into the spare (carried there)
+                r.carry()
         var = float(ret.var()) if ret.size > 1 else 0.0
         out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
         out["explained_var"] = float(1 - (ret - old_v).var() / var) if var > 0 else float("nan")
@@ -458,11 +526,21 @@ class Trainer:
         a = self.args
         t_start, d_start, last_log = time.perf_counter(), self.decisions, 0.0
         row: dict[str, float] = {}
-        while not stop and self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations):
+        # --overlap: a rollout collected but not yet trained on is trained on before the loop ends (a stop signal
+        # included), so a checkpoint never holds one
+        while self._pending or (not stop and self.decisions < a.steps
+                                and (max_iterations is None or self.iteration < max_iterations)):  # fmt: skip
             t0 = time.perf_counter()
-            times = self.collect()
-            t1 = time.perf_counter()
-            stats = self.update()
+            if a.overlap:  # collect the next rollout meanwhile unless it would be the last, or a checkpoint is due
+                nxt = self.iteration + 1
+                more = (not stop and nxt % a.checkpoint_every != 0
+                        and (max_iterations is None or nxt < max_iterations))  # fmt: skip
+                times, stats = self.step_overlapped(more)
+                t1 = t0
+            else:
+                times = self.collect()
+                t1 = time.perf_counter()
+                stats = self.update()
             self.iteration += 1
             if a.league > 0 and a.snapshot_every and self.iteration % a.snapshot_every == 0:
                 self.league.add_snapshot(self.model, self.iteration)
@@ -485,7 +563,7 @@ class Trainer:
                 shard.reset_stats()
             if self.iteration % a.checkpoint_every == 0:
                 self.save(self.out / "checkpoint.pt")
-            times["learn_s"] = t2 - t1
+            times.setdefault("learn_s", t2 - t1)
             for k in ("env_s", "policy_s", "learn_s"):
                 spent[k] += times[k]
             if not quiet and (t2 - last_log >= a.log_every or self.decisions >= a.steps):

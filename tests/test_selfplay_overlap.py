@@ -1,0 +1,139 @@
+"""``--overlap`` (issue 37): the next rollout collected in a thread beside the PPO update. The data lag the weights by
+exactly one iteration, the run is deterministic whatever the threads' timing, the pipeline drains at checkpoints so
+a run resumed there is the uninterrupted one, and a stop elsewhere leaves a consistent, resumable checkpoint."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+import torch  # after the importorskip: torch comes with the train extra
+
+from experiments.train.selfplay.args import Args, parse_args
+from experiments.train.selfplay.rollout import Rollout
+from experiments.train.selfplay.trainer import Trainer
+from saboteur_env.vector import legal_indices
+from tests.test_selfplay import _rows, _two_slot_rollout
+
+
+def _args(tmp: Path, **kw: object) -> Args:
+    base: dict[str, object] = dict(game="base", players=4, num_envs=16, rollout=8, steps=16 * 8 * 6, epochs=2,
+                                   minibatches=2, hidden=16, out=str(tmp), checkpoint_every=3, seed=5,
+                                   overlap=True, tensorboard=False)  # fmt: skip
+    base.update(kw)
+    return Args(**base)  # type: ignore[arg-type]
+
+
+def _same_weights(a: Trainer, b: Trainer) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a.model.state_dict().values(), b.model.state_dict().values(),
+                                                  strict=True))  # fmt: skip
+
+
+def test_carry_into_gives_the_other_buffer_what_carry_gives_this_one() -> None:
+    roll = _two_slot_rollout()
+    before = copy.deepcopy(roll)
+    other = Rollout(steps=6, num_envs=2, num_players=3, obs_size=1, num_actions=2)
+    other.valid[:] = other.complete[:] = True  # stale contents of the spare buffer's last use
+    other.open[:] = 5
+    roll.carry_into(other)
+    for name in (*Rollout.ARRAYS, "valid", "complete", "reward", "done", "open", "acc"):  # this one is untouched
+        assert np.array_equal(getattr(roll, name), getattr(before, name)), name
+    before.carry()
+    for name in ("valid", "complete", "reward", "done", "open", "acc"):
+        assert np.array_equal(getattr(other, name), getattr(before, name)), name
+    n = roll.num_players
+    for name in Rollout.ARRAYS:  # the carry rows (the step rows are free in both)
+        carried = before.valid[:n]
+        assert np.array_equal(getattr(other, name)[:n][carried], getattr(before, name)[:n][carried]), name
+
+
+def test_overlap_collects_with_the_weights_before_the_update(tmp_path: Path) -> None:
+    """A step trains on the waiting rollout while the next one is collected with a copy of the weights that
+    collected the waiting one: the new rollout's log-probabilities are those weights', not the updated ones'."""
+    tr = Trainer(_args(tmp_path))
+    tr.start()
+    tr.step_overlapped(more=True)  # collects the first rollout (nothing waits), then the second beside the update
+    before = copy.deepcopy(tr.model)
+    tr.step_overlapped(more=True)  # trains on the second, collects the third with `before`'s weights
+    roll = tr.shards[0].roll
+    rows = slice(roll.num_players, None)  # the step rows of the new rollout
+    obs, mask = roll.obs[rows].reshape(-1, roll.obs.shape[2]), roll.mask[rows].reshape(-1, roll.mask.shape[2])
+    act, logp = roll.action[rows].reshape(-1), roll.logp[rows].reshape(-1)
+    mine = roll.learner[rows].reshape(-1) & roll.valid[rows].reshape(-1)
+    r, c = map(torch.from_numpy, legal_indices(mask))
+
+    def taken(model: torch.nn.Module) -> np.ndarray:
+        with torch.inference_mode():
+            lp, _ = model.legal(torch.from_numpy(obs), r, c)
+        hit = (c == torch.from_numpy(act)[r]).numpy()
+        out = np.full(len(act), np.nan, dtype=np.float32)
+        out[r.numpy()[hit]] = lp.numpy()[hit]
+        return out
+
+    assert mine.sum() > 50
+    np.testing.assert_allclose(taken(before)[mine], logp[mine], atol=1e-5)
+    assert np.abs(taken(tr.model)[mine] - logp[mine]).max() > 1e-3  # the updated weights differ
+    assert tr.iteration == 0 and tr.decisions == 3 * 16 * 8  # three rollouts collected, two trained on
+
+
+def test_overlap_is_deterministic_and_resumes_exactly_at_a_checkpoint(tmp_path: Path) -> None:
+    straight = Trainer(_args(tmp_path / "a"))
+    straight.train(quiet=True)
+    assert straight.iteration == 6 and straight.decisions == 6 * 16 * 8 and not straight._pending
+    twin = Trainer(_args(tmp_path / "b"))  # the threads' timing changes nothing
+    twin.train(quiet=True)
+    assert _same_weights(straight, twin)
+    plain = Trainer(_args(tmp_path / "p", overlap=False))  # and the lag is a real difference
+    plain.train(quiet=True)
+    assert plain.decisions == straight.decisions and not _same_weights(straight, plain)
+
+    first = Trainer(_args(tmp_path / "c"))
+    first.train(max_iterations=3, quiet=True)  # iteration 3 checkpoints: the pipeline drained there
+    resumed = Trainer(_args(tmp_path / "c", resume=True))
+    resumed.train(quiet=True)
+    assert resumed.iteration == 6 and _same_weights(straight, resumed)
+    timing = {"wall_s", "decisions_per_s"}
+    assert [{k: v for k, v in r.items() if k not in timing} for r in _rows(tmp_path / "c")] == [
+        {k: v for k, v in r.items() if k not in timing} for r in _rows(tmp_path / "a")
+    ]
+
+
+def test_a_stop_between_checkpoints_trains_the_waiting_rollout_first(tmp_path: Path) -> None:
+    """Stopping at iteration 2 (no checkpoint due): the rollout collected meanwhile is not left untrained; the
+    checkpoint counts whole iterations and a resumed run continues from it to the end."""
+    first = Trainer(_args(tmp_path))
+    first.train(max_iterations=2, quiet=True)
+    assert first.iteration == 2 and first.decisions == 2 * 16 * 8 and not first._pending
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert state["counters"]["iteration"] == 2 and "update_gen" in state and state["args"]["overlap"] is True
+    resumed = Trainer(_args(tmp_path, resume=True))
+    resumed.train(quiet=True)
+    assert resumed.iteration == 6 and resumed.decisions == 6 * 16 * 8
+    assert [int(r["iteration"]) for r in _rows(tmp_path)] == list(range(1, 7))
+    with pytest.raises(ValueError, match="overlap"):  # a checkpoint of one mode does not resume in the other
+        Trainer(_args(tmp_path, resume=True, overlap=False)).train(quiet=True)
+
+
+def test_an_error_in_the_collecting_thread_reaches_the_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tr = Trainer(_args(tmp_path))
+    tr.start()
+    tr.step_overlapped(more=False)  # fine without a thread
+
+    def broken(model: object) -> dict[str, float]:
+        raise RuntimeError("env exploded")
+
+    monkeypatch.setattr(tr.shards[0], "collect", broken)
+    tr.collect = lambda: {"env_s": 0.0, "policy_s": 0.0}  # type: ignore[method-assign]  # the first, synchronous one
+    with pytest.raises(RuntimeError, match="env exploded"):
+        tr.step_overlapped(more=True)
+
+
+@pytest.mark.parametrize("kw", [{"workers": 2}, {"backend": "ray"}])
+def test_overlap_with_rollout_workers_is_refused_naming_both(tmp_path: Path, kw: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match=r"overlap collects in a thread of this process.*valid: backend 'local'"):
+        _args(tmp_path, **kw).check()
+    assert parse_args(["--overlap", "--out", str(tmp_path)]).overlap
