@@ -56,9 +56,9 @@ def test_overlap_collects_with_the_weights_before_the_update(tmp_path: Path) -> 
     collected the waiting one: the new rollout's log-probabilities are those weights', not the updated ones'."""
     tr = Trainer(_args(tmp_path))
     tr.start()
-    tr.step_overlapped(more=True)  # collects the first rollout (nothing waits), then the second beside the update
+    tr.pipeline.step(more=True)  # collects the first rollout (nothing waits), then the second beside the update
     before = copy.deepcopy(tr.model)
-    tr.step_overlapped(more=True)  # trains on the second, collects the third with `before`'s weights
+    tr.pipeline.step(more=True)  # trains on the second, collects the third with `before`'s weights
     roll = tr.shards[0].roll
     rows = slice(roll.num_players, None)  # the step rows of the new rollout
     obs, mask = roll.obs[rows].reshape(-1, roll.obs.shape[2]), roll.mask[rows].reshape(-1, roll.mask.shape[2])
@@ -83,7 +83,7 @@ def test_overlap_collects_with_the_weights_before_the_update(tmp_path: Path) -> 
 def test_overlap_is_deterministic_and_resumes_exactly_at_a_checkpoint(tmp_path: Path) -> None:
     straight = Trainer(_args(tmp_path / "a"))
     straight.train(quiet=True)
-    assert straight.iteration == 6 and straight.decisions == 6 * 16 * 8 and not straight._pending
+    assert straight.iteration == 6 and straight.decisions == 6 * 16 * 8 and not straight.pipeline.pending
     twin = Trainer(_args(tmp_path / "b"))  # the threads' timing changes nothing
     twin.train(quiet=True)
     assert _same_weights(straight, twin)
@@ -107,7 +107,7 @@ def test_a_stop_between_checkpoints_trains_the_waiting_rollout_first(tmp_path: P
     checkpoint counts whole iterations and a resumed run continues from it to the end."""
     first = Trainer(_args(tmp_path))
     first.train(max_iterations=2, quiet=True)
-    assert first.iteration == 2 and first.decisions == 2 * 16 * 8 and not first._pending
+    assert first.iteration == 2 and first.decisions == 2 * 16 * 8 and not first.pipeline.pending
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     assert state["counters"]["iteration"] == 2 and "update_gen" in state and state["args"]["overlap"] is True
     resumed = Trainer(_args(tmp_path, resume=True))
@@ -121,7 +121,7 @@ def test_a_stop_between_checkpoints_trains_the_waiting_rollout_first(tmp_path: P
 def test_an_error_in_the_collecting_thread_reaches_the_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tr = Trainer(_args(tmp_path))
     tr.start()
-    tr.step_overlapped(more=False)  # fine without a thread
+    tr.pipeline.step(more=False)  # fine without a thread
 
     def broken(model: object) -> dict[str, float]:
         raise RuntimeError("env exploded")
@@ -129,7 +129,7 @@ def test_an_error_in_the_collecting_thread_reaches_the_trainer(tmp_path: Path, m
     monkeypatch.setattr(tr.shards[0], "collect", broken)
     tr.collect = lambda: {"env_s": 0.0, "policy_s": 0.0}  # type: ignore[method-assign]  # the first, synchronous one
     with pytest.raises(RuntimeError, match="env exploded"):
-        tr.step_overlapped(more=True)
+        tr.pipeline.step(more=True)
 
 
 @pytest.mark.parametrize("kw", [{"workers": 2}, {"backend": "ray"}])

@@ -33,7 +33,6 @@ A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env
 from __future__ import annotations
 
 import contextlib
-import copy
 import csv
 import dataclasses
 import io
@@ -57,6 +56,7 @@ from agents.learned import role_names, role_slice
 from experiments.train.league import League, Seating, evaluate, talking
 from experiments.train.selfplay.args import Args, parse_args
 from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
+from experiments.train.selfplay.overlap import Pipeline
 from experiments.train.selfplay.policy import (
     CheckpointError,
     _first_line,
@@ -148,8 +148,7 @@ class Trainer:
                        for i in range(args.shards)]  # fmt: skip
         # --overlap: the update draws its minibatches from its own generator (shard 0's samples in the other thread)
         self.update_gen = torch.Generator().manual_seed(args.seed + 0x0E1A) if args.overlap else self.gen
-        self._behaviour: Model | None = None  # the collecting thread's copy of the weights
-        self._pending = False  # a collected rollout waits for its update (the pipeline is full)
+        self.pipeline = Pipeline(self) if args.overlap else None
         self.workers: WorkerSet | None = None
         if args.backend != "local" or args.workers > 1:
             self.workers = WorkerSet(ShardWorker, "collect", args.backend, args.workers, args.address or None,
@@ -301,52 +300,6 @@ class Trainer:
             self.games += shard.st_games
             shard.st_games = 0
         self.decisions += self.args.rollout * self.args.num_envs
-
-    def step_overlapped(self, more: bool) -> tuple[dict[str, float], dict[str, float]]:
-        """One update (``--overlap``) on the collected rollout (collected first if none waits), with the next
-        rollout collected in a thread meanwhile when ``more`` (else the pipeline drains: the shards' rollouts carry
-        as after a plain update). Returns the env / policy / learn seconds and the update's statistics."""
-        times = {"env_s": 0.0, "policy_s": 0.0}
-        if not self._pending:  # the start, a resume or the iteration after a drain
-            times.update(self.collect())
-            self._pending = True
-        rolls = [shard.roll for shard in self.shards]
-        thread: threading.Thread | None = None
-        result: dict[str, Any] = {}
-        if more and self.decisions < self.args.steps:
-            if self._behaviour is None:
-                self._behaviour = copy.deepcopy(self.model)
-            self._behaviour.load_state_dict(self.model.state_dict())  # the weights the waiting rollout came from
-            for shard in self.shards:
-                shard.roll = shard.next_roll()
-
-            def run() -> None:
-                try:
-                    assert self._behaviour is not None
-                    with torch.no_grad():
-                        result["times"] = [shard.collect(self._behaviour) for shard in self.shards]
-                except BaseException as err:  # re-raised in the trainer's thread after the join
-                    result["error"] = err
-
-            thread = threading.Thread(target=run, name="selfplay-rollout", daemon=True)
-            thread.start()
-        t1 = time.perf_counter()
-        try:
-            stats = self.update(rolls)
-        finally:
-            if thread is not None:
-                thread.join()
-        times["learn_s"] = time.perf_counter() - t1
-        if thread is None:
-            self._pending = False
-            return times, stats
-        if "error" in result:
-            raise result["error"]
-        for shard_times in result["times"]:
-            for k, v in shard_times.items():
-                times[k] += v
-        self._account()
-        return times, stats
 
     def update(self, rolls: list[Rollout] | None = None) -> dict[str, float]:
         """PPO epochs over the rollout. A minibatch is a random set of whole rollout rows (each row: one decision
@@ -528,14 +481,16 @@ class Trainer:
         row: dict[str, float] = {}
         # --overlap: a rollout collected but not yet trained on is trained on before the loop ends (a stop signal
         # included), so a checkpoint never holds one
-        while self._pending or (not stop and self.decisions < a.steps
+        pending = self.pipeline is not None and self.pipeline.pending
+        while pending or (not stop and self.decisions < a.steps
                                 and (max_iterations is None or self.iteration < max_iterations)):  # fmt: skip
             t0 = time.perf_counter()
-            if a.overlap:  # collect the next rollout meanwhile unless it would be the last, or a checkpoint is due
+            if self.pipeline is not None:  # the next rollout meanwhile, unless it is the last or a checkpoint is due
                 nxt = self.iteration + 1
                 more = (not stop and nxt % a.checkpoint_every != 0
                         and (max_iterations is None or nxt < max_iterations))  # fmt: skip
-                times, stats = self.step_overlapped(more)
+                times, stats = self.pipeline.step(more)
+                pending = self.pipeline.pending
                 t1 = t0
             else:
                 times = self.collect()

@@ -1,0 +1,97 @@
+"""``--overlap`` (issue 37): the next rollout collected in a thread while the PPO update trains on the last one.
+
+The two halves of an iteration, the rollout (env steps, the batched forward, the draws) and the update, ran one after
+the other on one core. Here the trainer's thread updates on the rollout that waits while a second thread collects
+the next one with a copy of the weights that collected the waiting rollout: the data lag the weights by one
+iteration (PPO's ratio is taken against the logged behaviour log-probabilities). Each shard alternates two rollout
+buffers (:meth:`Shard.next_roll`: the open decisions carried into the spare one). Torch ops and the numba kernels
+release the GIL, so the threads overlap on two cores. The update draws its minibatches from its own generator
+(the trainer's ``update_gen``), the collection samples with the shards' own, so the run does not depend on the
+threads' timing.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from typing import Any, Protocol
+
+import torch
+
+from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.rollout import Rollout
+from experiments.train.selfplay.shard import Model, Shard
+
+
+class Learner(Protocol):
+    """What the pipeline needs of the trainer (``experiments.train.selfplay.trainer.Trainer``, which owns it)."""
+
+    args: Args
+    model: Model
+    shards: list[Shard]
+    decisions: int
+
+    def collect(self) -> dict[str, float]: ...
+
+    def update(self, rolls: list[Rollout] | None = None) -> dict[str, float]: ...
+
+    def _account(self) -> None: ...
+
+
+class Pipeline:
+    """The trainer's collect-beside-update loop state: the copy of the weights the collecting thread plays, and
+    whether a collected rollout waits for its update (``pending``)."""
+
+    def __init__(self, trainer: Learner) -> None:
+        self.trainer = trainer
+        self.behaviour: Model | None = None
+        self.pending = False
+
+    def step(self, more: bool) -> tuple[dict[str, float], dict[str, float]]:
+        """One update on the waiting rollout (collected first if none waits), with the next rollout collected in a
+        thread meanwhile when ``more`` and the decision budget allows (else the pipeline drains: the shards'
+        rollouts carry as after a plain update). Returns the env / policy / learn seconds and the update's
+        statistics."""
+        tr = self.trainer
+        times = {"env_s": 0.0, "policy_s": 0.0}
+        if not self.pending:  # the start, a resume or the iteration after a drain
+            times.update(tr.collect())
+            self.pending = True
+        rolls = [shard.roll for shard in tr.shards]
+        thread: threading.Thread | None = None
+        result: dict[str, Any] = {}
+        if more and tr.decisions < tr.args.steps:
+            if self.behaviour is None:
+                self.behaviour = copy.deepcopy(tr.model)
+            self.behaviour.load_state_dict(tr.model.state_dict())  # the weights the waiting rollout came from
+            behaviour = self.behaviour
+            for shard in tr.shards:
+                shard.roll = shard.next_roll()
+
+            def run() -> None:
+                try:
+                    with torch.no_grad():  # grad mode is per thread
+                        result["times"] = [shard.collect(behaviour) for shard in tr.shards]
+                except BaseException as err:  # re-raised in the trainer's thread after the join
+                    result["error"] = err
+
+            thread = threading.Thread(target=run, name="selfplay-rollout", daemon=True)
+            thread.start()
+        t1 = time.perf_counter()
+        try:
+            stats = tr.update(rolls)
+        finally:
+            if thread is not None:
+                thread.join()
+        times["learn_s"] = time.perf_counter() - t1
+        if thread is None:
+            self.pending = False
+            return times, stats
+        if "error" in result:
+            raise result["error"]
+        for shard_times in result["times"]:
+            for k, v in shard_times.items():
+                times[k] += v
+        tr._account()
+        return times, stats
