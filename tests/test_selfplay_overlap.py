@@ -5,6 +5,8 @@ a run resumed there is the uninterrupted one, and a stop elsewhere leaves a cons
 from __future__ import annotations
 
 import copy
+import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -52,8 +54,8 @@ def test_carry_into_gives_the_other_buffer_what_carry_gives_this_one() -> None:
 
 
 def test_overlap_collects_with_the_weights_before_the_update(tmp_path: Path) -> None:
-    """A step trains on the waiting rollout while the next one is collected with a copy of the weights that
-    collected the waiting one: the new rollout's log-probabilities are those weights', not the updated ones'."""
+    """A step trains on the waiting rollout while the next one is collected with a copy of the current weights
+    (before the update): the new rollout's log-probabilities are those weights', not the updated ones'."""
     tr = Trainer(_args(tmp_path))
     tr.start()
     tr.pipeline.step(more=True)  # collects the first rollout (nothing waits), then the second beside the update
@@ -77,7 +79,8 @@ def test_overlap_collects_with_the_weights_before_the_update(tmp_path: Path) -> 
     assert mine.sum() > 50
     np.testing.assert_allclose(taken(before)[mine], logp[mine], atol=1e-5)
     assert np.abs(taken(tr.model)[mine] - logp[mine]).max() > 1e-3  # the updated weights differ
-    assert tr.iteration == 0 and tr.decisions == 3 * 16 * 8  # three rollouts collected, two trained on
+    # three rollouts collected, two trained on: the counters count the trained ones (the loop counts iterations)
+    assert tr.iteration == 0 and tr.decisions == 2 * 16 * 8 and tr.pipeline is not None and tr.pipeline.pending
 
 
 def test_overlap_is_deterministic_and_resumes_exactly_at_a_checkpoint(tmp_path: Path) -> None:
@@ -100,6 +103,47 @@ def test_overlap_is_deterministic_and_resumes_exactly_at_a_checkpoint(tmp_path: 
     assert [{k: v for k, v in r.items() if k not in timing} for r in _rows(tmp_path / "c")] == [
         {k: v for k, v in r.items() if k not in timing} for r in _rows(tmp_path / "a")
     ]
+
+
+def test_a_signal_during_an_update_trains_the_rollout_collected_meanwhile(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM arrives during update 4 (no checkpoint due; rollout 5 is being collected): the run trains rollout 5
+    too, collects nothing more and checkpoints 5 whole iterations."""
+    tr = Trainer(_args(tmp_path, steps=16 * 8 * 20, checkpoint_every=100))
+    calls = {"n": 0}
+    update = tr.update
+
+    def update_then_signal(rolls: object = None) -> dict[str, float]:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            os.kill(os.getpid(), signal.SIGTERM)  # the trainer's handler asks for a stop after this iteration
+        return update(rolls)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tr, "update", update_then_signal)
+    tr.train(quiet=True)
+    assert tr.stopped_by == signal.SIGTERM and calls["n"] == 5
+    assert tr.iteration == 5 and tr.decisions == 5 * 16 * 8 and tr.pipeline is not None and not tr.pipeline.pending
+    state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
+    assert state["counters"]["iteration"] == 5 and state["counters"]["decisions"] == 5 * 16 * 8
+    assert [int(r["iteration"]) for r in _rows(tmp_path)] == [1, 2, 3, 4, 5]
+
+
+def test_progress_rows_describe_the_rollout_each_iteration_trained_on(tmp_path: Path) -> None:
+    """As in a plain run: row k counts k rollouts of decisions and the games finished in them; the drained
+    (checkpoint) iterations report their rollout's rounds like any other."""
+    tr = Trainer(_args(tmp_path, num_envs=16, rollout=64, steps=16 * 64 * 6))
+    tr.train(quiet=True)
+    rows = _rows(tmp_path)
+    assert [int(r["decisions"]) for r in rows] == [16 * 64 * k for k in range(1, 7)]
+    games = [int(r["games"]) for r in rows]
+    assert games == sorted(games) and games[-1] == tr.games > 0
+    assert all(np.isfinite(float(rows[k]["win_miner"])) for k in (2, 5))  # the drained (checkpoint) iterations
+    plain = Trainer(_args(tmp_path / "plain", num_envs=16, rollout=64, steps=16 * 64 * 6, overlap=False))
+    plain.train(quiet=True)
+    # the first rollout is played with the same start weights and deals: the same row (its rounds still running)
+    first = _rows(tmp_path / "plain")[0]
+    keys = ("decisions", "games", "return_mean", "win_miner", "win_saboteur", "round_reward_miner")
+    assert [rows[0][k] for k in keys] == [first[k] for k in keys] and rows[0]["win_miner"] == "nan"
 
 
 def test_a_stop_between_checkpoints_trains_the_waiting_rollout_first(tmp_path: Path) -> None:
@@ -127,7 +171,7 @@ def test_an_error_in_the_collecting_thread_reaches_the_trainer(tmp_path: Path, m
         raise RuntimeError("env exploded")
 
     monkeypatch.setattr(tr.shards[0], "collect", broken)
-    tr.collect = lambda: {"env_s": 0.0, "policy_s": 0.0}  # type: ignore[method-assign]  # the first, synchronous one
+    tr.collect = lambda account=True: {"env_s": 0.0, "policy_s": 0.0}  # type: ignore[method-assign]  # the first one
     with pytest.raises(RuntimeError, match="env exploded"):
         tr.pipeline.step(more=True)
 

@@ -2,7 +2,7 @@
 
 The two halves of an iteration, the rollout (env steps, the batched forward, the draws) and the update, ran one after
 the other on one core. Here the trainer's thread updates on the rollout that waits while a second thread collects
-the next one with a copy of the weights that collected the waiting rollout: the data lag the weights by one
+the next one with a copy of the current weights (before this update): the data lag the weights by one
 iteration (PPO's ratio is taken against the logged behaviour log-probabilities). Each shard alternates two rollout
 buffers (:meth:`Shard.next_roll`: the open decisions carried into the spare one). Torch ops and the numba kernels
 release the GIL, so the threads overlap on two cores. The update draws its minibatches from its own generator
@@ -32,11 +32,11 @@ class Learner(Protocol):
     shards: list[Shard]
     decisions: int
 
-    def collect(self) -> dict[str, float]: ...
+    def collect(self, account: bool = True) -> dict[str, float]: ...
 
     def update(self, rolls: list[Rollout] | None = None) -> dict[str, float]: ...
 
-    def _account(self) -> None: ...
+    def _account(self, games: int) -> None: ...
 
 
 class Pipeline:
@@ -46,25 +46,30 @@ class Pipeline:
     def __init__(self, trainer: Learner) -> None:
         self.trainer = trainer
         self.behaviour: Model | None = None
-        self.pending = False
+        self.pending = False  # a collected rollout waits for its update
+        self.waiting: list[tuple[Any, ...]] = []  # its statistics per shard (Shard.take_stats)
 
     def step(self, more: bool) -> tuple[dict[str, float], dict[str, float]]:
         """One update on the waiting rollout (collected first if none waits), with the next rollout collected in a
         thread meanwhile when ``more`` and the decision budget allows (else the pipeline drains: the shards'
-        rollouts carry as after a plain update). Returns the env / policy / learn seconds and the update's
-        statistics."""
+        rollouts carry as after a plain update). The counters and the shards' statistics (the progress row) are the
+        trained rollout's, as in a plain run. Returns the env / policy / learn seconds and the update's statistics."""
         tr = self.trainer
         times = {"env_s": 0.0, "policy_s": 0.0}
         if not self.pending:  # the start, a resume or the iteration after a drain
-            times.update(tr.collect())
+            times.update(tr.collect(account=False))
+            self.waiting = [shard.take_stats() for shard in tr.shards]
             self.pending = True
         rolls = [shard.roll for shard in tr.shards]
+        batch = tr.args.rollout * tr.args.num_envs
+        launch = more and tr.decisions + batch < tr.args.steps  # the decisions collected so far, as a plain run
+        tr._account(sum(int(st[Shard.STATS.index("st_games")]) for st in self.waiting))
         thread: threading.Thread | None = None
         result: dict[str, Any] = {}
-        if more and tr.decisions < tr.args.steps:
+        if launch:
             if self.behaviour is None:
                 self.behaviour = copy.deepcopy(tr.model)
-            self.behaviour.load_state_dict(tr.model.state_dict())  # the weights the waiting rollout came from
+            self.behaviour.load_state_dict(tr.model.state_dict())  # the current weights, before this update
             behaviour = self.behaviour
             for shard in tr.shards:
                 shard.roll = shard.next_roll()
@@ -85,13 +90,13 @@ class Pipeline:
             if thread is not None:
                 thread.join()
         times["learn_s"] = time.perf_counter() - t1
-        if thread is None:
-            self.pending = False
-            return times, stats
         if "error" in result:
             raise result["error"]
-        for shard_times in result["times"]:
+        collected = [shard.take_stats() for shard in tr.shards] if thread is not None else []
+        for shard, st in zip(tr.shards, self.waiting, strict=True):
+            shard.put_stats(st)  # the row reports the rollout just trained on
+        self.waiting, self.pending = collected, thread is not None
+        for shard_times in result.get("times", []):
             for k, v in shard_times.items():
                 times[k] += v
-        tr._account()
         return times, stats

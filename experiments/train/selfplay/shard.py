@@ -98,6 +98,20 @@ class Shard:
         # then its claims by kind (goal, accuse, clear, suspect): what the progress rows report as its talk.
         self.st_talk = np.zeros((k, 4 + len(TALK_KINDS)))
 
+    STATS = ("st_returns", "st_rounds", "st_wins", "st_round_reward", "st_games", "st_talk")
+
+    def take_stats(self) -> tuple[Any, ...]:
+        """This shard's statistics since the last reset (the progress row's), and a fresh set in their place."""
+        out = tuple(getattr(self, k) for k in self.STATS)
+        self.reset_stats()
+        return out
+
+    def put_stats(self, stats: tuple[Any, ...]) -> None:
+        """Report ``stats`` (of :meth:`take_stats`) in the next progress row: ``--overlap`` rows describe the rollout
+        the iteration trained on, not the one collected meanwhile."""
+        for k, v in zip(self.STATS, stats, strict=True):
+            setattr(self, k, v)
+
     # ---- games -------------------------------------------------------------------------------------------------------
     def start(self) -> None:
         self.obs, self.info = self.env.reset(seed=self.seed)

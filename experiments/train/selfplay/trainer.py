@@ -20,8 +20,8 @@ A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env
 * **Checkpoints** (``OUT/checkpoint.pt``): plain tensors, numbers and strings only (the model and optimizer state
   dicts, the torch generator, the trainer's counters, the vector env's game arrays and the carried decisions),
   loaded with ``torch.load(weights_only=True)``; ``--resume`` continues exactly as an uninterrupted run would.
-* **Overlap** (``--overlap``): the next rollout is collected in a thread, with a copy of the weights the last
-  rollout was collected with, while the update trains on that last rollout: both cores work (the env and the
+* **Overlap** (``--overlap``): the next rollout is collected in a thread, with a copy of the current weights
+  (before this update), while the update trains on the rollout collected before: both cores work (the env and the
   forward in one, the update in the other), and the data lag the weights by one iteration (PPO's ratio is taken
   against the logged behaviour probabilities, so the lag is accounted for, as for the carried decisions). The
   pipeline drains before every checkpoint (that iteration's collection waits for its update), so a resumed run
@@ -274,8 +274,9 @@ class Trainer:
                 shard.redeal(self.iteration)
 
     # ---- one iteration ---------------------------------------------------------------------------------------------
-    def collect(self) -> dict[str, float]:
-        """Every shard's rollout with the current weights (here, or on the workers); the env and policy seconds."""
+    def collect(self, account: bool = True) -> dict[str, float]:
+        """Every shard's rollout with the current weights (here, or on the workers); the env and policy seconds.
+        ``account``: count its decisions and games now (``--overlap`` counts them when it trains on the rollout)."""
         times = {"env_s": 0.0, "policy_s": 0.0}
         if self.workers is None:
             for shard in self.shards:
@@ -291,14 +292,15 @@ class Trainer:
                 shard.unpack(packed)
                 for k, v in shard.times.items():
                     times[k] += v
-        self._account()
+        if account:
+            self._account(sum(shard.st_games for shard in self.shards))
+            for shard in self.shards:
+                shard.st_games = 0
         return times
 
-    def _account(self) -> None:
-        """A collection's games and decisions into the counters."""
-        for shard in self.shards:
-            self.games += shard.st_games
-            shard.st_games = 0
+    def _account(self, games: int) -> None:
+        """A rollout's games and decisions into the counters (before its update, which anneals by them)."""
+        self.games += games
         self.decisions += self.args.rollout * self.args.num_envs
 
     def update(self, rolls: list[Rollout] | None = None) -> dict[str, float]:
