@@ -429,7 +429,7 @@ def table(manifest: dict[str, Any]) -> str:
             wide = f"{t['hidden']} wide" + (f", heads on {t['embed']}" if t.get("embed") else "")
             for i, (v, evv) in enumerate(sorted(ev.items(), key=lambda kv: -len(kv[0]) if not kv[0].isdigit()
                                                 else int(kv[0]))):  # fmt: skip
-                how = f"universal imitation, {wide} (agreement {agree.get(v, float('nan')):.3f})" + _exit_text(t)
+                how = f"universal imitation, {wide} (agreement {agree.get(v, float('nan')):.3f})" + _exit_text(t, e)
                 spent = (f"{im['decisions'] + _exit_decisions(t):,} | {_total_wall(t) / 60:.1f} min" if i == 0
                          else "(same file) | -")  # fmt: skip
                 lines.append(f"| {e.game} | {v} | {how} | {spent} | {cell(evv, 'random')} | {cell(evv, best)} | "
@@ -451,7 +451,7 @@ def table(manifest: dict[str, Any]) -> str:
                 role = t["argv"][t["argv"].index("--train-role") + 1] if "--train-role" in t["argv"] else ""
                 head = " (heads only)" if "--freeze-trunk" in t["argv"] else ""
                 how += f" + PPO {t['decisions']:,}" + (f" as {role}{head}" if role else head)
-            how += _exit_text(t)
+            how += _exit_text(t, e)
             decisions = im["decisions"] + (dg["decisions"] if dg else 0) + t["decisions"] + _exit_decisions(t)
             wall = _total_wall(t)
         else:
@@ -474,12 +474,12 @@ def _exit_decisions(t: dict[str, Any]) -> int:
     return int((t.get("exit") or {}).get("decisions") or 0)
 
 
-def _exit_text(t: dict[str, Any]) -> str:
-    """`` + ExIt N x D`` (iterations, searched decisions, held-out agreement with the search) or ''."""
-    ex, argv = t.get("exit"), t.get("exit_argv") or []
+def _exit_text(t: dict[str, Any], e: Entry) -> str:
+    """`` + ExIt N iterations, D searched`` (with the held-out agreement with the search) or ''."""
+    ex = t.get("exit")
     if not ex:
         return ""
-    n = int(argv[argv.index("--iterations") + 1]) if "--iterations" in argv else 2
+    n = e.exit_iterations()
     agree = (ex.get("final") or {}).get("val_agree", float("nan"))
     return f" + ExIt {n} iterations, {ex['decisions']:,} searched (agreement {agree:.3f})"
 

@@ -47,7 +47,7 @@ class Pipeline:
         self.trainer = trainer
         self.behaviour: Model | None = None
         self.pending = False  # a collected rollout waits for its update
-        self.waiting: list[tuple[Any, ...]] = []  # its statistics per shard (Shard.take_stats)
+        self.waiting: list[dict[str, Any]] = []  # its statistics per shard (Shard.take_stats)
 
     def step(self, more: bool) -> tuple[dict[str, float], dict[str, float]]:
         """One update on the waiting rollout (collected first if none waits), with the next rollout collected in a
@@ -63,7 +63,7 @@ class Pipeline:
         rolls = [shard.roll for shard in tr.shards]
         batch = tr.args.rollout * tr.args.num_envs
         launch = more and tr.decisions + batch < tr.args.steps  # the decisions collected so far, as a plain run
-        tr._account(sum(int(st[Shard.STATS.index("st_games")]) for st in self.waiting))
+        tr._account(sum(int(st["st_games"]) for st in self.waiting))
         thread: threading.Thread | None = None
         result: dict[str, Any] = {}
         if launch:

@@ -103,23 +103,12 @@ class Rollout:
 
     def carry(self) -> None:
         """Move every open decision to its seat's carry row; the step rows become free."""
-        n = self.num_players
-        slots, seats = np.nonzero(self.open >= 0)
-        src = self.open[slots, seats]
-        for name in self.ARRAYS:
-            arr = getattr(self, name)
-            arr[seats, slots] = arr[src, slots]
-        self.valid[:] = False
-        self.complete[:] = False
-        self.reward[:] = 0.0
-        self.done[:] = False
-        self.valid[seats, slots] = True
-        self.open[slots, seats] = seats
-        assert (self.seat[:n] == np.arange(n)[:, None]).all()
+        self.carry_into(self)
 
     def carry_into(self, other: Rollout) -> None:
-        """:meth:`carry`, but into ``other`` (an empty rollout of the same shape), leaving this one as it is: the
-        overlapped trainer collects into ``other`` while it updates on this one."""
+        """Move every open decision to its seat's carry row of ``other`` (this rollout or one of the same shape,
+        whose step rows become free); another rollout leaves this one whole: the overlapped trainer collects into
+        ``other`` while it updates on this one."""
         n = self.num_players
         slots, seats = np.nonzero(self.open >= 0)
         src = self.open[slots, seats]

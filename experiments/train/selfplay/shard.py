@@ -100,17 +100,17 @@ class Shard:
 
     STATS = ("st_returns", "st_rounds", "st_wins", "st_round_reward", "st_games", "st_talk")
 
-    def take_stats(self) -> tuple[Any, ...]:
+    def take_stats(self) -> dict[str, Any]:
         """This shard's statistics since the last reset (the progress row's), and a fresh set in their place."""
-        out = tuple(getattr(self, k) for k in self.STATS)
+        out = {k: getattr(self, k) for k in self.STATS}
         self.reset_stats()
         return out
 
-    def put_stats(self, stats: tuple[Any, ...]) -> None:
+    def put_stats(self, stats: dict[str, Any]) -> None:
         """Report ``stats`` (of :meth:`take_stats`) in the next progress row: ``--overlap`` rows describe the rollout
         the iteration trained on, not the one collected meanwhile."""
-        for k, v in zip(self.STATS, stats, strict=True):
-            setattr(self, k, v)
+        for k in self.STATS:
+            setattr(self, k, stats[k])
 
     # ---- games -------------------------------------------------------------------------------------------------------
     def start(self) -> None:

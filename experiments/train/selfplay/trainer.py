@@ -483,16 +483,15 @@ class Trainer:
         row: dict[str, float] = {}
         # --overlap: a rollout collected but not yet trained on is trained on before the loop ends (a stop signal
         # included), so a checkpoint never holds one
-        pending = self.pipeline is not None and self.pipeline.pending
-        while pending or (not stop and self.decisions < a.steps
-                                and (max_iterations is None or self.iteration < max_iterations)):  # fmt: skip
+        while (self.pipeline is not None and self.pipeline.pending) or (
+            not stop and self.decisions < a.steps and (max_iterations is None or self.iteration < max_iterations)
+        ):
             t0 = time.perf_counter()
             if self.pipeline is not None:  # the next rollout meanwhile, unless it is the last or a checkpoint is due
                 nxt = self.iteration + 1
                 more = (not stop and nxt % a.checkpoint_every != 0
                         and (max_iterations is None or nxt < max_iterations))  # fmt: skip
-                times, stats = self.pipeline.step(more)
-                pending = self.pipeline.pending
+                times, stats = self.pipeline.step(more)  # with its own learn_s
                 t1 = t0
             else:
                 times = self.collect()
