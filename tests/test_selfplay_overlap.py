@@ -181,3 +181,62 @@ def test_overlap_with_rollout_workers_is_refused_naming_both(tmp_path: Path, kw:
     with pytest.raises(ValueError, match=r"overlap collects in a thread of this process.*valid: backend 'local'"):
         _args(tmp_path, **kw).check()
     assert parse_args(["--overlap", "--out", str(tmp_path)]).overlap
+
+
+def test_proximal_log_probabilities_and_importance_weights(tmp_path: Path) -> None:
+    """The decoupled loss's inputs: the taken actions' log-probabilities under the given (update-start) weights on
+    the trained entries, the behaviour's elsewhere, and exp(proximal - behaviour) truncated at iw_max."""
+    from experiments.train.selfplay.overlap import proximal
+
+    tr = Trainer(_args(tmp_path))
+    tr.start()
+    tr.pipeline.step(more=True)
+    before = copy.deepcopy(tr.model)
+    tr.pipeline.step(more=True)  # the newest rollout was collected with `before`; tr.model moved on
+    roll = tr.shards[0].roll
+    rows, slots, n_act = roll.mask.shape
+    flat_rows, flat_cols = legal_indices(roll.mask.reshape(rows * slots, n_act))
+    seg = np.searchsorted(flat_rows, np.arange(rows + 1) * slots)
+    mine = roll.learner & roll.valid
+    mine[: roll.num_players] = False  # the carry rows: decisions of the rollout before, older weights'
+    train = torch.from_numpy(mine.astype(np.float32))
+    obs, act, logp = (torch.from_numpy(x) for x in (roll.obs, roll.action, roll.logp))
+    assert int(train.sum()) > 50
+    on = train.numpy() > 0
+    prox, iw = proximal(before, obs, act, logp, train, (flat_rows, flat_cols, seg), 3, 2.0)
+    np.testing.assert_allclose(prox.numpy()[on], roll.logp[on], atol=1e-5)  # the behaviour's own weights
+    np.testing.assert_allclose(iw.numpy(), 1.0, atol=1e-4)
+    prox, iw = proximal(tr.model, obs, act, logp, train, (flat_rows, flat_cols, seg), 2, 1.002)
+    r, c = map(torch.from_numpy, legal_indices(roll.mask.reshape(rows * slots, n_act)))
+    with torch.inference_mode():
+        lp, _ = tr.model.legal(obs.reshape(rows * slots, -1), r, c)
+    hit = (c == act.reshape(-1)[r]).numpy()
+    want = roll.logp.reshape(-1).copy()
+    want[r.numpy()[hit]] = lp.numpy()[hit]
+    want = np.where(on.reshape(-1), want, roll.logp.reshape(-1))
+    np.testing.assert_allclose(prox.numpy().reshape(-1), want, atol=1e-5)
+    assert np.abs(want - roll.logp.reshape(-1))[on.reshape(-1)].max() > 1e-3  # the update moved the policy
+    expect = np.minimum(np.exp(want - roll.logp.reshape(-1)), 1.002)
+    np.testing.assert_allclose(iw.numpy().reshape(-1), expect, rtol=1e-5)
+    assert (iw.numpy() == np.float32(1.002)).any() and (iw.numpy()[~on] == 1.0).all()
+
+
+def test_decoupled_objective_equals_ppo_while_the_data_are_the_weights_own(tmp_path: Path) -> None:
+    """The first update trains on a rollout its own start weights collected: the decoupled loss is PPO's there
+    (same weights after it); the second trains on data one iteration old, where the two losses differ."""
+    a = Trainer(_args(tmp_path / "d"))
+    b = Trainer(_args(tmp_path / "b", overlap_objective="behaviour"))
+    for tr in (a, b):
+        tr.start()
+        tr.pipeline.step(more=True)
+    assert _same_weights(a, b)
+    for tr in (a, b):
+        tr.pipeline.step(more=True)
+    assert not _same_weights(a, b)
+
+
+@pytest.mark.parametrize(("kw", "needle"), [({"overlap_objective": "ppo"}, "overlap_objective='ppo'"),
+                                            ({"iw_max": 0.5}, "iw_max=0.5")])  # fmt: skip
+def test_decoupled_options_are_checked(tmp_path: Path, kw: dict[str, object], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
+        _args(tmp_path, **kw).check()

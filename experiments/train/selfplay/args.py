@@ -64,6 +64,10 @@ class Args:
     claims_per_turn: int = 1  # with claims: at most this many claims per turn and per report window (1..8)
     # collect the next rollout in a thread beside the update (one iteration of policy lag; in-process shards only)
     overlap: bool = False
+    # --overlap's loss: "decoupled" clips around the update-start policy and weights by its ratio to the behaviour
+    # policy (Hilton et al. 2021); "behaviour": PPO's clip around the policy that collected the data
+    overlap_objective: str = "decoupled"
+    iw_max: float = 2.0  # decoupled: the importance weight (update-start over behaviour) truncated at this
 
     def check(self) -> None:
         positive = ("num_envs", "steps", "rollout", "epochs", "minibatches", "hidden", "threads", "checkpoint_every")
@@ -123,6 +127,10 @@ class Args:
             raise ValueError(f"num_envs={self.num_envs} is not a multiple of shards={self.shards}: every shard holds "
                              "the same number of games")  # fmt: skip
         check_backend(self.backend, self.workers, self.address or None)
+        if self.overlap_objective not in ("decoupled", "behaviour"):
+            raise ValueError(f"overlap_objective={self.overlap_objective!r} is not one of: decoupled, behaviour")
+        if not (isinstance(self.iw_max, (int, float)) and 1.0 <= self.iw_max <= 100.0):
+            raise ValueError(f"iw_max={self.iw_max!r} is out of range; valid: 1.0..100.0")
         if self.overlap and (self.backend != "local" or self.workers > 1):
             raise ValueError(f"overlap collects in a thread of this process; it cannot be combined with "
                              f"backend={self.backend!r}, workers={self.workers} (valid: backend 'local', workers 1)")
@@ -174,6 +182,9 @@ HELP = {
     "learner_seat": "league games: saboteur seats the learner where the deal gives the saboteur card most often",
     "net": "mlp (dense layers over the float observation) or compact (token embeddings of the compact one)",
     "device": "torch device: cpu or cuda",
+    "overlap_objective": "--overlap's loss: decoupled (clip around the update-start policy, importance-weighted "
+                         "from the behaviour policy) or behaviour (PPO's clip around the collecting policy)",
+    "iw_max": "decoupled: the importance weight (update-start over behaviour policy) truncated at this",
     "shards": "split the games into this many shards with their own seeds (what --workers collect in parallel)",
     "backend": "where shards are collected: local (this process; a process pool with --workers > 1) or ray",
     "workers": "processes or Ray actors collecting the shards (1 with --backend local: this process)",

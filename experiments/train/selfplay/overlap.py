@@ -17,7 +17,9 @@ import threading
 import time
 from typing import Any, Protocol
 
+import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from experiments.train.selfplay.args import Args
 from experiments.train.selfplay.rollout import Rollout
@@ -100,3 +102,30 @@ class Pipeline:
             for k, v in shard_times.items():
                 times[k] += v
         return times, stats
+
+
+def proximal(model: Model, obs: torch.Tensor, action: torch.Tensor, logp_behaviour: torch.Tensor,
+             train: torch.Tensor, legal: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
+             blocks: int, iw_max: float) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """The decoupled objective's inputs (Hilton et al. 2021, "Batch size-invariance for policy optimization"): the
+    taken actions' log-probabilities under the update-start weights (one forward over the rollout, no gradient;
+    PPO clips its ratio around these) and the importance weights ``exp(proximal - behaviour)`` truncated at
+    ``iw_max`` (the loss is an expectation under the policy that collected the data, one iteration older). Entries
+    that are not trained (``train`` 0) keep the behaviour's value and weight 1. ``legal``: the rollout's flat legal
+    entries and the row segments of :meth:`Trainer.update`; shapes follow ``logp_behaviour`` (rows x slots)."""
+    flat_rows, flat_cols, seg = legal
+    num_rows, n_slots = logp_behaviour.shape
+    prox = torch.zeros_like(logp_behaviour).view(-1)
+    with torch.no_grad():
+        for chunk in np.array_split(np.arange(num_rows), min(blocks, num_rows)):
+            if chunk.size == 0:
+                continue
+            lo, hi = int(chunk[0]), int(chunk[-1]) + 1
+            rows = torch.from_numpy(flat_rows[seg[lo] : seg[hi]] - lo * n_slots).to(obs.device)
+            cols = torch.from_numpy(flat_cols[seg[lo] : seg[hi]]).to(obs.device)
+            logp_all, _ = model.legal(obs[lo:hi].reshape(-1, obs.shape[-1]), rows, cols)
+            act = action[lo:hi].reshape(-1)
+            hit = (cols == act[rows]).nonzero().squeeze(1)
+            prox[lo * n_slots + rows[hit]] = logp_all[hit]
+    prox = torch.where(train.view(-1) > 0, prox, logp_behaviour.view(-1)).view(num_rows, n_slots)
+    return prox, (prox - logp_behaviour).exp().clamp(max=iw_max)

@@ -56,7 +56,7 @@ from agents.learned import role_names, role_slice
 from experiments.train.league import League, Seating, evaluate, talking
 from experiments.train.selfplay.args import Args, parse_args
 from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
-from experiments.train.selfplay.overlap import Pipeline
+from experiments.train.selfplay.overlap import Pipeline, proximal
 from experiments.train.selfplay.policy import (
     CheckpointError,
     _first_line,
@@ -327,6 +327,10 @@ class Trainer:
         # decision (row r, slot b) is flat row r * n_slots + b, and rollout row r's entries are seg[r]:seg[r + 1].
         flat_rows, flat_cols = legal_indices(roll.mask.reshape(num_rows * n_slots, n_act))
         seg = np.searchsorted(flat_rows, np.arange(num_rows + 1) * n_slots)
+        iw_all = None  # --overlap's decoupled loss: clip around the update-start policy, weight from the behaviour's
+        if a.overlap and a.overlap_objective == "decoupled":
+            logp_old_all, iw_all = proximal(self.model, obs_all, act_all, logp_old_all, weight_all.view(num_rows, -1),
+                                            (flat_rows, flat_cols, seg), a.minibatches, a.iw_max)  # fmt: skip
         if a.anneal_lr:
             frac = max(0.0, 1.0 - self.decisions / a.steps)
             for g in self.optim.param_groups:
@@ -357,7 +361,8 @@ class Trainer:
                 mean = (b_adv * w).sum() / n
                 std = (((b_adv - mean) ** 2 * w).sum() / max(n - 1, 1)).sqrt()
                 b_adv = (b_adv - mean) / (std + 1e-8)
-                pg = (torch.max(-b_adv * ratio, -b_adv * ratio.clamp(1 - a.clip, 1 + a.clip)) * w).sum() / n
+                pg_w = w if iw_all is None else w * iw_all.index_select(0, chunk).view(-1)
+                pg = (torch.max(-b_adv * ratio, -b_adv * ratio.clamp(1 - a.clip, 1 + a.clip)) * pg_w).sum() / n
                 v_loss = 0.5 * (((value - ret_all.index_select(0, chunk).view(-1)) ** 2) * w).sum() / n
                 ent = torch.zeros_like(w).index_add(0, rows, -(logp_all.exp() * logp_all))
                 entropy = (ent * w).sum() / n
