@@ -349,3 +349,52 @@ def test_talk_table_reads_a_claims_run(tmp_path: Path, capsys: pytest.CaptureFix
     plain.write_text("iteration,decisions\n1,100\n")
     assert talk.main([str(plain)]) == 2
     assert "not the progress.csv of a run with --claims" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("game", "players"), [("base", 7), ("sab2", 6)])
+def test_a_claims_network_grows_from_the_shipped_universal_file(game: str, players: int) -> None:
+    """``--init`` with a universal file: the network starts as the file specialized to the count (its input scale
+    carried into the first layer), deaf to claims; a one-head file (Saboteur 2's) starts every role head."""
+    plain_cfg = GameConfig(game=game, num_players=players)  # type: ignore[arg-type]
+    talk_cfg = GameConfig(game=game, num_players=players, claims=True)  # type: ignore[arg-type]
+    path = f"agents/policies/{game}-all.npz"
+    ref = NumpyPolicy(path).for_config(plain_cfg)
+    grown = Policy(talk_cfg, hidden=int(ref.meta["hidden"]), role_heads=True)
+    assert grown.num_heads > ref.num_heads or game == "base"
+    load_npz(grown, path, talk_cfg)
+    env = raw_env(game=game, num_players=players, claims=True)
+    env.reset(seed=3)
+    for _ in range(3 * players):  # a few turns in: tunnels, tools and hands that differ from the deal
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    obs = np.stack([env.observe(a)["observation"] for a in env.possible_agents]).astype(np.float32)
+    n = observation_layout(plain_cfg).size
+    want, v_want = ref.forward(obs[:, :n])
+    obs[:, n:] = np.random.default_rng(0).random((players, obs.shape[1] - n))  # whatever was said: not heard yet
+    with torch.no_grad():
+        got, v_got = grown(torch.from_numpy(obs))
+    a = num_actions(plain_cfg)
+    np.testing.assert_allclose(got[:, :a].numpy(), want, atol=2e-3, rtol=1e-3)
+    np.testing.assert_allclose(v_got.numpy(), v_want, atol=2e-3, rtol=1e-3)
+
+
+def test_init_carries_a_files_own_input_scale_into_the_first_layer(tmp_path: Path) -> None:
+    """A file whose stored input scale differs from this count's (same function: scale x2, first-layer rows /2)
+    loads as the same network."""
+    cfg = GameConfig(num_players=5)
+    torch.manual_seed(6)
+    src = Policy(cfg, hidden=8, role_heads=True)
+    path = export_npz(src, cfg, tmp_path / "p.npz")
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    rows = np.arange(0, arrays["scale"].size, 3)
+    arrays["scale"][rows] *= 2.0
+    arrays["w0"][rows] /= 2.0
+    np.savez(tmp_path / "q.npz", **arrays)
+    dst = Policy(cfg, hidden=8, role_heads=True)
+    load_npz(dst, tmp_path / "q.npz", cfg)
+    env = raw_env(num_players=5)
+    env.reset(seed=1)
+    obs = torch.from_numpy(np.stack([env.observe(a)["observation"] for a in env.possible_agents]))
+    with torch.no_grad():
+        (want, v_want), (got, v_got) = src(obs), dst(obs)
+    assert torch.allclose(got, want, atol=1e-5) and torch.allclose(v_got, v_want, atol=1e-5)

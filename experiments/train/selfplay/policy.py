@@ -233,10 +233,16 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
     the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
     pol = NumpyPolicy(path)
+    # A universal file (one network for every count of the game) starts a per-count network as its
+    # specialization to this count (NumpyPolicy.for_config: the rows and columns of the count, the variant folded in).
+    grow = bool(model.claims) and not pol.claims
+    if pol.universal and not model.universal:
+        pol = pol.for_config(config.game_config if grow else config)
+    # A file with one head starts every role head of a --role-heads network with it (the roles then diverge).
+    fan = pol.num_heads == 1 and model.num_heads > 1
     # A claims network may start from a file of the same game without claims (``grow``): the file's weights for the
     # game's observation and actions, zero weights on the claims block (it plays the file's moves until it learns
     # to listen) and the fresh small head rows of the claim ids.
-    grow = bool(model.claims) and not pol.claims
     if not (pol.universal and pol.universal == model.universal):
         pol.check_config(config.game_config if grow else config)
     want = {"obs_size": model.obs_size, "num_actions": model.num_actions, "hidden": model.hidden,
@@ -246,13 +252,17 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     if grow:
         want |= {"obs_size": observation_layout(config).size, "num_actions": int(num_actions(config))}
     got = {k: pol.meta.get(k, {"embed": 0, "features": "", "universal": ""}.get(k)) for k in want}
+    if fan:
+        got["num_heads"] = model.num_heads
     if got != want:
         raise ValueError(f"{path} does not fit this network: file {got}, network {want}")
     w = pol.w
     a, fa, fo = model.num_actions, pol.num_actions, pol.obs_size  # the file's actions and inputs (fewer if grow)
     with torch.no_grad():
         model.fc0.weight.zero_()
-        model.fc0.weight[:, :fo] = torch.from_numpy(w["w0"].T.copy())
+        # the file's input scale (a specialized universal file's may differ from this count's) into the weights
+        rescale = w["scale"][:fo].astype(np.float64) / model.scale[:fo].numpy().astype(np.float64)
+        model.fc0.weight[:, :fo] = torch.from_numpy((w["w0"] * rescale[:, None]).T.astype(np.float32))
         model.fc0.bias.copy_(torch.from_numpy(w["b0"].copy()))
         model.fc1.weight.copy_(torch.from_numpy(w["w1"].T.copy()))
         model.fc1.bias.copy_(torch.from_numpy(w["b1"].copy()))
@@ -260,7 +270,8 @@ def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
             model.pe.weight.copy_(torch.from_numpy(w["pe_w"].T.copy()))
             model.pe.bias.copy_(torch.from_numpy(w["pe_b"].copy()))
         for r in range(model.num_heads):
-            model.pi_w.weight[r * a : r * a + fa] = torch.from_numpy(w[f"pi_w{r}"].T.copy())
-            model.pi_b.weight[r * a : r * a + fa, 0] = torch.from_numpy(w[f"pi_b{r}"].copy())
-            model.v.weight[r] = torch.from_numpy(w[f"v_w{r}"][:, 0].copy())
-            model.v.bias[r] = float(w[f"v_b{r}"][0])
+            f = 0 if fan else r
+            model.pi_w.weight[r * a : r * a + fa] = torch.from_numpy(w[f"pi_w{f}"].T.copy())
+            model.pi_b.weight[r * a : r * a + fa, 0] = torch.from_numpy(w[f"pi_b{f}"].copy())
+            model.v.weight[r] = torch.from_numpy(w[f"v_w{f}"][:, 0].copy())
+            model.v.bias[r] = float(w[f"v_b{f}"][0])
