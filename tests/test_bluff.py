@@ -284,3 +284,33 @@ def test_cli__leaderboard_without_a_local_model_stops_at_once_naming_the_install
     err = capsys.readouterr().err
     assert "the leaderboard's llm rows" in err and "llama_cpp not installed" in err and "SABOTEUR_LLM_BASE_URL" in err
     assert not (tmp_path / "x.md").exists()
+
+
+def test_cli__leaderboard_rows_merge_into_the_stored_board_only_with_its_secret_and_deals(tmp_path, capsys) -> None:
+    """``--leaderboard AGENT...``: the rows of one protocol's board measured and merged into the stored file (a
+    row replaced, the others and the other boards kept, the leaderboard's order); a secret, deal count or agent the
+    board does not pair with is refused before anything is played."""
+    p5, p7 = protocol("base-5"), protocol("base-7")
+    a = benchmark(p5, ["heuristic", "claims:heuristic"], secret=7, deals=2, quiet=True)
+    other = benchmark(p7, ["heuristic"], secret=9, deals=1, quiet=True)
+    path, md = tmp_path / "lb.json", tmp_path / "lb.md"
+    stale = json.loads(json.dumps(lb._clean(a)))
+    stale["rows"] = [dict(stale["rows"][1], win_rate="stale")]  # only claims:heuristic, out of date
+    lb.write_json([stale, other], path)
+    before = json.loads(path.read_text())["boards"][1]
+    main(["--leaderboard", "heuristic", "claims:heuristic", "--secret", "7", "--deals", "2",
+          "--json", str(path), "--md", str(md)])  # fmt: skip
+    boards = json.loads(path.read_text())["boards"]
+    assert boards[1] == before  # the other board untouched
+    assert [r["agent"] for r in boards[0]["rows"]] == ["claims:heuristic", "heuristic"]  # the leaderboard's order
+    assert boards[0]["rows"] == json.loads(json.dumps(lb._clean(a)))["rows"][::-1]  # measured again, exactly
+    assert "| `heuristic` |" in md.read_text()
+    for argv, needle in ((["heuristic", "--secret", "8", "--deals", "2"], "secret_sha256"),
+                         (["heuristic", "--secret", "7", "--deals", "3"], "'deals': (2, 3)"),
+                         (["random", "--secret", "7", "--deals", "2"], "not among the base-5 board's agents"),
+                         (["--game", "sab2", "--players", "6", "heuristic", "--secret", "7"],
+                          "no board bluff-v1/sab2-6")):  # fmt: skip
+        with pytest.raises(SystemExit):
+            main(["--leaderboard", *argv, "--json", str(path), "--md", str(md)])
+        assert needle in capsys.readouterr().err
+    assert json.loads(path.read_text())["boards"][0] == boards[0]

@@ -4,6 +4,7 @@
     python -m experiments.bluff claims+fit:bayes heuristic --deals 20 --json out.json --md out.md
     python -m experiments.bluff --game duel claims:greedy
     python -m experiments.bluff --leaderboard --secret HEX            # docs/bluff/leaderboard.{md,json}
+    python -m experiments.bluff --leaderboard --players 7 learned --secret HEX   # one board's rows, merged in
 
 AGENT is any name the tournament seats: scripted (``heuristic``), ``claims:NAME`` / ``claims+OPTION:NAME``,
 ``learned``, ``ismcts:N``, ``text:NAME``, ``llm``; a name without ``claims`` plays silent (``claims+mute:NAME``).
@@ -137,9 +138,27 @@ def main(argv: list[str] | None = None) -> int:
         secret = session_secret() if args.secret is None else parse_secret(args.secret)
     except SecretError as err:
         ap.error(f"--secret: {err}")
+    stored: list[dict[str, Any]] | None = None  # --leaderboard AGENT...: the committed boards these rows join
+    json_path, md_path = args.json, args.md
     if args.leaderboard:
-        if args.agents:
-            ap.error("--leaderboard benchmarks its own agents (LEADERBOARD_AGENTS); give no AGENT")
+        json_path = json_path or LEADERBOARD.with_suffix(".json")
+        md_path = md_path or LEADERBOARD.with_suffix(".md")
+    if args.leaderboard and args.agents:
+        # Rows of one protocol's board measured again (or newly listed in LEADERBOARD_AGENTS) and merged into the
+        # committed leaderboard, which keeps its other rows: only with the board's own secret and deals.
+        try:
+            p = protocol_for(args.game, args.players)
+            rows = LEADERBOARD_AGENTS[p.name]
+            bad = [a for a in args.agents if a not in rows]
+            if bad:
+                raise ValueError(f"--leaderboard AGENT: {bad} not among the {p.name} board's agents {list(rows)} "
+                                 "(LEADERBOARD_AGENTS)")  # fmt: skip
+            stored = lb.read_json(json_path)
+            lb.check_update(stored, p, secret, args.deals or p.deals)
+        except ValueError as err:
+            ap.error(str(err))
+        todo = [(p, args.agents)]
+    elif args.leaderboard:
         todo = [(protocol(name), list(agents)) for name, agents in LEADERBOARD_AGENTS.items()]
     else:
         if not args.agents:
@@ -161,10 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(str(err))
         finally:
             print(f"deal secret: {format_secret(secret)} (--secret re-plays these deals exactly)", file=sys.stderr)
-    json_path, md_path = args.json, args.md
-    if args.leaderboard:
-        json_path = json_path or LEADERBOARD.with_suffix(".json")
-        md_path = md_path or LEADERBOARD.with_suffix(".md")
+    if stored is not None:
+        boards = lb.merge(stored, boards[0], LEADERBOARD_AGENTS[todo[0][0].name])
     if json_path:
         lb.write_json(boards, json_path)
     if md_path:

@@ -54,6 +54,52 @@ def write_json(boards: list[dict[str, Any]], path: Path) -> None:
                     + "\n")  # fmt: skip
 
 
+def read_json(path: Path) -> list[dict[str, Any]]:
+    """The boards of a leaderboard file written by :func:`write_json` (ValueError naming the file otherwise)."""
+    try:
+        data = json.loads(path.read_text())
+        boards = data["boards"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: not a leaderboard file ({type(err).__name__}: {err})") from None
+    if data.get("version") != VERSION:
+        raise ValueError(f"{path} is of protocol version {data.get('version')!r}; this code's is {VERSION!r}: "
+                         f"regenerate the whole leaderboard ({REGENERATE})")  # fmt: skip
+    return list(boards)
+
+
+def check_update(stored: list[dict[str, Any]], p: Protocol, secret: int, deals: int) -> dict[str, Any]:
+    """The stored board that rows of ``p`` measured with ``secret`` on ``deals`` deals may join: the same protocol
+    version, honesty file, deals and secret (the rows of one board are paired on the same deals), else ValueError
+    naming what differs."""
+    found = [b for b in stored if b.get("protocol") == p.id]
+    if not found:
+        raise ValueError(f"the stored leaderboard has no board {p.id}; regenerate the whole leaderboard ({REGENERATE})")
+    b = found[0]
+    want = {"secret_sha256": secret_digest(secret), "deals": deals,
+            "honesty_sha256": hashlib.sha256(p.honesty.read_bytes()).hexdigest() if p.honesty.is_file() else None}
+    diff = {k: (b.get(k), v) for k, v in want.items() if b.get(k) != v}
+    if diff:
+        raise ValueError(f"rows measured here would not pair with the stored board {p.id} (stored, here): {diff}; "
+                         f"use the board's secret and deals, or regenerate the whole leaderboard ({REGENERATE})")
+    return b
+
+
+def merge(stored: list[dict[str, Any]], new: dict[str, Any], order: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``stored`` with ``new``'s rows in its board of the same protocol (an agent's row replaced, a new agent's
+    added), the rows in ``order`` (the leaderboard's agents; others after them), the pool's calibration ``new``'s."""
+    out = []
+    for b in stored:
+        if b.get("protocol") != new["protocol"]:
+            out.append(b)
+            continue
+        rows = {r["agent"]: r for r in b["rows"]} | {r["agent"]: r for r in new["rows"]}
+        rank = {a: i for i, a in enumerate(order)}
+        merged = dict(b, calibration=new["calibration"])
+        merged["rows"] = sorted(rows.values(), key=lambda r: rank.get(r["agent"], len(order)))
+        out.append(merged)
+    return out
+
+
 def _pct(t: Any, points: bool = False) -> str:
     """``t`` = (value, low, high) as a percentage (``points``: a signed difference in points)."""
     if t is None or t[0] is None or (isinstance(t[0], float) and math.isnan(t[0])):
