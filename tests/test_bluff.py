@@ -14,6 +14,7 @@ from agents import make_agent
 from agents.claims import ClaimsAgent, claims_kwargs
 from agents.claims_beliefs import ClaimsObserver, HonestyModel, PublicClaims, phase_of
 from agents.honesty import HonestyTable, handset_table, honesty_model
+from experiments.bluff import cli
 from experiments.bluff import leaderboard as lb
 from experiments.bluff.cli import benchmark, main
 from experiments.bluff.honesty import claim_rows, fit, held_out
@@ -286,7 +287,8 @@ def test_cli__leaderboard_without_a_local_model_stops_at_once_naming_the_install
     assert not (tmp_path / "x.md").exists()
 
 
-def test_cli__leaderboard_rows_merge_into_the_stored_board_only_with_its_secret_and_deals(tmp_path, capsys) -> None:
+def test_cli__leaderboard_rows_merge_into_the_stored_board_only_with_its_secret_and_deals(tmp_path, capsys,
+                                                                                          monkeypatch) -> None:
     """``--leaderboard AGENT...``: the rows of one protocol's board measured and merged into the stored file (a
     row replaced, the others and the other boards kept, the leaderboard's order); a secret, deal count or agent the
     board does not pair with is refused before anything is played."""
@@ -305,12 +307,38 @@ def test_cli__leaderboard_rows_merge_into_the_stored_board_only_with_its_secret_
     assert [r["agent"] for r in boards[0]["rows"]] == ["claims:heuristic", "heuristic"]  # the leaderboard's order
     assert boards[0]["rows"] == json.loads(json.dumps(lb._clean(a)))["rows"][::-1]  # measured again, exactly
     assert "| `heuristic` |" in md.read_text()
+    def no_games(*a: object, **k: object) -> None:
+        raise AssertionError("played games before refusing")
+
+    monkeypatch.setattr(cli, "benchmark", no_games)
+    (tmp_path / "bad.json").write_text(json.dumps({"version": VERSION, "boards": [{"protocol": "x", "rows": [1]}]}))
     for argv, needle in ((["heuristic", "--secret", "8", "--deals", "2"], "secret_sha256"),
+                         (["heuristic", "--secret", "7", "--deals", "2", "--json", str(tmp_path / "bad.json"),
+                           "--md", str(md)], "bad.json: not a leaderboard file"),
+                         (["heuristic", "--secret", "7", "--deals", "2", "--json", str(path)], "give both --json"),
                          (["heuristic", "--secret", "7", "--deals", "3"], "'deals': (2, 3)"),
                          (["random", "--secret", "7", "--deals", "2"], "not among the base-5 board's agents"),
                          (["--game", "sab2", "--players", "6", "heuristic", "--secret", "7"],
                           "no board bluff-v1/sab2-6")):  # fmt: skip
+        files = [] if "--json" in argv else ["--json", str(path), "--md", str(md)]
         with pytest.raises(SystemExit):
-            main(["--leaderboard", *argv, "--json", str(path), "--md", str(md)])
+            main(["--leaderboard", *argv, *files])
         assert needle in capsys.readouterr().err
     assert json.loads(path.read_text())["boards"][0] == boards[0]
+    monkeypatch.undo()
+    # a pool that no longer plays as when the board was measured: refused before the agents' rows are played
+    changed = json.loads(path.read_text())
+    changed["boards"][0]["calibration"]["fit"]["ece"] = [0.5, 0.4, 0.6]
+    path.write_text(json.dumps(changed))
+    monkeypatch.setattr(cli, "play", _only_the_pool(cli.play))
+    with pytest.raises(SystemExit):
+        main(["--leaderboard", "heuristic", "--secret", "7", "--deals", "2", "--json", str(path), "--md", str(md)])
+    assert "no longer plays as when the stored board was measured" in capsys.readouterr().err
+
+
+def _only_the_pool(play):  # type: ignore[no-untyped-def]
+    def wrapped(p, name, *a, **k):  # type: ignore[no-untyped-def]
+        assert name is None, f"played {name} after the pool"
+        return play(p, name, *a, **k)
+
+    return wrapped

@@ -233,10 +233,21 @@ def test_decoupled_objective_equals_ppo_while_the_data_are_the_weights_own(tmp_p
     for tr in (a, b):
         tr.pipeline.step(more=True)
     assert not _same_weights(a, b)
+    # One epoch of one minibatch: the decoupled ratio is taken against the weights that take the step (KL and the
+    # clipped share 0); PPO's against the behaviour's, one update old.
+    one = dict(epochs=1, minibatches=1, lr=0.02)  # a large step: the lagged data one update away
+    c = Trainer(_args(tmp_path / "c", **one))
+    e = Trainer(_args(tmp_path / "e", overlap_objective="behaviour", **one))
+    for tr in (c, e):
+        tr.start()
+        tr.pipeline.step(more=True)
+    (_, dec), (_, ppo) = c.pipeline.step(more=True), e.pipeline.step(more=True)
+    assert abs(dec["approx_kl"]) < 1e-7 and dec["clip_frac"] == 0.0
+    assert ppo["approx_kl"] > 1e-5
 
 
 @pytest.mark.parametrize(("kw", "needle"), [({"overlap_objective": "ppo"}, "overlap_objective='ppo'"),
-                                            ({"iw_max": 0.5}, "iw_max=0.5")])  # fmt: skip
+                                            ({"iw_max": 0.5}, "iw_max=0.5"), ({"iw_max": True}, "iw_max=True")])
 def test_decoupled_options_are_checked(tmp_path: Path, kw: dict[str, object], needle: str) -> None:
     with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
         _args(tmp_path, **kw).check()

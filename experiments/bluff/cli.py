@@ -4,7 +4,7 @@
     python -m experiments.bluff claims+fit:bayes heuristic --deals 20 --json out.json --md out.md
     python -m experiments.bluff --game duel claims:greedy
     python -m experiments.bluff --leaderboard --secret HEX            # docs/bluff/leaderboard.{md,json}
-    python -m experiments.bluff --leaderboard --players 7 learned --secret HEX   # one board's rows, merged in
+    python -m experiments.bluff --leaderboard --players 7 claims:bayes --secret HEX   # one board's rows, merged in
 
 AGENT is any name the tournament seats: scripted (``heuristic``), ``claims:NAME`` / ``claims+OPTION:NAME``,
 ``learned``, ``ismcts:N``, ``text:NAME``, ``llm``; a name without ``claims`` plays silent (``claims+mute:NAME``).
@@ -58,10 +58,11 @@ ROW_DEALS: dict[str, int] = {LEADERBOARD_LLM: LLM_DEALS}
 
 
 def benchmark(p: Protocol, agents: list[str], secret: int, deals: int | None = None, workers: int = 1,
-              out: Path | None = None, quiet: bool = False, row_deals: dict[str, int] | None = None
-              ) -> dict[str, Any]:  # fmt: skip
+              out: Path | None = None, quiet: bool = False, row_deals: dict[str, int] | None = None,
+              stored_calibration: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """The protocol's board for ``agents`` (names checked first: ``ValueError`` naming a bad one); ``row_deals``:
-    agents that play only the first N of the board's deals."""
+    agents that play only the first N of the board's deals; ``stored_calibration``: a stored board's, which the pool's
+    games must reproduce (ValueError before any agent plays: rows of a changed pool would not pair with it)."""
     p.check_honesty()
     names = [benchmark_name(a, p) for a in agents]
     if len(set(names)) != len(names):
@@ -76,6 +77,10 @@ def benchmark(p: Protocol, agents: list[str], secret: int, deals: int | None = N
     cal = calibration(arm_rounds(pool.games["pool"], duel_pool=p.game == "duel"), config,
                       {"handset": honesty_model("handset", p.game, p.players), "fit": model},
                       len(pool.seeds))  # fmt: skip
+    if stored_calibration is not None and lb.clean(cal) != lb.clean(stored_calibration):
+        raise ValueError(f"the pool of {p.id} no longer plays as when the stored board was measured (its claims "
+                         f"observer's calibration: stored {stored_calibration}, now {lb.clean(cal)}); regenerate "
+                         f"the whole leaderboard ({lb.REGENERATE})")  # fmt: skip
     rows = []
     for agent, name in zip(agents, names, strict=True):
         if not quiet:
@@ -128,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the board as JSON")
     ap.add_argument("--md", type=Path, default=None, help="write the board as Markdown")
     ap.add_argument("--leaderboard", action="store_true", help="regenerate docs/bluff/leaderboard.{md,json}: every "
-                    "protocol, its LEADERBOARD_AGENTS, the protocol's deals")  # fmt: skip
+                    "protocol, its LEADERBOARD_AGENTS, the protocol's deals; with AGENTs: those rows of the "
+                    "--game/--players board, measured with its secret and merged into the stored file")  # fmt: skip
     args = ap.parse_args(argv)
     if args.deals is not None and args.deals < 1:
         ap.error(f"--deals {args.deals} must be at least 1")
@@ -153,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
             if bad:
                 raise ValueError(f"--leaderboard AGENT: {bad} not among the {p.name} board's agents {list(rows)} "
                                  "(LEADERBOARD_AGENTS)")  # fmt: skip
+            if (args.json is None) != (args.md is None):
+                raise ValueError("--leaderboard AGENT... rewrites a leaderboard's JSON and its Markdown together: "
+                                 "give both --json and --md, or neither (the committed docs/bluff/leaderboard)")
             stored = lb.read_json(json_path)
-            lb.check_update(stored, p, secret, args.deals or p.deals)
+            kept = lb.check_update(stored, p, secret, args.deals or p.deals)
         except ValueError as err:
             ap.error(str(err))
         todo = [(p, args.agents)]
@@ -175,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             for p, agents in todo:
                 boards.append(benchmark(p, agents, secret, args.deals, args.workers,
                                         None if args.out is None else args.out / p.name,
-                                        row_deals=ROW_DEALS if args.leaderboard else None))  # fmt: skip
+                                        row_deals=ROW_DEALS if args.leaderboard else None,
+                                        stored_calibration=kept["calibration"] if stored else None))  # fmt: skip
         except ValueError as err:
             ap.error(str(err))
         finally:

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from agents.files import write_atomic
 from experiments.bluff.protocol import VERSION, Protocol
 from experiments.tournament.rounds import ORACLE_NOTE, format_secret
 
@@ -48,23 +49,39 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def clean(x: Any) -> Any:
+    """``x`` as the leaderboard file stores it (read back): what a stored value compares equal to."""
+    return json.loads(json.dumps(_clean(x)))
+
+
 def write_json(boards: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_clean({"version": VERSION, "regenerate": REGENERATE, "boards": boards}), indent=1)
-                    + "\n")  # fmt: skip
+    text = json.dumps(_clean({"version": VERSION, "regenerate": REGENERATE, "boards": boards}), indent=1) + "\n"
+    write_atomic(path, lambda fh: fh.write(text.encode()))  # an update rewrites the committed file: never torn
 
 
 def read_json(path: Path) -> list[dict[str, Any]]:
     """The boards of a leaderboard file written by :func:`write_json` (ValueError naming the file otherwise)."""
     try:
         data = json.loads(path.read_text())
-        boards = data["boards"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except (OSError, ValueError) as err:
         raise ValueError(f"{path}: not a leaderboard file ({type(err).__name__}: {err})") from None
+    boards = data.get("boards") if isinstance(data, dict) else None
+    ok = isinstance(boards, list) and all(
+        isinstance(b, dict) and isinstance(b.get("protocol"), str) and isinstance(b.get("rows"), list)
+        and all(isinstance(r, dict) and isinstance(r.get("agent"), str) for r in b["rows"]) for b in boards
+    )  # fmt: skip
+    if not ok:
+        raise ValueError(f"{path}: not a leaderboard file (want {{'boards': [{{'protocol': str, 'rows': [{{'agent': "
+                         "str, ...}, ...]}, ...]}, as write_json writes)")  # fmt: skip
     if data.get("version") != VERSION:
         raise ValueError(f"{path} is of protocol version {data.get('version')!r}; this code's is {VERSION!r}: "
                          f"regenerate the whole leaderboard ({REGENERATE})")  # fmt: skip
-    return list(boards)
+    assert isinstance(boards, list)
+    names = [b["protocol"] for b in boards]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: a protocol has two boards ({names})")
+    return boards
 
 
 def check_update(stored: list[dict[str, Any]], p: Protocol, secret: int, deals: int) -> dict[str, Any]:
@@ -86,7 +103,7 @@ def check_update(stored: list[dict[str, Any]], p: Protocol, secret: int, deals: 
 
 def merge(stored: list[dict[str, Any]], new: dict[str, Any], order: tuple[str, ...]) -> list[dict[str, Any]]:
     """``stored`` with ``new``'s rows in its board of the same protocol (an agent's row replaced, a new agent's
-    added), the rows in ``order`` (the leaderboard's agents; others after them), the pool's calibration ``new``'s."""
+    added), the rows in ``order`` (the leaderboard's agents; others after them)."""
     out = []
     for b in stored:
         if b.get("protocol") != new["protocol"]:
@@ -94,7 +111,7 @@ def merge(stored: list[dict[str, Any]], new: dict[str, Any], order: tuple[str, .
             continue
         rows = {r["agent"]: r for r in b["rows"]} | {r["agent"]: r for r in new["rows"]}
         rank = {a: i for i, a in enumerate(order)}
-        merged = dict(b, calibration=new["calibration"])
+        merged = dict(b)  # its calibration: the pool's, checked equal to the new run's (cli.benchmark)
         merged["rows"] = sorted(rows.values(), key=lambda r: rank.get(r["agent"], len(order)))
         out.append(merged)
     return out
@@ -178,7 +195,9 @@ def markdown(boards: list[dict[str, Any]]) -> str:
 
 def write_markdown(boards: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(json.loads(json.dumps(_clean(boards)))))
+    text = markdown(json.loads(json.dumps(_clean(boards))))
+    write_atomic(path, lambda fh: fh.write(text.encode()))
 
 
-__all__ = ["REGENERATE", "board", "markdown", "row", "secret_digest", "write_json", "write_markdown"]
+__all__ = ["REGENERATE", "board", "check_update", "clean", "markdown", "merge", "read_json", "row", "secret_digest",
+           "write_json", "write_markdown"]

@@ -129,8 +129,8 @@ class Args:
         check_backend(self.backend, self.workers, self.address or None)
         if self.overlap_objective not in ("decoupled", "behaviour"):
             raise ValueError(f"overlap_objective={self.overlap_objective!r} is not one of: decoupled, behaviour")
-        if not (isinstance(self.iw_max, (int, float)) and 1.0 <= self.iw_max <= 100.0):
-            raise ValueError(f"iw_max={self.iw_max!r} is out of range; valid: 1.0..100.0")
+        if isinstance(self.iw_max, bool) or not (isinstance(self.iw_max, (int, float)) and 1 <= self.iw_max <= 100):
+            raise ValueError(f"iw_max={self.iw_max!r} is out of range; valid: a number in 1..100")
         if self.overlap and (self.backend != "local" or self.workers > 1):
             raise ValueError(f"overlap collects in a thread of this process; it cannot be combined with "
                              f"backend={self.backend!r}, workers={self.workers} (valid: backend 'local', workers 1)")

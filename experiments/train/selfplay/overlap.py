@@ -3,11 +3,13 @@
 The two halves of an iteration, the rollout (env steps, the batched forward, the draws) and the update, ran one after
 the other on one core. Here the trainer's thread updates on the rollout that waits while a second thread collects
 the next one with a copy of the current weights (before this update): the data lag the weights by one
-iteration (PPO's ratio is taken against the logged behaviour log-probabilities). Each shard alternates two rollout
-buffers (:meth:`Shard.next_roll`: the open decisions carried into the spare one). Torch ops and the numba kernels
-release the GIL, so the threads overlap on two cores. The update draws its minibatches from its own generator
-(the trainer's ``update_gen``), the collection samples with the shards' own, so the run does not depend on the
-threads' timing.
+iteration. The default loss is decoupled PPO (:func:`proximal`: the ratio clipped around the policy at the update's
+start, the surrogate weighted by that policy's ratio to the behaviour one); ``--overlap-objective behaviour`` clips
+around the logged behaviour log-probabilities instead (it learned less per decision: docs/selfplay.md). Each shard
+alternates two rollout buffers (:meth:`Shard.next_roll`: the open decisions carried into the spare one). Torch ops and
+the numba kernels release the GIL, so the threads overlap on two cores. The update draws its minibatches from its
+own generator (the trainer's ``update_gen``), the collection samples with the shards' own, so the run does not
+depend on the threads' timing.
 """
 
 from __future__ import annotations

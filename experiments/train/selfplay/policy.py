@@ -231,7 +231,9 @@ def export_npz(model: Policy, config: GameConfig, path: str | Path, decisions: i
 
 def load_npz(model: Policy, path: str | Path, config: GameConfig) -> None:
     """Copy a ``policy.npz`` (``agents.learned`` format, e.g. ``experiments.train.imitate``'s) into a :class:`Policy` of
-    the same shape (``--init``); a file of another configuration or size is refused, naming the difference."""
+    the same shape (``--init``), or of the same game where the file is universal (specialized to this count), has
+    one head for the network's role heads, or lacks the claims rule (grown); any other difference of configuration
+    or size is refused, naming it."""
     pol = NumpyPolicy(path)
     # A universal file (one network for every count of the game) starts a per-count network as its
     # specialization to this count (NumpyPolicy.for_config: the rows and columns of the count, the variant folded in).

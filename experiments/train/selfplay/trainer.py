@@ -22,8 +22,8 @@ A CleanRL-style PPO with action masking, in one package, on :class:`saboteur_env
   loaded with ``torch.load(weights_only=True)``; ``--resume`` continues exactly as an uninterrupted run would.
 * **Overlap** (``--overlap``): the next rollout is collected in a thread, with a copy of the current weights
   (before this update), while the update trains on the rollout collected before: both cores work (the env and the
-  forward in one, the update in the other), and the data lag the weights by one iteration (PPO's ratio is taken
-  against the logged behaviour probabilities, so the lag is accounted for, as for the carried decisions). The
+  forward in one, the update in the other), and the data lag the weights by one iteration (the decoupled loss:
+  PPO's clip around the update-start policy, an importance weight from the logged behaviour to it). The
   pipeline drains before every checkpoint (that iteration's collection waits for its update), so a resumed run
   continues exactly as an uninterrupted one. Shard 0 then samples with its own generator, the update its own.
 * Outputs in ``OUT``: ``progress.csv`` (learning curves), ``checkpoint.pt``, ``policy.npz`` (numpy weights for
@@ -251,6 +251,9 @@ class Trainer:
             "claims_per_turn": 1,
             "overlap": False,
         } | saved  # checkpoints from before these options had none
+        if self.args.overlap:  # the loss of an --overlap run (its checkpoints from before the option: PPO's)
+            fixed += ("overlap_objective",)
+            saved = {"overlap_objective": "behaviour"} | saved
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise CheckpointError(f"{path} was trained with other settings (saved, given): {diff}")
