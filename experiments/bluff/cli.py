@@ -48,9 +48,9 @@ LEADERBOARD_AGENTS: dict[str, tuple[str, ...]] = {
     "base-5": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
                "heuristic", "learned", "search:32", LEADERBOARD_LLM),
     "base-7": ("claims:heuristic", "claims+fit:heuristic", "claims:bayes", "claims+fit:bayes", "claims:covert",
-               "heuristic", LEADERBOARD_LLM),
+               "heuristic", "learned", "search:32", LEADERBOARD_LLM),
     "sab2-6": ("claims:heuristic", "claims+fit:heuristic", "claims:believer", "claims+fit:believer",
-               "claims:expert", "heuristic", LEADERBOARD_LLM),
+               "claims:expert", "heuristic", "learned", "search:32", LEADERBOARD_LLM),
     "duel": ("claims:greedy", "claims:believer", "greedy"),
 }  # fmt: skip
 # Rows that play fewer deals than the protocol's (the pairing with the pool uses the same, first, deals).
