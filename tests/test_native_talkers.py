@@ -318,7 +318,14 @@ def test_the_shipped_talker_is_learned_under_the_claims_rule() -> None:
     # the bluffing benchmark seats both talking where the talker is shipped, silent elsewhere
     assert benchmark_name("learned", protocol("base-5")) == "claims+native:learned"
     assert benchmark_name("search:32", protocol("base-5")) == "claims+native:search:32"
-    assert benchmark_name("learned", protocol("base-7")) == "claims+mute:learned"
+    assert benchmark_name("learned", protocol("duel")) == "claims+mute:learned"
+    for game, players in (("base", 7), ("sab2", 6)):  # grown from the universal files (docs/claims.md)
+        cfg = GameConfig(game=game, num_players=players, claims=True)  # type: ignore[arg-type]
+        talker = make_agent("learned", cfg)
+        assert isinstance(talker, LearnedAgent) and talks_natively(talker)
+        assert talker.policy.path.name == f"{game}-{players}p.npz" and talker.policy.path.parent.name == "talkers"
+        name = f"{game}-{players}"
+        assert benchmark_name("learned", protocol(name)) == "claims+native:learned"
 
 
 def test_talk_table_reads_a_claims_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -345,6 +352,12 @@ def test_talk_table_reads_a_claims_run(tmp_path: Path, capsys: pytest.CaptureFix
     assert out[3].startswith("| 300 | 0.300 | 0.300 |")
     assert talk.main([str(path), "--windows", "9"]) == 2
     assert "windows=9 is out of range; valid: 1..4" in capsys.readouterr().err
+    assert talk.main([str(path), "--windows", "2", "--roles", "saboteur"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].count("saboteur") == 4 and "miner" not in out[0]
+    assert out[2].startswith("| 100 | 0.200 | 0.50 | 75% / 25% / 0% / 0% | 0.250 |")
+    assert talk.main([str(path), "--roles", "boss"]) == 2
+    assert "roles ['boss'] are not in this run; valid: miner, saboteur" in capsys.readouterr().err
     plain = tmp_path / "plain.csv"
     plain.write_text("iteration,decisions\n1,100\n")
     assert talk.main([str(plain)]) == 2
