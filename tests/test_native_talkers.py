@@ -277,8 +277,8 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
                     insert=f"claims+native:search:8,blueprint={path}")  # fmt: skip
     records = play(spec)
     assert records
-    with pytest.raises(ValueError, match="none is shipped for base at 7 players: give blueprint=PATH"):
-        make_agent("search:8", GameConfig(num_players=7, claims=True))
+    with pytest.raises(ValueError, match="none is shipped for base at 10 players: give blueprint=PATH"):
+        make_agent("search:8", GameConfig(num_players=10, claims=True))
     with pytest.raises(ValueError, match="trained without claims"):
         plain = export_npz(Policy(GameConfig(num_players=5), hidden=8), GameConfig(num_players=5), tmp_path / "q.npz")
         make_agent(f"search:8,blueprint={plain}", CLAIMS5)
@@ -290,7 +290,7 @@ def test_claims_search_talks_in_tournaments_and_refuses_what_it_cannot_do(tmp_pa
     r = bench_claims(CLAIMS5, 1, 5, rollouts=4, candidates=2, blueprint=path)
     assert r["moves"] > 5 and 0 <= r["claim_share"] <= 1 and r["median_s"] > 0
     with pytest.raises(SystemExit):
-        main(["--bench", "--claims", "--game", "base:7", "--games", "1"])
+        main(["--bench", "--claims", "--game", "base:10", "--games", "1"])
     assert "give blueprint=PATH" in capsys.readouterr().err
 
 
