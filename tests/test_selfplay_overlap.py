@@ -219,6 +219,12 @@ def test_proximal_log_probabilities_and_importance_weights(tmp_path: Path) -> No
     expect = np.minimum(np.exp(want - roll.logp.reshape(-1)), 1.002)
     np.testing.assert_allclose(iw.numpy().reshape(-1), expect, rtol=1e-5)
     assert (iw.numpy() == np.float32(1.002)).any() and (iw.numpy()[~on] == 1.0).all()
+    from experiments.train.selfplay.overlap import weight_stats
+
+    st = weight_stats(iw, train, 1.002)
+    assert st["iw_mean"] == pytest.approx(float(iw.numpy()[on].mean()))
+    assert st["iw_truncated"] == pytest.approx(float((iw.numpy()[on] >= np.float32(1.002)).mean()))
+    assert np.isnan(weight_stats(iw, torch.zeros_like(train), 2.0)["iw_mean"])
 
 
 def test_decoupled_objective_equals_ppo_while_the_data_are_the_weights_own(tmp_path: Path) -> None:
@@ -244,6 +250,11 @@ def test_decoupled_objective_equals_ppo_while_the_data_are_the_weights_own(tmp_p
     (_, dec), (_, ppo) = c.pipeline.step(more=True), e.pipeline.step(more=True)
     assert abs(dec["approx_kl"]) < 1e-7 and dec["clip_frac"] == 0.0
     assert ppo["approx_kl"] > 1e-5
+    # how far the data are off the update-start policy: a mean weight near 1, some truncated at iw_max; the behaviour
+    # loss has no weights
+    assert 0.9 < dec["iw_mean"] < 1.1 and 0.0 <= dec["iw_truncated"] <= 1.0 and "iw_mean" not in ppo
+    assert {"iw_mean", "iw_truncated"} <= set(c.columns()) and "iw_mean" not in Trainer(_args(
+        tmp_path / "p", overlap=False)).columns()  # fmt: skip
 
 
 @pytest.mark.parametrize(("kw", "needle"), [({"overlap_objective": "ppo"}, "overlap_objective='ppo'"),

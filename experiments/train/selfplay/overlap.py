@@ -131,3 +131,13 @@ def proximal(model: Model, obs: torch.Tensor, action: torch.Tensor, logp_behavio
             prox[lo * n_slots + rows[hit]] = logp_all[hit]
     prox = torch.where(train.view(-1) > 0, prox, logp_behaviour.view(-1)).view(num_rows, n_slots)
     return prox, (prox - logp_behaviour).exp().clamp(max=iw_max)
+
+
+def weight_stats(iw: torch.Tensor, train: torch.Tensor, iw_max: float) -> dict[str, float]:
+    """How far a rollout is off the update-start policy: the mean importance weight of its trained decisions and the
+    share of them truncated at ``iw_max`` (progress columns ``iw_mean``, ``iw_truncated``; NaN with none trained)."""
+    on = train.reshape(-1) > 0
+    w = iw.reshape(-1)[on]
+    if w.numel() == 0:
+        return {"iw_mean": float("nan"), "iw_truncated": float("nan")}
+    return {"iw_mean": float(w.mean()), "iw_truncated": float((w >= iw_max).float().mean())}

@@ -56,7 +56,7 @@ from agents.learned import role_names, role_slice
 from experiments.train.league import League, Seating, evaluate, talking
 from experiments.train.selfplay.args import Args, parse_args
 from experiments.train.selfplay.compact import CompactPolicy, FloatInput, export, load_init
-from experiments.train.selfplay.overlap import Pipeline, proximal
+from experiments.train.selfplay.overlap import Pipeline, proximal, weight_stats
 from experiments.train.selfplay.policy import (
     CheckpointError,
     _first_line,
@@ -252,8 +252,7 @@ class Trainer:
             "overlap": False,
         } | saved  # checkpoints from before these options had none
         if self.args.overlap:  # the loss of an --overlap run (its checkpoints from before the option: PPO's)
-            fixed += ("overlap_objective",)
-            saved = {"overlap_objective": "behaviour"} | saved
+            fixed, saved = (*fixed, "overlap_objective"), {"overlap_objective": "behaviour"} | saved
         diff = {k: (saved.get(k), getattr(self.args, k)) for k in fixed if saved.get(k) != getattr(self.args, k)}
         if diff:
             raise CheckpointError(f"{path} was trained with other settings (saved, given): {diff}")
@@ -388,6 +387,8 @@ class Trainer:
         out = {k: float(np.mean(v)) if v else float("nan") for k, v in stats.items()}
         out["explained_var"] = float(1 - (ret - old_v).var() / var) if var > 0 else float("nan")
         out["trained"] = float(ret.size)
+        if iw_all is not None:  # how far the data are off the update-start policy (the progress columns iw_*)
+            out |= weight_stats(iw_all, weight_all, a.iw_max)
         return out
 
     # ---- the loop --------------------------------------------------------------------------------------------------
@@ -398,7 +399,8 @@ class Trainer:
         if self.config.claims:  # the learner's talk (_row)
             for r in self.role_names:
                 cols += [f"claims_per_decision_{r}", f"lie_rate_{r}", *[f"{k}_claims_{r}" for k in TALK_KINDS]]
-        return [*cols, "eval_diff", "eval_lo", "eval_hi", *[f"eval_diff_{r}" for r in self.role_names]]
+        return [*cols, "eval_diff", "eval_lo", "eval_hi", *[f"eval_diff_{r}" for r in self.role_names],
+                *(["iw_mean", "iw_truncated"] if self.args.overlap else [])]  # fmt: skip
 
     def ladder_check(self) -> dict[str, float]:
         """The paired ladder check (:func:`experiments.train.league.evaluate`) of the current policy."""
