@@ -342,3 +342,12 @@ def _only_the_pool(play):  # type: ignore[no-untyped-def]
         return play(p, name, *a, **k)
 
     return wrapped
+
+
+def test_leaderboard_file__too_large_or_malformed_is_refused_naming_it(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "lb.json"
+    lb.write_json([], path)
+    assert lb.read_json(path) == []
+    monkeypatch.setattr(lb, "MAX_FILE_BYTES", 10)
+    with pytest.raises(ValueError, match=r"lb.json: not a leaderboard file .*a leaderboard file is read up to 10"):
+        lb.read_json(path)

@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     except SecretError as err:
         ap.error(f"--secret: {err}")
     stored: list[dict[str, Any]] | None = None  # --leaderboard AGENT...: the committed boards these rows join
+    stored_calibration: dict[str, Any] | None = None  # and their board's pool calibration, to be reproduced
     json_path, md_path = args.json, args.md
     if args.leaderboard:
         json_path = json_path or LEADERBOARD.with_suffix(".json")
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError("--leaderboard AGENT... rewrites a leaderboard's JSON and its Markdown together: "
                                  "give both --json and --md, or neither (the committed docs/bluff/leaderboard)")
             stored = lb.read_json(json_path)
-            kept = lb.check_update(stored, p, secret, args.deals or p.deals)
+            stored_calibration = lb.check_update(stored, p, secret, args.deals or p.deals)["calibration"]
         except ValueError as err:
             ap.error(str(err))
         todo = [(p, args.agents)]
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 boards.append(benchmark(p, agents, secret, args.deals, args.workers,
                                         None if args.out is None else args.out / p.name,
                                         row_deals=ROW_DEALS if args.leaderboard else None,
-                                        stored_calibration=kept["calibration"] if stored else None))  # fmt: skip
+                                        stored_calibration=stored_calibration))  # fmt: skip
         except ValueError as err:
             ap.error(str(err))
         finally:

@@ -18,6 +18,7 @@ from experiments.bluff.protocol import VERSION, Protocol
 from experiments.tournament.rounds import ORACLE_NOTE, format_secret
 
 REGENERATE = "python -m experiments.bluff --leaderboard --secret HEX"
+MAX_FILE_BYTES = 16 * 2**20  # the committed leaderboard is ~60 kB
 
 
 def secret_digest(secret: int) -> str:
@@ -34,7 +35,7 @@ def row(p: Protocol, agent: str, seated_as: str, oracle: bool, metrics: dict[str
 def board(p: Protocol, rows: list[dict[str, Any]], calibration: dict[str, Any], secret: int) -> dict[str, Any]:
     return {"version": VERSION, "protocol": p.id, "game": p.game, "players": p.players,
             "pool": [list(m) for m in p.pool], "deals": p.deals, "honesty": p.honesty.name,
-            "honesty_sha256": hashlib.sha256(p.honesty.read_bytes()).hexdigest() if p.honesty.is_file() else None,
+            "honesty_sha256": p.honesty_digest(),
             "secret_sha256": secret_digest(secret), "calibration": calibration, "rows": rows}  # fmt: skip
 
 
@@ -63,6 +64,8 @@ def write_json(boards: list[dict[str, Any]], path: Path) -> None:
 def read_json(path: Path) -> list[dict[str, Any]]:
     """The boards of a leaderboard file written by :func:`write_json` (ValueError naming the file otherwise)."""
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ValueError(f"{path.stat().st_size:,} bytes; a leaderboard file is read up to {MAX_FILE_BYTES:,}")
         data = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise ValueError(f"{path}: not a leaderboard file ({type(err).__name__}: {err})") from None
@@ -92,8 +95,7 @@ def check_update(stored: list[dict[str, Any]], p: Protocol, secret: int, deals: 
     if not found:
         raise ValueError(f"the stored leaderboard has no board {p.id}; regenerate the whole leaderboard ({REGENERATE})")
     b = found[0]
-    want = {"secret_sha256": secret_digest(secret), "deals": deals,
-            "honesty_sha256": hashlib.sha256(p.honesty.read_bytes()).hexdigest() if p.honesty.is_file() else None}
+    want = {"secret_sha256": secret_digest(secret), "deals": deals, "honesty_sha256": p.honesty_digest()}
     diff = {k: (b.get(k), v) for k, v in want.items() if b.get(k) != v}
     if diff:
         raise ValueError(f"rows measured here would not pair with the stored board {p.id} (stored, here): {diff}; "

@@ -55,12 +55,16 @@ class Protocol:
     def fit_pool(self) -> tuple[tuple[str, ...], ...]:
         return tuple(tuple(n.replace("+fit:", ":") for n in member) for member in self.pool)
 
+    def honesty_digest(self) -> str | None:
+        """The SHA-256 of the honesty file as it is on disk (None where it is missing)."""
+        return hashlib.sha256(self.honesty.read_bytes()).hexdigest() if self.honesty.is_file() else None
+
     def check_honesty(self) -> None:
         """The shipped honesty file is the one this version pinned (``ValueError`` otherwise: refit = new version)."""
-        if not self.honesty.is_file():
+        digest = self.honesty_digest()
+        if digest is None:
             raise ValueError(f"protocol {self.id}: honesty file {self.honesty} is missing (python -m "
                              f"experiments.bluff.honesty --protocol {self.name} --write)")  # fmt: skip
-        digest = hashlib.sha256(self.honesty.read_bytes()).hexdigest()
         if self.honesty_sha256 and digest != self.honesty_sha256:
             raise ValueError(f"protocol {self.id}: {self.honesty} has SHA-256 {digest[:12]}..., the protocol pinned "
                              f"{self.honesty_sha256[:12]}...: a refitted model is a new protocol VERSION")  # fmt: skip

@@ -24,6 +24,7 @@ import torch
 from numpy.typing import NDArray
 
 from experiments.train.selfplay.args import Args
+from experiments.train.selfplay.policy import taken_logp
 from experiments.train.selfplay.rollout import Rollout
 from experiments.train.selfplay.shard import Model, Shard
 
@@ -126,9 +127,8 @@ def proximal(model: Model, obs: torch.Tensor, action: torch.Tensor, logp_behavio
             rows = torch.from_numpy(flat_rows[seg[lo] : seg[hi]] - lo * n_slots).to(obs.device)
             cols = torch.from_numpy(flat_cols[seg[lo] : seg[hi]]).to(obs.device)
             logp_all, _ = model.legal(obs[lo:hi].reshape(-1, obs.shape[-1]), rows, cols)
-            act = action[lo:hi].reshape(-1)
-            hit = (cols == act[rows]).nonzero().squeeze(1)
-            prox[lo * n_slots + rows[hit]] = logp_all[hit]
+            block = prox[lo * n_slots : hi * n_slots]  # a view: written in place
+            block.copy_(taken_logp(logp_all, rows, cols, action[lo:hi].reshape(-1), block))
     prox = torch.where(train.view(-1) > 0, prox, logp_behaviour.view(-1)).view(num_rows, n_slots)
     return prox, (prox - logp_behaviour).exp().clamp(max=iw_max)
 

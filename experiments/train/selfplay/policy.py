@@ -161,6 +161,15 @@ def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, m: int) -> tor
     return z - total.log()[rows]
 
 
+def taken_logp(logp_all: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, action: torch.Tensor,
+               out: torch.Tensor) -> torch.Tensor:
+    """``out`` (one entry per decision) with each decision's taken action's log-probability written in, from the
+    flat legal entries (``rows``, ``cols``) of :meth:`Policy.legal`; a decision whose action is not among its
+    entries keeps ``out``'s value."""
+    hit = (cols == action[rows]).nonzero().squeeze(1)
+    return out.index_put((rows[hit],), logp_all[hit])
+
+
 def segment_sample(logp: torch.Tensor, rows: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
     """One flat index per segment, drawn with the segment's probabilities (Gumbel-max; ties: the first)."""
     dev = logp.device  # the generator stays on the CPU (checkpoints): its draws move to the network's device

@@ -60,6 +60,7 @@ from experiments.train.selfplay.overlap import Pipeline, proximal, weight_stats
 from experiments.train.selfplay.policy import (
     CheckpointError,
     _first_line,
+    taken_logp,
     write_atomic,
 )
 from experiments.train.selfplay.rollout import Rollout
@@ -355,8 +356,7 @@ class Trainer:
                 rows, cols = torch.from_numpy(rows_np).to(dev), torch.from_numpy(cols_np).to(dev)
                 logp_all, value = self.model.legal([obs_all[r] for r in picked], rows, cols)
                 act = act_all.index_select(0, chunk).view(-1)
-                hit = (cols == act[rows]).nonzero().squeeze(1)  # the taken action's entry (none: weight 0)
-                logp = torch.zeros_like(w).index_put((rows[hit],), logp_all[hit])
+                logp = taken_logp(logp_all, rows, cols, act, torch.zeros_like(w))  # none taken: weight 0
                 ratio_log = torch.where(w > 0, logp - logp_old_all.index_select(0, chunk).view(-1), 0.0)
                 ratio = ratio_log.exp()
                 b_adv = adv_all.index_select(0, chunk).view(-1)
