@@ -238,6 +238,42 @@ def test_exit__duel_layout_reaches_the_collection_and_the_key(tmp_path):
         ex.Options(game="duel", duel_layout="x").check()
 
 
+def test_exit__with_runs_joins_another_layouts_decisions_to_the_fit(tmp_path):
+    """`--with-runs`: a seed-layout run fits its own decisions and an official-layout run's (both moved into the
+    universal layout); the other run's chunks fix the fit's key (not the collection's); a folder that is no run,
+    the run's own folder, another game's run and another count without a universal start are refused by name."""
+    pytest.importorskip("torch", reason="needs the train extra (pip install -e '.[train]')")
+    from experiments.train import exit as ex
+
+    small = {"iterations": 1, "chunk": 12, "budget": 4, "num_envs": 1, "epochs": 1}
+    first = ex.Options(game="duel", duel_layout="official_5x10", decisions=12, seed=3, out=str(tmp_path / "a"), **small)
+    official = ex.ExitRun(first, quiet=True).collect(1)
+    opt = ex.Options(game="duel", decisions=12, seed=4, out=str(tmp_path / "b"), with_runs=str(tmp_path / "a"), **small)
+    opt.check()
+    assert opt.stage_key(1) == ex.Options(**{**opt.__dict__, "with_runs": ""}).stage_key(1)
+    assert opt.fit_key(1)["with_runs"] == [str(tmp_path / "a" / "it1" / "chunk000.npz")]
+    run = ex.ExitRun(opt, quiet=True)
+    own = run.collect(1)
+    (net,) = run.run()
+    assert NumpyPolicy(net).meta["decisions"] == len(own) + len(official)
+    NumpyPolicy(net).check_config(GameConfig(game="duel"))
+    alone = ex.Options(**{**opt.__dict__, "with_runs": ""})
+    with pytest.raises(ValueError, match="fitted with other options \\(with_runs\\)"):
+        ex.ExitRun(alone, quiet=True).run()
+    base = ex.Options(players=5, decisions=8, chunk=8, out=str(tmp_path / "c"))
+    (tmp_path / "four" / "it1").mkdir(parents=True)
+    (tmp_path / "four" / "it1" / "key.json").write_text(json.dumps({"game": "base", "players": 4, "decisions": 8,
+                                                                     "chunk": 8}))  # fmt: skip
+    for other, match in ((str(tmp_path / "nope"), "holds no expert-iteration run"),
+                         (str(tmp_path / "b"), "this run's own --out"),
+                         (str(tmp_path / "a"), "is a run of game 'duel'"),
+                         (str(tmp_path / "four"), "another variant than this run's")):  # fmt: skip
+        bad = ex.Options(**{**base.__dict__, "with_runs": other}) if other != str(tmp_path / "b") else \
+            ex.Options(**{**opt.__dict__, "with_runs": other})
+        with pytest.raises(ValueError, match=match):
+            bad.check()
+
+
 def test_exit__start_file_is_iteration_zero_and_fixes_the_key(tmp_path):
     """`--start FILE` copies that network into it0; an it0 from another start (also when every iteration is
     finished) and a missing file are refused, naming the value."""

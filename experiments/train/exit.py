@@ -81,6 +81,7 @@ class Options:
     out: str = "runs/exit"
     start: str = ""  # iteration 0's network ('': the shipped one)
     soft_temperature: float = 0.0  # > 0: the policy target is softmax(search values / T) over the candidates
+    with_runs: str = ""  # other runs' OUT folders (comma-separated): their collected decisions join every fit
 
     def check(self) -> None:
         for name, lo, hi in (("iterations", 1, 100), ("decisions", 1, 10**8), ("chunk", 1, 10**7),
@@ -103,6 +104,41 @@ class Options:
         check_backend(self.backend, self.workers, self.address)
         start = self.start_path()
         NumpyPolicy(start).check_config(self.config())
+        for cfg, _ in self.other_runs():
+            if cfg != self.config() and not NumpyPolicy(start).meta.get("universal"):
+                raise ValueError(f"with_runs={self.with_runs!r} holds decisions of {cfg.game} {cfg.num_players}p "
+                                 f"{cfg.duel_layout if cfg.game == 'duel' else ''}, another variant than this run's; "
+                                 "valid: runs of this variant, or a universal start network (it fits them all)")
+
+    def other_runs(self) -> list[tuple[GameConfig, list[Path]]]:
+        """``--with-runs``: each folder's variant and the chunk files of its complete iterations (an iteration
+        still collecting is left out; it joins a later fit, whose key then differs)."""
+        runs: list[tuple[GameConfig, list[Path]]] = []
+        for name in filter(None, (x.strip() for x in self.with_runs.split(","))):
+            folder = Path(name)
+            keys = sorted(folder.glob("it*/key.json"), key=lambda p: int(p.parent.name[2:]))
+            if not keys:
+                raise ValueError(f"with_runs: {name!r} holds no expert-iteration run (no it<i>/key.json); valid: "
+                                 "another run's --out folder")  # fmt: skip
+            if folder.resolve() == Path(self.out).resolve():
+                raise ValueError(f"with_runs: {name!r} is this run's own --out")
+            chunks: list[Path] = []
+            cfg = None
+            for key_path in keys:
+                key = json.loads(key_path.read_text())
+                if key.get("game") != self.game:
+                    raise ValueError(f"with_runs: {name!r} is a run of game {key.get('game')!r}; this run's is "
+                                     f"{self.game!r}")  # fmt: skip
+                other = Options(game=key["game"], players=key.get("players"),
+                                duel_layout=key.get("duel_layout", "seed_5x9"), decisions=key["decisions"],
+                                chunk=key["chunk"])  # fmt: skip
+                cfg = other.config()
+                files = [key_path.parent / f"chunk{j:03d}.npz" for j in range(other.chunks())]
+                if all(f.exists() for f in files):
+                    chunks += files
+            if cfg is not None:
+                runs.append((cfg, chunks))
+        return runs
 
     def start_path(self) -> Path:
         """Iteration 0's source: ``--start`` (checked: a readable policy of this game) or the shipped network."""
@@ -112,6 +148,14 @@ class Options:
         if not path.is_file():
             raise ValueError(f"start={self.start!r} is not a file; valid: a policy.npz of this game, or '' (shipped)")
         return path
+
+    def fit_key(self, i: int) -> dict[str, Any]:
+        """What fixes iteration ``i``'s network: its data's key, and with ``--with-runs`` which chunk files of the
+        other runs joined the fit (the collection's key leaves them out: the same chunks serve either fit)."""
+        key = self.stage_key(i)
+        if self.with_runs:
+            key |= {"with_runs": [str(p) for _, files in self.other_runs() for p in files]}
+        return key
 
     def config(self) -> GameConfig:
         if self.game == "duel":
@@ -214,8 +258,7 @@ class ExitRun:
         for j in range(self.opt.chunks()):
             path = self.chunk_path(i, j)
             if path.exists():
-                with np.load(path, allow_pickle=False) as z:
-                    parts[j] = Data.from_npz(z)
+                parts[j] = _read_chunk(path)
             else:
                 todo.append(j)
         if todo:
@@ -270,28 +313,36 @@ class ExitRun:
         self.blueprint(0)  # a start other than the run's is refused before anything is reused
         if path.exists() and meta_path.exists():
             old = json.loads(meta_path.read_text()).get("key")
-            if old != self.opt.stage_key(i):  # a finished fit of other options is not this run's
+            if old != self.opt.fit_key(i):  # a finished fit of other options is not this run's
                 self._check_key(i)  # names the difference
-                raise ValueError(f"{meta_path} records other options than key.json; use another --out")
+                new = self.opt.fit_key(i)
+                diff = sorted(k for k in set(old or {}) | set(new) if (old or {}).get(k) != new.get(k))
+                raise ValueError(f"{meta_path} was fitted with other options ({', '.join(diff)}); use another --out "
+                                 "or the recorded options")  # fmt: skip
             return path
         data = concat([self.collect(k) for k in range(1, i + 1)])
         iopt = self.imitate_options(i, seed=self.opt.seed * 1_000_000 + i * 1_000 + 999, decisions=len(data))
+        # --with-runs: other runs' decisions by variant (a variant other than this run's needs a universal start)
+        parts = [(self.config, data)] + [(cfg, concat([_read_chunk(f) for f in files]))
+                                         for cfg, files in self.opt.other_runs() if files]  # fmt: skip
         # belief features on this machine's processes (a Ray run's workers may be elsewhere)
-        data = with_features(data, self.config, iopt.features, self.opt.workers if self.opt.backend == "local" else 1)
+        procs = self.opt.workers if self.opt.backend == "local" else 1
+        parts = [(cfg, with_features(d, cfg, iopt.features, procs)) for cfg, d in parts]
         frame = self.config
         if NumpyPolicy(self.blueprint(i - 1)).meta.get("universal"):  # one network for every variant of the game:
             # the decisions move into its layout and the fit is the universal network's (experiments.train.universal)
             from agents.universal import variant_configs
             from experiments.train.universal import to_universal
 
-            data = to_universal(data, self.config, iopt.features)
+            parts = [(cfg, to_universal(d, cfg, iopt.features)) for cfg, d in parts]
             frame = variant_configs(self.opt.game)[0]
             iopt = dataclasses.replace(iopt, universal=True, players=frame.num_players, duel_layout=frame.duel_layout)
+        data = concat([d for _, d in parts])
         t0 = time.perf_counter()
         model, last = fit(iopt, data, self.dir(i) / "fit.csv", quiet=self.quiet)
         sharpen(model, self.opt.temperature)
         export_npz(model, frame, path, len(data))
-        _atomic_json(meta_path, {"key": self.opt.stage_key(i), "commit": _commit(), "decisions": len(data),
+        _atomic_json(meta_path, {"key": self.opt.fit_key(i), "commit": _commit(), "decisions": len(data),
                                  "games": int(np.unique(data.game).size), "fit_s": round(time.perf_counter() - t0, 1),
                                  "init": str(self.blueprint(i - 1)), "final": last,
                                  "options": asdict(self.opt)})  # fmt: skip
@@ -305,6 +356,11 @@ class ExitRun:
             for line in eval_commands(self.opt, i):
                 self.log("  measure: " + line)
         return paths
+
+
+def _read_chunk(path: Path) -> Data:
+    with np.load(path, allow_pickle=False) as z:
+        return Data.from_npz(z)
 
 
 def _save_npz(fh: Any, arrays: dict[str, Any]) -> None:
@@ -378,6 +434,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
              "soft_temperature": "> 0: fit softmax(the search's per-move values / T) over its candidates, not "
                                  "its one choice (T in nuggets)",
              "seed": "the run's seed", "start": "iteration 0's policy.npz ('': the shipped network)",
+             "with_runs": "other runs' --out folders, comma-separated: the decisions of their complete iterations "
+                          "join every fit (another Duel layout or player count needs a universal start network)",
              "out": "output folder (outside git)"}  # fmt: skip
     for name, default in asdict(d).items():
         if name in ("game", "players", "duel_layout", "backend", "address"):
