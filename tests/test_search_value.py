@@ -264,10 +264,13 @@ def test_exit__with_runs_joins_another_layouts_decisions_to_the_fit(tmp_path):
     (tmp_path / "four" / "it1").mkdir(parents=True)
     (tmp_path / "four" / "it1" / "key.json").write_text(json.dumps({"game": "base", "players": 4, "decisions": 8,
                                                                      "chunk": 8}))  # fmt: skip
+    (tmp_path / "broken" / "it1").mkdir(parents=True)
+    (tmp_path / "broken" / "it1" / "key.json").write_text('{"game": "base"}')
     for other, match in ((str(tmp_path / "nope"), "holds no expert-iteration run"),
                          (str(tmp_path / "b"), "this run's own --out"),
                          (str(tmp_path / "a"), "is a run of game 'duel'"),
-                         (str(tmp_path / "four"), "another variant than this run's")):  # fmt: skip
+                         (str(tmp_path / "four"), "another variant than this run's"),
+                         (str(tmp_path / "broken"), "is not an expert-iteration key")):  # fmt: skip
         bad = ex.Options(**{**base.__dict__, "with_runs": other}) if other != str(tmp_path / "b") else \
             ex.Options(**{**opt.__dict__, "with_runs": other})
         with pytest.raises(ValueError, match=match):

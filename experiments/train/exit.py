@@ -125,13 +125,15 @@ class Options:
             chunks: list[Path] = []
             cfg = None
             for key_path in keys:
-                key = json.loads(key_path.read_text())
-                if key.get("game") != self.game:
-                    raise ValueError(f"with_runs: {name!r} is a run of game {key.get('game')!r}; this run's is "
-                                     f"{self.game!r}")  # fmt: skip
-                other = Options(game=key["game"], players=key.get("players"),
-                                duel_layout=key.get("duel_layout", "seed_5x9"), decisions=key["decisions"],
-                                chunk=key["chunk"])  # fmt: skip
+                try:
+                    key = json.loads(key_path.read_text())
+                    game, decisions, chunk = key["game"], int(key["decisions"]), int(key["chunk"])
+                except (OSError, ValueError, KeyError, TypeError) as e:
+                    raise ValueError(f"with_runs: {key_path} is not an expert-iteration key ({e!r})") from None
+                if game != self.game:
+                    raise ValueError(f"with_runs: {name!r} is a run of game {game!r}; this run's is {self.game!r}")
+                other = Options(game=game, players=key.get("players"), duel_layout=key.get("duel_layout", "seed_5x9"),
+                                decisions=decisions, chunk=chunk)  # fmt: skip
                 cfg = other.config()
                 files = [key_path.parent / f"chunk{j:03d}.npz" for j in range(other.chunks())]
                 if all(f.exists() for f in files):
