@@ -116,7 +116,8 @@ class Options:
         runs: list[tuple[GameConfig, list[Path]]] = []
         for name in filter(None, (x.strip() for x in self.with_runs.split(","))):
             folder = Path(name)
-            keys = sorted(folder.glob("it*/key.json"), key=lambda p: int(p.parent.name[2:]))
+            its = {int(p.parent.name[2:]): p for p in folder.glob("it*/key.json") if p.parent.name[2:].isdigit()}
+            keys = [its[i] for i in sorted(its)]
             if not keys:
                 raise ValueError(f"with_runs: {name!r} holds no expert-iteration run (no it<i>/key.json); valid: "
                                  "another run's --out folder")  # fmt: skip
@@ -135,7 +136,7 @@ class Options:
                 other = Options(game=game, players=key.get("players"), duel_layout=key.get("duel_layout", "seed_5x9"),
                                 decisions=decisions, chunk=chunk)  # fmt: skip
                 cfg = other.config()
-                files = [key_path.parent / f"chunk{j:03d}.npz" for j in range(other.chunks())]
+                files = [key_path.parent / chunk_name(j) for j in range(other.chunks())]
                 if all(f.exists() for f in files):
                     chunks += files
             if cfg is not None:
@@ -286,7 +287,7 @@ class ExitRun:
         return concat([parts[j] for j in range(self.opt.chunks())])
 
     def chunk_path(self, i: int, j: int) -> Path:
-        return self.dir(i) / f"chunk{j:03d}.npz"
+        return self.dir(i) / chunk_name(j)
 
     def collect_seconds(self, i: int) -> float | None:
         """The collection seconds of iteration ``i``'s chunks summed (each worker's own time; None when a chunk has
@@ -315,9 +316,9 @@ class ExitRun:
         self.blueprint(0)  # a start other than the run's is refused before anything is reused
         if path.exists() and meta_path.exists():
             old = json.loads(meta_path.read_text()).get("key")
-            if old != self.opt.fit_key(i):  # a finished fit of other options is not this run's
+            new = self.opt.fit_key(i)
+            if old != new:  # a finished fit of other options is not this run's
                 self._check_key(i)  # names the difference
-                new = self.opt.fit_key(i)
                 diff = sorted(k for k in set(old or {}) | set(new) if (old or {}).get(k) != new.get(k))
                 raise ValueError(f"{meta_path} was fitted with other options ({', '.join(diff)}); use another --out "
                                  "or the recorded options")  # fmt: skip
@@ -358,6 +359,11 @@ class ExitRun:
             for line in eval_commands(self.opt, i):
                 self.log("  measure: " + line)
         return paths
+
+
+def chunk_name(j: int) -> str:
+    """Chunk ``j``'s file name in an iteration's folder."""
+    return f"chunk{j:03d}.npz"
 
 
 def _read_chunk(path: Path) -> Data:
