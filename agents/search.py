@@ -11,7 +11,10 @@ At each decision the agent
    determinization once per candidate, its generator words copied, so every candidate meets the same deal), plays
    each candidate as the row's first move and then every seat of every row by the rollout blueprint to the end of
    the round, in one batched loop (:func:`saboteur_env.core.rollout.rollout`: one kernel call and one numpy
-   forward per step, common random numbers across the candidates of a determinization);
+   forward per step, common random numbers across the candidates of a determinization); the rollout blueprint is
+   the shipped observation-only network (:func:`agents.blueprint.rollout_blueprint`), or with ``beliefs`` the
+   prior's belief-feature network with its features followed in the rollouts - by default exactly where no
+   observation-only network is shipped for the configuration;
 4. plays the candidate with the best mean return for its side: its own gold of the round (the Duel: its gold minus
    the opponent's); ties go to the better prior. With ``margin=Z`` it leaves the prior's first choice only for a
    move whose paired advantage over it (per determinization, common random numbers) is more than Z standard errors.
@@ -91,7 +94,7 @@ class SearchAgent:
         value: str | Path | None = None,
         margin: float = 0.0,
         halving: bool = False,
-        beliefs: bool = False,
+        beliefs: bool | None = None,
     ) -> None:
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or not 1 <= rollouts <= MAX_ROLLOUTS:
             raise ValueError(f"rollouts={rollouts!r} is out of range; valid: 1..{MAX_ROLLOUTS}")
@@ -113,8 +116,8 @@ class SearchAgent:
             raise ValueError(f"margin={margin!r} is out of range; valid: 0..10 standard errors (0: the best mean)")
         if not isinstance(halving, bool):
             raise ValueError(f"halving={halving!r} is not valid; valid: True or False")
-        if not isinstance(beliefs, bool):
-            raise ValueError(f"beliefs={beliefs!r} is not valid; valid: True or False")
+        if beliefs is not None and not isinstance(beliefs, bool):
+            raise ValueError(f"beliefs={beliefs!r} is not valid; valid: True, False or None (automatic)")
         if config.claims:
             # Under the claims rule a claim is a move like any other: its rollouts need seats that hear it, so the
             # rollout policy is a network trained with claims (issue 36 part 2a; docs/search.md): the given one,
@@ -139,6 +142,14 @@ class SearchAgent:
             load_network(blueprint, config) if blueprint is not None else shipped_network(config)
         )
         self.blueprint: NetworkBlueprint | BeliefBlueprint | WeightsBlueprint
+        if beliefs is None:
+            # Automatic: where the prior reads belief features and no observation-only network is shipped for the
+            # configuration (the base game's one network reads them at every count), the rollouts play that same
+            # network with its features followed; else the observation-only rollout network.
+            beliefs = (self.network is not None and self.network.features == "bayes" and config.game == "base"
+                       and not config.claims and depth is None
+                       and isinstance(rollout_blueprint(config, self.network), WeightsBlueprint))  # fmt: skip
+        self.beliefs = beliefs
         if beliefs:
             # Rollout seats that read belief features, followed from each row's events (agents.base.batched_beliefs)
             if self.network is None or self.network.features != "bayes" or config.game != "base" or config.claims:
@@ -485,8 +496,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=None, help="decisions per rollout before the value head (none)")
     parser.add_argument("--blueprint", default=None, help="rollout network file (default: the shipped one)")
     parser.add_argument("--value", default=None, help="value head file (default: the blueprint's)")
-    parser.add_argument("--beliefs", action="store_true", help="rollout seats read belief features followed in the "
-                        "rollouts (beliefs=1; base game at a count with a 'bayes' network)")  # fmt: skip
+    parser.add_argument("--beliefs", action=argparse.BooleanOptionalAction, default=None,
+                        help="rollout seats read belief features followed in the rollouts (beliefs=1; a base-game "
+                        "'bayes' network) or not (beliefs=0); default: automatic, as the agent")  # fmt: skip
     parser.add_argument("--claims", action="store_true", help="the claims rule: the search talks (its --blueprint "
                         "a network trained with claims), the other seats are claims:expert")  # fmt: skip
     args = parser.parse_args(argv)
@@ -515,7 +527,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"{cell}: {err}")
         print(
             f"{cell:8s} rollouts={args.rollouts} candidates={args.candidates} depth={args.depth} "
-            + ("beliefs=1 " if args.beliefs else "")
+            + ("" if args.beliefs is None else f"beliefs={int(args.beliefs)} ")
             + f"moves={int(r['moves'])} "
             f"median={r['median_s'] * 1000:.0f} ms p95={r['p95_s'] * 1000:.0f} ms "
             f"mean_rollouts={r['mean_rollouts']:.0f} wall={time.perf_counter() - t0:.0f} s"

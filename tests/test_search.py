@@ -218,6 +218,31 @@ def test_blueprint__belief_logits_equal_the_forward_on_the_followers_features():
         BeliefBlueprint(shipped_network(GameConfig(num_players=5)), GameConfig(num_players=5))
 
 
+def test_search__beliefs_automatic_where_no_observation_only_network_is_shipped(monkeypatch: pytest.MonkeyPatch):
+    """beliefs=None (the default): the rollouts follow the prior's belief features exactly where no network that
+    reads only the observation is shipped for the configuration (else they would fall to the IS-MCTS weights);
+    an explicit beliefs=0/1 or a value-head cut (depth=) decides otherwise."""
+    import agents.search as search_module
+    from agents.blueprint import BeliefBlueprint
+
+    config = GameConfig(num_players=4)  # its own network reads 'bayes' features; the universal file does not
+    assert shipped_network(config).features == "bayes"
+    agent = SearchAgent(config, rollouts=8)
+    assert agent.beliefs is False and isinstance(agent.blueprint, NetworkBlueprint)
+    assert not agent.blueprint.policy.features
+    assert SearchAgent(GameConfig(num_players=5), rollouts=8).beliefs is False  # an observation-only prior
+    assert SearchAgent(GameConfig(game="sab2", num_players=4), rollouts=8).beliefs is False
+    # as if the game's one network read the features at every count: no observation-only rollout network
+    monkeypatch.setattr(search_module, "rollout_blueprint", lambda c, n: WeightsBlueprint(rollout_weights(c)))
+    agent = SearchAgent(config, rollouts=8)
+    assert agent.beliefs is True and isinstance(agent.blueprint, BeliefBlueprint)
+    assert SearchAgent(config, rollouts=8, beliefs=False).beliefs is False
+    assert make_agent("search:8,beliefs=0", config).beliefs is False
+    assert SearchAgent(GameConfig(num_players=5), rollouts=8).beliefs is False  # its prior reads no features
+    with pytest.raises(ValueError, match="needs a rollout network"):  # a cut needs an observation-only trunk
+        SearchAgent(config, rollouts=8, depth=4)
+
+
 def test_rollout__a_stateful_policy_keeps_its_rows_with_their_games():
     """begin() once, follow() before every logits call over the live rows only, and the policy's per-row arrays
     move with their games when finished rows leave the stepped range."""
@@ -354,7 +379,7 @@ def test_search__bad_input():
         SearchAgent(GameConfig(game="sab2", num_players=5), beliefs=True)
     with pytest.raises(ValueError, match="leave depth= out"):
         SearchAgent(GameConfig(num_players=4), beliefs=True, depth=8)
-    with pytest.raises(ValueError, match=r"beliefs=.* is not valid; valid: True or False"):
+    with pytest.raises(ValueError, match=r"beliefs=.* is not valid; valid: True, False or None"):
         SearchAgent(GameConfig(num_players=4), beliefs=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"beliefs='2' needs 0 or 1"):
         make_agent("search:8,beliefs=2", GameConfig(num_players=4))
