@@ -142,13 +142,16 @@ class SearchAgent:
             load_network(blueprint, config) if blueprint is not None else shipped_network(config)
         )
         self.blueprint: NetworkBlueprint | BeliefBlueprint | WeightsBlueprint
+        fallback: NetworkBlueprint | WeightsBlueprint | None = None  # the rollout blueprint, when looked up here
         if beliefs is None:
             # Automatic: where the prior reads belief features and no observation-only network is shipped for the
             # configuration (the base game's one network reads them at every count), the rollouts play that same
             # network with its features followed; else the observation-only rollout network.
-            beliefs = (self.network is not None and self.network.features == "bayes" and config.game == "base"
-                       and not config.claims and depth is None
-                       and isinstance(rollout_blueprint(config, self.network), WeightsBlueprint))  # fmt: skip
+            beliefs = False
+            if (self.network is not None and self.network.features == "bayes" and config.game == "base"
+                    and not config.claims and depth is None):  # fmt: skip
+                fallback = rollout_blueprint(config, self.network)
+                beliefs = isinstance(fallback, WeightsBlueprint)
         self.beliefs = beliefs
         if beliefs:
             # Rollout seats that read belief features, followed from each row's events (agents.base.batched_beliefs)
@@ -161,7 +164,7 @@ class SearchAgent:
                                  "leave depth= out")  # fmt: skip
             self.blueprint = BeliefBlueprint(self.network, config)
         else:
-            self.blueprint = rollout_blueprint(config, self.network)
+            self.blueprint = fallback if fallback is not None else rollout_blueprint(config, self.network)
         self._prior_agent: LearnedAgent | None = None
         if self.network is not None:
             self._prior_agent = LearnedAgent(self.network.path, config)
