@@ -3,6 +3,13 @@ search agents, whose float arithmetic may differ between machines), an ``--inser
 tournament, each with a fixed ``--secret``, print exactly the tables stored in ``tests/data/outputs`` (issue 39's
 proof that nothing changed). A deliberate change of play or of the tables' layout regenerates them on purpose:
 ``python tests/test_outputs_unchanged.py --write`` from the repository root.
+
+Two classes of machine print two versions of the base game's scripted tables (``suspicious``/``covert`` and the
+``heuristic`` table with ``expert`` inserted; seen 2026-12-08 on an AMD EPYC with AVX-512, where the Saboteur 2
+and Duel tables agree): some float result of those agents differs in its last bits, which a tie or threshold then
+turns into another move. Neither numpy's AVX-512 dispatch (``NPY_DISABLE_CPU_FEATURES``), OpenBLAS's kernel
+(``OPENBLAS_CORETYPE``) nor numba's target CPU was it. Each such machine's table is stored beside the first as
+``NAME.alt.txt`` (``--write-alt``), and a run must print one of the stored versions exactly.
 """
 
 from __future__ import annotations
@@ -37,14 +44,22 @@ def tournament_table(args: list[str]) -> str:
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_tournament_tables_are_unchanged(name: str) -> None:
-    expected = (OUTPUTS / f"{name}.txt").read_text(encoding="utf-8")
-    assert tournament_table(RUNS[name]) == expected
+    versions = [OUTPUTS / f"{name}.txt", *sorted(OUTPUTS.glob(f"{name}.alt.txt"))]
+    expected = [p.read_text(encoding="utf-8") for p in versions]
+    got = tournament_table(RUNS[name])
+    assert got in expected, (got, expected[0])
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/test_outputs_unchanged.py --write")
+    if sys.argv[1:] not in (["--write"], ["--write-alt"]):
+        sys.exit("usage: python tests/test_outputs_unchanged.py --write | --write-alt (this machine's versions "
+                 "where they differ from the stored ones)")  # fmt: skip
     OUTPUTS.mkdir(parents=True, exist_ok=True)
     for name, args in RUNS.items():
-        (OUTPUTS / f"{name}.txt").write_text(tournament_table(args), encoding="utf-8")
-        print(f"wrote {OUTPUTS / name}.txt")
+        table = tournament_table(args)
+        if sys.argv[1] == "--write":
+            (OUTPUTS / f"{name}.txt").write_text(table, encoding="utf-8")
+            print(f"wrote {OUTPUTS / name}.txt")
+        elif table != (OUTPUTS / f"{name}.txt").read_text(encoding="utf-8"):
+            (OUTPUTS / f"{name}.alt.txt").write_text(table, encoding="utf-8")
+            print(f"wrote {OUTPUTS / name}.alt.txt")
