@@ -363,7 +363,7 @@ class ISMCTSAgent:
         return {int(legal[i]): r for r, i in enumerate(order)}
 
     def _base_scores(self, view: Any, legal: NDArray[np.int64]) -> NDArray[np.float64]:
-        from agents.base.analysis import DEAD_END_KIND, board_from_view, placement_outcomes
+        from agents.base.analysis import DEAD_END_KIND, board_from_view, expectation, placement_outcomes
         from agents.base.tracker import analysed, known_gold
         from saboteur_env.base.actions import ActionType
 
@@ -373,7 +373,7 @@ class ISMCTSAgent:
         pg = model.p_gold() if model is not None else known_gold(view)
         board = analysed(board_from_view(view))
         cap = 20
-        now = float(np.minimum(board.distance, cap) @ pg)
+        now = float(expectation(np.minimum(board.distance, cap), pg))
         saboteur = view.role == 1
         types = lay.type_arr[legal]
         score = np.full(legal.size, -1.0)
@@ -381,7 +381,7 @@ class ISMCTSAgent:
         if place.any():
             ids = legal[place]
             out = placement_outcomes(board, lay.arg_arr[ids], lay.orientation_arr[ids])
-            gain = now - np.minimum(out, cap) @ pg
+            gain = now - expectation(np.minimum(out, cap), pg)
             dead = DEAD_END_KIND[lay.kind_arr[ids]]
             score[place] = -gain + 0.5 * dead if saboteur else gain - 0.5 * dead
         own = lay.target_arr[legal] == 0

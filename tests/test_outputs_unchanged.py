@@ -4,12 +4,13 @@ tournament, each with a fixed ``--secret``, print exactly the tables stored in `
 proof that nothing changed). A deliberate change of play or of the tables' layout regenerates them on purpose:
 ``python tests/test_outputs_unchanged.py --write`` from the repository root.
 
-Two classes of machine print two versions of the base game's scripted tables (``suspicious``/``covert`` and the
-``heuristic`` table with ``expert`` inserted; seen 2026-12-08 on an AMD EPYC with AVX-512, where the Saboteur 2
-and Duel tables agree): some float result of those agents differs in its last bits, which a tie or threshold then
-turns into another move. Neither numpy's AVX-512 dispatch (``NPY_DISABLE_CPU_FEATURES``), OpenBLAS's kernel
-(``OPENBLAS_CORETYPE``) nor numba's target CPU was it. Each such machine's table is stored beside the first as
-``NAME.alt.txt`` (``--write-alt``), and a run must print one of the stored versions exactly.
+Two classes of machine printed two versions of the base game's scripted tables (seen 2026-12-08 on an AMD EPYC
+with AVX-512; the Saboteur 2 and Duel tables agree): a float result differing in its last bits, which a tie or a
+threshold turns into another move. The scripted agents' expected distances were BLAS dot products, whose rounding
+follows the processor's kernels; they are now added left to right (``agents.base.analysis.expectation``), which
+made README's scripted table the same on both; the ``--insert expert`` table still differs (another operation of
+``heuristic``/``expert``, not found yet). Such a machine's table is stored beside the first as ``NAME.alt.txt``
+(``--write-alt``), and a run must print one of the stored versions exactly.
 """
 
 from __future__ import annotations

@@ -21,6 +21,19 @@ from saboteur_env.base.cards import PLACEABLE, SHAPE_ID, SHAPE_SPECS, SHAPES
 from saboteur_env.base.state import GameState
 
 INF = 99
+
+
+def expectation(values: NDArray, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``values @ weights`` over the last axis (the goal slots), added left to right: the same bits on every
+    machine. A BLAS dot product rounds by the processor's kernels (an AVX-512 machine's differ in the last bits),
+    and these expected distances meet ties and thresholds that turn a last bit into another move."""
+    prod = np.asarray(values, dtype=np.float64) * weights
+    out = prod[..., 0].copy()
+    for i in range(1, prod.shape[-1]):
+        out += prod[..., i]
+    return out
+
+
 _OPP = (2, 3, 0, 1)
 
 

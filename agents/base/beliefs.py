@@ -27,6 +27,7 @@ from math import comb
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base.analysis import expectation
 from agents.base.tracker import PublicEvent
 from saboteur_env.base.cards import DIGGERS_BY_PLAYERS, GOAL_KINDS, KIND_GOAL_GOLD, SABOTEURS_BY_PLAYERS, Role
 from saboteur_env.base.state import EventType
@@ -157,9 +158,9 @@ class SuspicionModel(BeliefModel):
         if ev.type in (EventType.PLACE, EventType.ROCKFALL):
             before = np.minimum(ev.before, 20)
             after = np.minimum(ev.after, 20)
-            delta = float(pg @ (before - after))  # expected progress towards the gold
+            delta = float(expectation(before - after, pg))  # expected progress towards the gold
             if ev.type == EventType.PLACE:
-                if ev.dead_end and float(pg @ before) <= 4:
+                if ev.dead_end and float(expectation(before, pg)) <= 4:
                     self.score[j] += w["dead_end"]
                 elif delta > 0:
                     self.score[j] -= w["progress"] * min(delta, 2.0)

@@ -32,6 +32,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from agents.base.analysis import expectation
 from agents.base.beliefs import BayesModel, BeliefModel
 from agents.base.ladder import CAP, LadderAgent
 from agents.base.planner import (
@@ -92,7 +93,7 @@ class _Context:
         self.expected = self.value(self.dist)
 
     def value(self, dist: NDArray[np.int64]) -> float:
-        return float(np.minimum(dist, CAP) @ self.weights)
+        return float(expectation(np.minimum(dist, CAP), self.weights))
 
 
 class ExpertAgent(LadderAgent):
@@ -147,11 +148,11 @@ class ExpertAgent(LadderAgent):
         lay = self.layout
         cells, orients = lay.arg_arr[ids], lay.orientation_arr[ids]
         est = placement_estimates(self.config, ctx.shape, ctx.reach, ctx.avail, cells, orients)
-        cheap = np.minimum(est, CAP) @ ctx.weights
+        cheap = expectation(np.minimum(est, CAP), ctx.weights)
         order = np.argsort(sign * cheap, kind="stable")[:TOP_K]
         boards = np.stack([placed(ctx.shape, int(cells[i]), int(orients[i])) for i in order])
         dist = boards_distance(self.config, boards, ctx.avail)
-        return ids[order], np.minimum(dist, CAP) @ ctx.weights, dist
+        return ids[order], expectation(np.minimum(dist, CAP), ctx.weights), dist
 
     def rockfall_outcomes(
         self, ctx: _Context, legal: NDArray[np.int64], dead_ends_first: bool
@@ -173,7 +174,7 @@ class ExpertAgent(LadderAgent):
             rank = rank + 100.0 * (ctx.reach[cells] == 0)  # cutting needs a connected card
         order = np.argsort(rank, kind="stable")[:ROCKFALL_K]
         boards = np.stack([removed(ctx.shape, int(c)) for c in cells[order]])
-        return ids[order], np.minimum(boards_distance(self.config, boards, ctx.avail), CAP) @ ctx.weights
+        return ids[order], expectation(np.minimum(boards_distance(self.config, boards, ctx.avail), CAP), ctx.weights)
 
     def best_by_kind(self, ctx: _Context, legal: NDArray[np.int64]) -> dict[int, float]:
         """Cheap estimate of the expected distance after the best placement of each path kind in hand."""
@@ -183,7 +184,7 @@ class ExpertAgent(LadderAgent):
         lay = self.layout
         est = placement_estimates(self.config, ctx.shape, ctx.reach, ctx.avail, lay.arg_arr[ids],
                                   lay.orientation_arr[ids])  # fmt: skip
-        cheap = np.minimum(est, CAP) @ ctx.weights
+        cheap = expectation(np.minimum(est, CAP), ctx.weights)
         out: dict[int, float] = {}
         for k, v in zip(lay.kind_arr[ids].tolist(), cheap.tolist(), strict=True):
             out[k] = min(out.get(k, INF), v)
@@ -394,8 +395,8 @@ class BlockerSaboteur(ExpertAgent):
         est = np.minimum(placement_estimates(self.config, ctx.shape, ctx.reach, ctx.avail, cells, orients), CAP)
         public = np.array([0.0 if view.goal_stone.ravel()[c] else 1.0 for c in self.tracker.board.geo.goal_cells])
         public = public / public.sum() if public.sum() else np.full(3, 1 / 3)
-        public_gain = np.minimum(ctx.dist, CAP) @ public - est @ public
-        true_gain = ctx.expected - est @ ctx.weights
+        public_gain = expectation(np.minimum(ctx.dist, CAP), public) - expectation(est, public)
+        true_gain = ctx.expected - expectation(est, ctx.weights)
         good = (public_gain > 0) & (true_gain <= 0)
         if not good.any():
             return None

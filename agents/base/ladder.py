@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-from agents.base.analysis import DEAD_END_ORIENTATION, INF, ONWARD, placement_outcomes
+from agents.base.analysis import DEAD_END_ORIENTATION, INF, ONWARD, expectation, placement_outcomes
 from agents.base.beliefs import BayesModel, BeliefModel, SuspicionModel
 from agents.base.tracker import ViewTracker, analysed, known_gold
 from saboteur_env import ActionType, GameConfig, PlayerView, action_layout
@@ -127,7 +127,7 @@ class LadderAgent:
         return known_gold(view)
 
     def expected_distance(self, view: PlayerView) -> float:
-        return float(np.minimum(self.tracker.board.distance, CAP) @ self.p_gold(view))
+        return float(expectation(np.minimum(self.tracker.board.distance, CAP), self.p_gold(view)))
 
     def placements(self, view: PlayerView, legal: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """Legal placement ids and the expected tile distance to the gold after each."""
@@ -136,7 +136,7 @@ class LadderAgent:
         if ids.size == 0:
             return ids, np.zeros(0)
         out = placement_outcomes(self.tracker.board, lay.arg_arr[ids], lay.orientation_arr[ids])
-        return ids, np.minimum(out, CAP) @ self.p_gold(view)
+        return ids, expectation(np.minimum(out, CAP), self.p_gold(view))
 
     def rockfall_effects(
         self, view: PlayerView, legal: NDArray[np.int64], dead_ends_only: bool = False
@@ -168,7 +168,7 @@ class LadderAgent:
         for i, a in enumerate(ids):
             board = self.tracker.board.copy()
             board.remove(int(lay.arg_arr[a]))
-            after[i] = np.minimum(analysed(board).distance, CAP) @ pg
+            after[i] = expectation(np.minimum(analysed(board).distance, CAP), pg)
         return ids, after
 
     def of_type(self, legal: NDArray[np.int64], *types: ActionType) -> NDArray[np.int64]:
